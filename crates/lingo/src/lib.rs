@@ -1,0 +1,14 @@
+//! # lingo
+//!
+//! Attention in neural machine translation, taught and measured. This crate
+//! is a facade: it adds no logic, it only re-exports the workspace crates as
+//! modules so one dependency brings everything.
+//!
+//! ```
+//! use lingo::tensor::Tensor;
+//! let x = Tensor::from_vec(vec![1.0, 2.0], &[2]).unwrap();
+//! assert_eq!(x.shape(), &[2]);
+//! ```
+
+/// The tensor and reverse-mode autograd core ([`lingo_tensor`]).
+pub use lingo_tensor as tensor;

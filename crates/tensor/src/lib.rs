@@ -1,0 +1,1 @@
+//! lingo-tensor: work in progress.
