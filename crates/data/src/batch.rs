@@ -1,0 +1,242 @@
+//! Padded batches with masks and shifted decoder input/output, and
+//! (bucketed, shuffled) batch plans.
+
+use crate::error::{Error, Result};
+use crate::vocab::PAD;
+use ndarray::Array2;
+use rand::Rng;
+use rand::seq::SliceRandom;
+
+/// A source/target pair of id sequences. The target is the full
+/// `<sos> y1 .. yn <eos>`; [`Batch`] shifts it into decoder input and output.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Example {
+    /// Source ids, usually `<sos> x1 .. xm <eos>`.
+    pub src: Vec<usize>,
+    /// Target ids, `<sos> y1 .. yn <eos>`.
+    pub tgt: Vec<usize>,
+}
+
+/// Anything that holds a source and a target id sequence, so the same
+/// batching serves corpus [`Example`]s and task [`crate::AlignedExample`]s.
+pub trait SeqPair {
+    /// Source ids.
+    fn src(&self) -> &[usize];
+    /// Target ids, `<sos> .. <eos>`.
+    fn tgt(&self) -> &[usize];
+}
+
+impl SeqPair for Example {
+    fn src(&self) -> &[usize] {
+        &self.src
+    }
+    fn tgt(&self) -> &[usize] {
+        &self.tgt
+    }
+}
+
+/// One padded mini-batch, the only thing that crosses into the models.
+///
+/// From targets `<sos> y1 .. yn <eos>`: `tgt_in` is `<sos> y1 .. yn` (what
+/// the decoder reads under teacher forcing) and `tgt_out` is
+/// `y1 .. yn <eos>` (what it must predict), both of length `n + 1`.
+/// Rows are padded with `<pad>` = 0 to the longest in the batch; the masks
+/// are `true` at padding.
+///
+/// ```
+/// use lingo_data::{Batch, Example};
+/// let ex = vec![
+///     Example { src: vec![2, 5, 3], tgt: vec![2, 7, 8, 3] },
+///     Example { src: vec![2, 5, 6, 3], tgt: vec![2, 9, 3] },
+/// ];
+/// let b = Batch::from_examples(&ex).unwrap();
+/// assert_eq!(b.src.row(0).to_vec(), [2, 5, 3, 0]);
+/// assert_eq!(b.tgt_in.row(0).to_vec(), [2, 7, 8]);
+/// assert_eq!(b.tgt_out.row(0).to_vec(), [7, 8, 3]);
+/// assert_eq!(b.tgt_out.row(1).to_vec(), [9, 3, 0]);
+/// assert_eq!(b.tgt_pad_mask.row(1).to_vec(), [false, false, true]);
+/// assert_eq!((b.src_lens.clone(), b.tgt_lens.clone()), (vec![3, 4], vec![3, 2]));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Source ids, `(batch, src_len)`.
+    pub src: Array2<usize>,
+    /// Unpadded length of each source row.
+    pub src_lens: Vec<usize>,
+    /// `true` at source padding, `(batch, src_len)`.
+    pub src_pad_mask: Array2<bool>,
+    /// Decoder input `<sos> y1 .. yn`, `(batch, tgt_len)`.
+    pub tgt_in: Array2<usize>,
+    /// Decoder output `y1 .. yn <eos>`, `(batch, tgt_len)`.
+    pub tgt_out: Array2<usize>,
+    /// Unpadded length of each `tgt_in` / `tgt_out` row.
+    pub tgt_lens: Vec<usize>,
+    /// `true` at target padding, `(batch, tgt_len)`.
+    pub tgt_pad_mask: Array2<bool>,
+}
+
+/// Copies `rows` into a zero-padded `(rows, width)` array and its padding mask.
+fn pad_rows<'a>(rows: impl ExactSizeIterator<Item = &'a [usize]>, width: usize) -> Result<(Array2<usize>, Array2<bool>)> {
+    let n = rows.len();
+    let mut ids = vec![PAD; n * width];
+    let mut mask = vec![true; n * width];
+    for ((id_row, mask_row), row) in ids.chunks_exact_mut(width.max(1)).zip(mask.chunks_exact_mut(width.max(1))).zip(rows) {
+        id_row[..row.len()].copy_from_slice(row);
+        mask_row[..row.len()].fill(false);
+    }
+    let shape_err = |e: ndarray::ShapeError| Error::invalid("batch shape", e.to_string());
+    Ok((
+        Array2::from_shape_vec((n, width), ids).map_err(shape_err)?,
+        Array2::from_shape_vec((n, width), mask).map_err(shape_err)?,
+    ))
+}
+
+impl Batch {
+    /// Batches all `examples` in order.
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// let ex = [Example { src: vec![2, 3], tgt: vec![2, 3] }];
+    /// assert_eq!(Batch::from_examples(&ex).unwrap().len(), 1);
+    /// ```
+    pub fn from_examples<E: SeqPair>(examples: &[E]) -> Result<Self> {
+        let all: Vec<usize> = (0..examples.len()).collect();
+        Self::gather(examples, &all)
+    }
+
+    /// Batches `examples[i]` for each `i` in `indices`, in that order.
+    /// Fails on an empty selection, an index out of range, an empty source,
+    /// or a target shorter than 2 (it must hold at least `<sos> <eos>`).
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// let ex = [Example { src: vec![2, 3], tgt: vec![2, 3] }, Example { src: vec![2, 4, 3], tgt: vec![2, 4, 3] }];
+    /// let b = Batch::gather(&ex, &[1]).unwrap();
+    /// assert_eq!(b.src.dim(), (1, 3));
+    /// assert!(Batch::gather(&ex, &[2]).is_err());
+    /// ```
+    pub fn gather<E: SeqPair>(examples: &[E], indices: &[usize]) -> Result<Self> {
+        if indices.is_empty() {
+            return Err(Error::invalid("batch", "no examples selected"));
+        }
+        let mut chosen = Vec::with_capacity(indices.len());
+        for &i in indices {
+            let ex = examples.get(i).ok_or_else(|| {
+                Error::invalid("batch", format!("index {i} out of range for {} examples", examples.len()))
+            })?;
+            if ex.src().is_empty() {
+                return Err(Error::invalid("batch", format!("example {i} has an empty source")));
+            }
+            if ex.tgt().len() < 2 {
+                return Err(Error::invalid("batch", format!("example {i}: target needs at least <sos> <eos>")));
+            }
+            chosen.push(ex);
+        }
+        let src_lens: Vec<usize> = chosen.iter().map(|e| e.src().len()).collect();
+        let tgt_lens: Vec<usize> = chosen.iter().map(|e| e.tgt().len() - 1).collect();
+        let src_width = src_lens.iter().copied().max().unwrap_or(0);
+        let tgt_width = tgt_lens.iter().copied().max().unwrap_or(0);
+        let (src, src_pad_mask) = pad_rows(chosen.iter().map(|e| e.src()), src_width)?;
+        // Teacher forcing: the decoder reads y[..n] and predicts y[1..].
+        let (tgt_in, tgt_pad_mask) = pad_rows(chosen.iter().map(|e| &e.tgt()[..e.tgt().len() - 1]), tgt_width)?;
+        let (tgt_out, _) = pad_rows(chosen.iter().map(|e| &e.tgt()[1..]), tgt_width)?;
+        Ok(Self { src, src_lens, src_pad_mask, tgt_in, tgt_out, tgt_lens, tgt_pad_mask })
+    }
+
+    /// Number of examples in the batch.
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// let ex = vec![Example { src: vec![2, 3], tgt: vec![2, 3] }; 3];
+    /// assert_eq!(Batch::from_examples(&ex).unwrap().len(), 3);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.src_lens.len()
+    }
+
+    /// True for a batch without examples (never built by this crate).
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// let ex = [Example { src: vec![2, 3], tgt: vec![2, 3] }];
+    /// assert!(!Batch::from_examples(&ex).unwrap().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.src_lens.is_empty()
+    }
+
+    /// Number of real (unpadded) decoder output positions: the denominator
+    /// of a per-token loss.
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// let ex = [Example { src: vec![2, 3], tgt: vec![2, 7, 3] }, Example { src: vec![2, 3], tgt: vec![2, 3] }];
+    /// assert_eq!(Batch::from_examples(&ex).unwrap().num_tgt_tokens(), 3);
+    /// ```
+    pub fn num_tgt_tokens(&self) -> usize {
+        self.tgt_lens.iter().sum()
+    }
+}
+
+/// How to cut a dataset into batches each epoch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchConfig {
+    /// Examples per batch (the last batch may be smaller).
+    pub batch_size: usize,
+    /// Sort by length before cutting, so each batch holds similar lengths
+    /// and little padding.
+    pub bucket: bool,
+    /// Shuffle examples (before bucketing, so ties land randomly) and the
+    /// order of the batches.
+    pub shuffle: bool,
+}
+
+impl BatchConfig {
+    /// The example indices of each batch, in the order to visit them.
+    ///
+    /// With bucketing, examples are sorted by `(src_len, tgt_len)` and cut
+    /// into consecutive chunks; with shuffling, the examples are first
+    /// shuffled (so equal lengths mix differently each epoch) and the chunks
+    /// are visited in random order.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// use lingo_data::{BatchConfig, Example};
+    /// let ex: Vec<Example> = [5, 2, 4, 3].iter().map(|&n| Example { src: vec![4; n], tgt: vec![2, 3] }).collect();
+    /// let config = BatchConfig { batch_size: 2, bucket: true, shuffle: false };
+    /// let plan = config.plan(&ex, &mut StdRng::seed_from_u64(0)).unwrap();
+    /// assert_eq!(plan, [vec![1, 3], vec![2, 0]]);
+    /// ```
+    pub fn plan<E: SeqPair, R: Rng + ?Sized>(&self, examples: &[E], rng: &mut R) -> Result<Vec<Vec<usize>>> {
+        if self.batch_size == 0 {
+            return Err(Error::invalid("batch_size", "must be at least 1"));
+        }
+        let mut order: Vec<usize> = (0..examples.len()).collect();
+        if self.shuffle {
+            order.shuffle(rng);
+        }
+        if self.bucket {
+            // Stable, so the shuffled order survives among equal lengths.
+            order.sort_by_key(|&i| (examples[i].src().len(), examples[i].tgt().len()));
+        }
+        let mut plan: Vec<Vec<usize>> = order.chunks(self.batch_size).map(<[usize]>::to_vec).collect();
+        if self.shuffle {
+            plan.shuffle(rng);
+        }
+        Ok(plan)
+    }
+
+    /// Builds the batches of [`BatchConfig::plan`].
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// use lingo_data::{BatchConfig, Example};
+    /// let ex = vec![Example { src: vec![2, 3], tgt: vec![2, 3] }; 5];
+    /// let config = BatchConfig { batch_size: 2, bucket: false, shuffle: true };
+    /// let batches = config.batches(&ex, &mut StdRng::seed_from_u64(0)).unwrap();
+    /// assert_eq!(batches.iter().map(|b| b.len()).sum::<usize>(), 5);
+    /// ```
+    pub fn batches<E: SeqPair, R: Rng + ?Sized>(&self, examples: &[E], rng: &mut R) -> Result<Vec<Batch>> {
+        self.plan(examples, rng)?.iter().map(|idx| Batch::gather(examples, idx)).collect()
+    }
+}

@@ -1,0 +1,312 @@
+//! Parallel corpora in TSV form: reading with line-exact errors, filtering,
+//! seeded shuffling, leak-free splits, and encoding to id sequences.
+
+use crate::error::{Error, Result, RowProblem};
+use crate::{Example, Tokenizer, Vocab, Wrap};
+use rand::Rng;
+use rand::seq::SliceRandom;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One sentence pair: a source sentence and its translation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pair {
+    /// Source-language sentence.
+    pub src: String,
+    /// Target-language sentence.
+    pub tgt: String,
+}
+
+/// How [`Corpus::read_tsv`] treats bad rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Skip bad rows (and list them in [`Loaded::skipped`]) instead of failing on the first.
+    pub lenient: bool,
+    /// Lines longer than this many bytes are bad rows.
+    pub max_line_bytes: usize,
+}
+
+impl Default for ReadOptions {
+    /// Strict, with lines of up to 4096 bytes (the longest eng-spa line has 622).
+    fn default() -> Self {
+        Self { lenient: false, max_line_bytes: 4096 }
+    }
+}
+
+/// A row that lenient reading skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedRow {
+    /// 1-based line number.
+    pub line: usize,
+    /// What was wrong with it.
+    pub problem: RowProblem,
+}
+
+/// What [`Corpus::read_tsv`] returns: the pairs, and the rows it skipped.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Loaded {
+    /// The good rows, in file order.
+    pub corpus: Corpus,
+    /// The bad rows that lenient mode skipped (always empty in strict mode).
+    pub skipped: Vec<SkippedRow>,
+}
+
+/// Shares of the data that go to validation and test; the rest is training.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SplitFractions {
+    /// Share for validation, in `[0, 1)`.
+    pub valid: f64,
+    /// Share for test, in `[0, 1)`.
+    pub test: f64,
+}
+
+/// Training, validation and test parts of a corpus.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    /// Training pairs.
+    pub train: Corpus,
+    /// Validation pairs.
+    pub valid: Corpus,
+    /// Test pairs.
+    pub test: Corpus,
+}
+
+/// A list of sentence pairs.
+///
+/// ```
+/// use lingo_data::{Corpus, ReadOptions};
+/// let data = "Go.\tVe.\nHi.\tHola.\n";
+/// let loaded = Corpus::parse_tsv(data.as_bytes(), "mem.tsv", &ReadOptions::default()).unwrap();
+/// assert_eq!(loaded.corpus.pairs[1].tgt, "Hola.");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Corpus {
+    /// The pairs, in order.
+    pub pairs: Vec<Pair>,
+}
+
+impl Corpus {
+    /// Reads `source<TAB>target` lines from a file (extra columns are
+    /// ignored). In strict mode the first bad row is an [`Error::Row`] naming
+    /// the file, the 1-based line and the problem; in lenient mode bad rows
+    /// are skipped and listed.
+    ///
+    /// ```
+    /// use lingo_data::{Corpus, ReadOptions};
+    /// let err = Corpus::read_tsv("no/such.tsv", &ReadOptions::default()).unwrap_err();
+    /// assert!(err.to_string().starts_with("no/such.tsv: "));
+    /// ```
+    pub fn read_tsv(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Loaded> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        Self::parse_tsv(&bytes, path, options)
+    }
+
+    /// Parses TSV bytes already in memory; `path` only labels the errors.
+    ///
+    /// ```
+    /// use lingo_data::{Corpus, ReadOptions};
+    /// let bad = "Go.\tVe.\nHi. Hola.\n";
+    /// let err = Corpus::parse_tsv(bad.as_bytes(), "data/x.tsv", &ReadOptions::default()).unwrap_err();
+    /// assert_eq!(err.to_string(), "data/x.tsv:2: missing tab between source and target");
+    /// let lenient = ReadOptions { lenient: true, ..ReadOptions::default() };
+    /// let loaded = Corpus::parse_tsv(bad.as_bytes(), "data/x.tsv", &lenient).unwrap();
+    /// assert_eq!((loaded.corpus.len(), loaded.skipped.len()), (1, 1));
+    /// ```
+    pub fn parse_tsv(bytes: &[u8], path: impl AsRef<Path>, options: &ReadOptions) -> Result<Loaded> {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        // A final newline ends the last line; it does not start an empty one.
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let mut loaded = Loaded::default();
+        if bytes.is_empty() {
+            return Ok(loaded);
+        }
+        // eng-spa has ~68 bytes per line; reserving avoids regrowing the Vec.
+        loaded.corpus.pairs.reserve(bytes.len() / 48);
+        for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            match parse_row(line, options.max_line_bytes) {
+                Ok(pair) => loaded.corpus.pairs.push(pair),
+                Err(problem) if options.lenient => {
+                    loaded.skipped.push(SkippedRow { line: index + 1, problem });
+                }
+                Err(problem) => {
+                    let path = PathBuf::from(path.as_ref());
+                    return Err(Error::Row { path, line: index + 1, problem });
+                }
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// Number of pairs.
+    ///
+    /// ```
+    /// assert_eq!(lingo_data::Corpus::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// True if there are no pairs.
+    ///
+    /// ```
+    /// assert!(lingo_data::Corpus::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Keeps the pairs whose source has at most `max_src` tokens and whose
+    /// target has at most `max_tgt` (as `tokenizer` counts them); returns how
+    /// many were removed.
+    ///
+    /// ```
+    /// use lingo_data::{Corpus, Pair, WordTokenizer};
+    /// let pair = |s: &str, t: &str| Pair { src: s.into(), tgt: t.into() };
+    /// let mut c = Corpus { pairs: vec![pair("Go.", "Ve."), pair("I am here.", "Estoy aquí.")] };
+    /// assert_eq!(c.filter_max_len(&WordTokenizer::new(), 3, 3), 1);
+    /// assert_eq!(c.pairs[0].src, "Go.");
+    /// ```
+    pub fn filter_max_len<T: Tokenizer + ?Sized>(&mut self, tokenizer: &T, max_src: usize, max_tgt: usize) -> usize {
+        let before = self.pairs.len();
+        self.pairs.retain(|p| {
+            tokenizer.count_tokens(&p.src) <= max_src && tokenizer.count_tokens(&p.tgt) <= max_tgt
+        });
+        before - self.pairs.len()
+    }
+
+    /// Removes exact duplicate pairs, keeping the first of each; returns how
+    /// many were removed.
+    ///
+    /// ```
+    /// use lingo_data::{Corpus, Pair};
+    /// let p = Pair { src: "Go.".into(), tgt: "Ve.".into() };
+    /// let mut c = Corpus { pairs: vec![p.clone(), p] };
+    /// assert_eq!(c.dedup(), 1);
+    /// ```
+    pub fn dedup(&mut self) -> usize {
+        let before = self.pairs.len();
+        let mut seen = std::collections::HashSet::with_capacity(before);
+        self.pairs.retain(|p| seen.insert((p.src.clone(), p.tgt.clone())));
+        before - self.pairs.len()
+    }
+
+    /// Shuffles the pairs in place with the given seeded RNG.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// use lingo_data::{Corpus, Pair};
+    /// let pairs: Vec<Pair> = (0..10).map(|i| Pair { src: i.to_string(), tgt: i.to_string() }).collect();
+    /// let (mut a, mut b) = (Corpus { pairs: pairs.clone() }, Corpus { pairs });
+    /// a.shuffle(&mut StdRng::seed_from_u64(7));
+    /// b.shuffle(&mut StdRng::seed_from_u64(7));
+    /// assert_eq!(a, b);
+    /// ```
+    pub fn shuffle<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.pairs.shuffle(rng);
+    }
+
+    /// Splits into train / validation / test so that **no source sentence
+    /// appears in two parts**: pairs that share a source sentence (eng-spa has
+    /// `Go.` → `Ve.` / `Vete.` / `Vaya.`) are kept together, so a test
+    /// sentence was never seen in training. Groups are drawn in a seeded
+    /// random order; test is filled first, then validation, each up to
+    /// `round(fraction * len)` pairs.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// use lingo_data::{Corpus, Pair, SplitFractions};
+    /// let pairs = (0..100).map(|i| Pair { src: i.to_string(), tgt: "x".into() }).collect();
+    /// let corpus = Corpus { pairs };
+    /// let fr = SplitFractions { valid: 0.1, test: 0.2 };
+    /// let split = corpus.split(fr, &mut StdRng::seed_from_u64(1)).unwrap();
+    /// assert_eq!((split.train.len(), split.valid.len(), split.test.len()), (70, 10, 20));
+    /// ```
+    pub fn split<R: Rng + ?Sized>(&self, fractions: SplitFractions, rng: &mut R) -> Result<Split> {
+        let SplitFractions { valid, test } = fractions;
+        let in_range = |f: f64| (0.0..1.0).contains(&f);
+        if !in_range(valid) || !in_range(test) || valid + test >= 1.0 {
+            return Err(Error::invalid(
+                "split fractions",
+                format!("valid={valid} and test={test} must be in [0, 1) with a sum below 1"),
+            ));
+        }
+        // Group pair indices by source sentence, groups in first-seen order
+        // (not hash order) so the result depends only on the seed.
+        let mut group_of: HashMap<&str, usize> = HashMap::with_capacity(self.len());
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, pair) in self.pairs.iter().enumerate() {
+            let g = *group_of.entry(pair.src.as_str()).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(i);
+        }
+        groups.shuffle(rng);
+        let n = self.len() as f64;
+        let (want_test, want_valid) = ((test * n).round() as usize, (valid * n).round() as usize);
+        let mut split = Split::default();
+        for group in groups {
+            let part = if split.test.len() < want_test {
+                &mut split.test
+            } else if split.valid.len() < want_valid {
+                &mut split.valid
+            } else {
+                &mut split.train
+            };
+            part.pairs.extend(group.iter().map(|&i| self.pairs[i].clone()));
+        }
+        Ok(split)
+    }
+
+    /// Tokenizes and maps every pair to ids, both sides as
+    /// `<sos> tokens <eos>` (the layout [`crate::Batch`] expects).
+    ///
+    /// ```
+    /// use lingo_data::{Corpus, Pair, Vocab, WordTokenizer};
+    /// let tok = WordTokenizer::new();
+    /// let c = Corpus { pairs: vec![Pair { src: "Go.".into(), tgt: "Ve.".into() }] };
+    /// let (sv, tv) = (Vocab::from_tokens(["Go", "."]), Vocab::from_tokens(["Ve", "."]));
+    /// let ex = c.encode(&tok, &sv, &tok, &tv);
+    /// assert_eq!(ex[0].src, [2, 4, 5, 3]);
+    /// ```
+    pub fn encode<S, T>(&self, src_tokenizer: &S, src_vocab: &Vocab, tgt_tokenizer: &T, tgt_vocab: &Vocab) -> Vec<Example>
+    where
+        S: Tokenizer + ?Sized,
+        T: Tokenizer + ?Sized,
+    {
+        self.pairs
+            .iter()
+            .map(|p| {
+                let mut ex = Example::default();
+                src_vocab.encode_text(&p.src, src_tokenizer, Wrap::SosEos, &mut ex.src);
+                tgt_vocab.encode_text(&p.tgt, tgt_tokenizer, Wrap::SosEos, &mut ex.tgt);
+                ex
+            })
+            .collect()
+    }
+}
+
+/// Checks and splits one line (without its `\n`).
+fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, RowProblem> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.len() > max_line_bytes {
+        return Err(RowProblem::TooLong { bytes: line.len(), max: max_line_bytes });
+    }
+    let text = std::str::from_utf8(line).map_err(|e| RowProblem::InvalidUtf8 { byte: e.valid_up_to() })?;
+    if text.trim().is_empty() {
+        return Err(RowProblem::BlankLine);
+    }
+    let mut columns = text.split('\t');
+    let (src, tgt) = match (columns.next(), columns.next()) {
+        (Some(src), Some(tgt)) => (src.trim(), tgt.trim()),
+        _ => return Err(RowProblem::MissingTab),
+    };
+    if src.is_empty() {
+        return Err(RowProblem::EmptySource);
+    }
+    if tgt.is_empty() {
+        return Err(RowProblem::EmptyTarget);
+    }
+    Ok(Pair { src: src.to_owned(), tgt: tgt.to_owned() })
+}

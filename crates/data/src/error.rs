@@ -1,0 +1,90 @@
+//! The one error type of this crate.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What is wrong with one row of a parallel TSV file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RowProblem {
+    /// The line is empty.
+    BlankLine,
+    /// The line has no tab, so there is no target column.
+    MissingTab,
+    /// The source column is empty (or only whitespace).
+    EmptySource,
+    /// The target column is empty (or only whitespace).
+    EmptyTarget,
+    /// The line is not valid UTF-8; `byte` is the offset of the first bad byte in the line.
+    InvalidUtf8 {
+        /// 0-based byte offset of the first invalid byte within the line.
+        byte: usize,
+    },
+    /// The line is longer than the reader accepts.
+    TooLong {
+        /// Length of the line in bytes.
+        bytes: usize,
+        /// The configured maximum.
+        max: usize,
+    },
+}
+
+impl fmt::Display for RowProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BlankLine => write!(f, "blank line"),
+            Self::MissingTab => write!(f, "missing tab between source and target"),
+            Self::EmptySource => write!(f, "empty source sentence"),
+            Self::EmptyTarget => write!(f, "empty target sentence"),
+            Self::InvalidUtf8 { byte } => write!(f, "invalid UTF-8 at byte {byte} of the line"),
+            Self::TooLong { bytes, max } => {
+                write!(f, "line is {bytes} bytes long, over the limit of {max}")
+            }
+        }
+    }
+}
+
+/// Every failure of this crate.
+///
+/// Row errors read like a compiler message: `data/x.tsv:17: missing tab
+/// between source and target`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be opened or read.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// One row of a data file is malformed.
+    #[error("{}:{line}: {problem}", .path.display())]
+    Row {
+        /// The file (or a label such as `<memory>` for in-memory data).
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with the row.
+        problem: RowProblem,
+    },
+    /// A value passed by the caller is out of range or inconsistent.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// Which argument or setting.
+        what: &'static str,
+        /// Why it is rejected.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::Invalid`].
+    pub(crate) fn invalid(what: &'static str, reason: impl Into<String>) -> Self {
+        Self::Invalid { what, reason: reason.into() }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,85 @@
+//! # lingo-data
+//!
+//! Everything between raw text and the numbers a model is judged by:
+//!
+//! * **Vocabularies** ([`Vocab`]) with the fixed specials `<pad>`=0,
+//!   `<unk>`=1, `<sos>`=2, `<eos>`=3, built from token counts with a
+//!   minimum frequency and a size cap; serde-serializable for checkpoints.
+//! * **Tokenizers** behind one trait, [`Tokenizer`]: a Unicode-aware
+//!   [`WordTokenizer`] and a learned byte-pair-encoding BPE tokenizer (coming).
+//! * **Corpora** ([`Corpus`]): parallel TSV with errors that name the file
+//!   and line, a lenient mode, length filters, seeded shuffling and
+//!   train/validation/test splits that never share a source sentence.
+//! * **Batches** ([`Batch`], [`BatchConfig`]): padding, masks, the
+//!   teacher-forcing shift, bucketing by length, seeded batch order.
+//! * **Tasks with known answers** ([`LexiconReverse`], [`DigitTask`]): each
+//!   example carries the gold source positions of every output token.
+//! * **Metrics**: alignment accuracy with its chance level, attention
+//!   entropy, token and sequence accuracy, and corpus BLEU and chrF that
+//!   match sacrebleu.
+//!
+//! ## From a TSV file to batches
+//!
+//! ```
+//! use rand::{SeedableRng, rngs::StdRng};
+//! use lingo_data::*;
+//!
+//! let tsv = "Go.\tVe.\nI won!\t¡He ganado!\nHe ran.\tÉl corrió.\nWe won.\tGanamos.\n";
+//! let corpus = Corpus::parse_tsv(tsv.as_bytes(), "mem.tsv", &ReadOptions::default())?.corpus;
+//! let mut rng = StdRng::seed_from_u64(42);
+//! let split = corpus.split(SplitFractions { valid: 0.25, test: 0.25 }, &mut rng)?;
+//!
+//! let tok = WordTokenizer::lowercased();
+//! let config = VocabConfig::default();
+//! let src_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.src), &tok, &config);
+//! let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tok, &config);
+//! let train = split.train.encode(&tok, &src_vocab, &tok, &tgt_vocab);
+//!
+//! let batching = BatchConfig { batch_size: 2, bucket: true, shuffle: true };
+//! for batch in batching.batches(&train, &mut rng)? {
+//!     // (batch, tgt_len): the decoder reads tgt_in and predicts tgt_out.
+//!     assert_eq!(batch.tgt_in.dim(), batch.tgt_out.dim());
+//!     assert_eq!(batch.tgt_in[[0, 0]], SOS);
+//! }
+//! # Ok::<(), lingo_data::Error>(())
+//! ```
+//!
+//! ## Scoring attention on a task with a known alignment
+//!
+//! ```
+//! use ndarray::Array2;
+//! use rand::{SeedableRng, rngs::StdRng};
+//! use lingo_data::*;
+//!
+//! let task = LexiconReverse::default(); // 17 words, 3 to 6 per sentence
+//! let ex = task.sample(&mut StdRng::seed_from_u64(0));
+//! // A perfect model attends exactly to the gold positions.
+//! let (tgt_len, src_len) = (ex.tgt.len() - 1, ex.src.len());
+//! let mut weights = Array2::<f32>::zeros((tgt_len, src_len));
+//! for (j, g) in ex.gold.iter().enumerate() {
+//!     weights[[j, g.first().copied().unwrap_or(src_len - 1)]] = 1.0;
+//! }
+//! let mut acc = AlignmentAccuracy::new();
+//! acc.add(weights.view(), &ex.gold, src_len)?;
+//! assert_eq!(acc.score().accuracy, 1.0);
+//! # Ok::<(), lingo_data::Error>(())
+//! ```
+
+mod batch;
+mod corpus;
+mod error;
+mod metrics;
+mod tasks;
+mod tokenize;
+mod vocab;
+
+pub use batch::{Batch, BatchConfig, Example, SeqPair};
+pub use corpus::{Corpus, Loaded, Pair, ReadOptions, SkippedRow, Split, SplitFractions};
+pub use error::{Error, Result, RowProblem};
+pub use metrics::{
+    Accuracy, AlignmentAccuracy, AlignmentScore, attention_entropy, mean_attention_entropy, sequence_accuracy,
+    token_accuracy,
+};
+pub use tasks::{AlignedExample, DEFAULT_LEXICON, DigitOp, DigitTask, LexiconReverse, Task};
+pub use tokenize::{Tokenizer, WordTokenizer};
+pub use vocab::{EOS, PAD, SOS, SPECIALS, UNK, Vocab, VocabConfig, Wrap, count_tokens, until_eos};

@@ -1,0 +1,159 @@
+//! Word tokenization and the [`Tokenizer`] trait shared with the BPE tokenizer.
+
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// Splits text into tokens; implemented by [`WordTokenizer`] and the BPE tokenizer.
+///
+/// The core method streams tokens into a callback so that counting and
+/// encoding a whole corpus allocates nothing per token.
+pub trait Tokenizer {
+    /// Calls `f` once per token of `text`, in order.
+    fn for_each_token(&self, text: &str, f: &mut dyn FnMut(&str));
+
+    /// Joins tokens back into text (the inverse of tokenizing, up to spacing).
+    fn detokenize(&self, tokens: &[&str]) -> String;
+
+    /// Collects the tokens of `text` into owned strings.
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// assert_eq!(WordTokenizer::new().tokenize("Hi, Tom."), ["Hi", ",", "Tom", "."]);
+    /// ```
+    fn tokenize(&self, text: &str) -> Vec<String> {
+        let mut tokens = Vec::new();
+        self.for_each_token(text, &mut |t| tokens.push(t.to_owned()));
+        tokens
+    }
+
+    /// Counts the tokens of `text` without storing them.
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// assert_eq!(WordTokenizer::new().count_tokens("¿Qué pasa?"), 4);
+    /// ```
+    fn count_tokens(&self, text: &str) -> usize {
+        let mut n = 0;
+        self.for_each_token(text, &mut |_| n += 1);
+        n
+    }
+}
+
+/// A word tokenizer for European languages: words are maximal runs of
+/// Unicode letters, digits and combining marks (so `canción`, `niño` and
+/// `Straße` stay whole); an apostrophe between two word characters stays
+/// inside the word (`don't`, `Tom's`); every other non-space character
+/// (`¿ ? ¡ ! . , " -` ...) is a token of its own.
+///
+/// ```
+/// use lingo_data::{Tokenizer, WordTokenizer};
+/// let tok = WordTokenizer::lowercased();
+/// assert_eq!(tok.tokenize("¿Dónde está Tom's perro?"),
+///            ["¿", "dónde", "está", "tom's", "perro", "?"]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WordTokenizer {
+    /// Lowercase the text before splitting it.
+    pub lowercase: bool,
+}
+
+impl WordTokenizer {
+    /// A tokenizer that keeps case.
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// assert_eq!(WordTokenizer::new().tokenize("Go!"), ["Go", "!"]);
+    /// ```
+    pub fn new() -> Self {
+        Self { lowercase: false }
+    }
+
+    /// A tokenizer that lowercases first.
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// assert_eq!(WordTokenizer::lowercased().tokenize("Ve AHORA"), ["ve", "ahora"]);
+    /// ```
+    pub fn lowercased() -> Self {
+        Self { lowercase: true }
+    }
+}
+
+/// True for characters that belong inside a word: letters, digits, and
+/// combining marks (a decomposed `é` is `e` + U+0301, and must not split).
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric()
+        || matches!(c, '\u{0300}'..='\u{036F}' | '\u{1AB0}'..='\u{1AFF}' | '\u{1DC0}'..='\u{1DFF}'
+            | '\u{20D0}'..='\u{20FF}' | '\u{FE20}'..='\u{FE2F}')
+}
+
+impl Tokenizer for WordTokenizer {
+    fn for_each_token(&self, text: &str, f: &mut dyn FnMut(&str)) {
+        // One allocation per sentence at most, and only when there is
+        // something to lowercase.
+        let text: Cow<'_, str> = if self.lowercase && text.chars().any(char::is_uppercase) {
+            Cow::Owned(text.to_lowercase())
+        } else {
+            Cow::Borrowed(text)
+        };
+        let text = text.as_ref();
+        let mut chars = text.char_indices().peekable();
+        // Byte offset where the current word started, if inside a word.
+        let mut word_start: Option<usize> = None;
+        while let Some((i, c)) = chars.next() {
+            if is_word_char(c) {
+                word_start.get_or_insert(i);
+                continue;
+            }
+            let joins = matches!(c, '\'' | '\u{2019}')
+                && word_start.is_some()
+                && chars.peek().is_some_and(|&(_, next)| is_word_char(next));
+            if joins {
+                continue;
+            }
+            if let Some(start) = word_start.take() {
+                f(&text[start..i]);
+            }
+            if !c.is_whitespace() {
+                f(&text[i..i + c.len_utf8()]);
+            }
+        }
+        if let Some(start) = word_start {
+            f(&text[start..]);
+        }
+    }
+
+    /// Joins with single spaces: `["hola", ","]` becomes `"hola ,"`.
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// assert_eq!(WordTokenizer::new().detokenize(&["hola", ","]), "hola ,");
+    /// ```
+    fn detokenize(&self, tokens: &[&str]) -> String {
+        tokens.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_punctuation_and_keeps_accents() {
+        let tok = WordTokenizer::new();
+        assert_eq!(tok.tokenize("¡Hola, señor Núñez!"), ["¡", "Hola", ",", "señor", "Núñez", "!"]);
+        // Decomposed accent: e + combining acute stays in one word.
+        assert_eq!(tok.tokenize("cafe\u{301} ok"), ["cafe\u{301}", "ok"]);
+        assert_eq!(tok.tokenize("I'm 25 years-old."), ["I'm", "25", "years", "-", "old", "."]);
+        // A quote that does not sit between two word characters splits.
+        assert_eq!(tok.tokenize("'hi' x"), ["'", "hi", "'", "x"]);
+        assert_eq!(tok.tokenize("   "), Vec::<String>::new());
+        assert_eq!(tok.tokenize("Ελλάδα и Москва"), ["Ελλάδα", "и", "Москва"]);
+    }
+
+    #[test]
+    fn lowercasing_is_optional() {
+        assert_eq!(WordTokenizer::new().tokenize("ÉL"), ["ÉL"]);
+        assert_eq!(WordTokenizer::lowercased().tokenize("ÉL Ve"), ["él", "ve"]);
+    }
+}
