@@ -146,6 +146,30 @@ impl LexiconReverse {
         Ok(task)
     }
 
+    /// The example for a given English sentence (a slice of lexicon words),
+    /// whatever its length; an unknown word is an error.
+    ///
+    /// ```
+    /// use lingo_data::{LexiconReverse, Task};
+    /// let task = LexiconReverse::default();
+    /// let ex = task.example(&["the", "cat", "sees"]).unwrap();
+    /// assert_eq!(task.tgt_vocab().decode(&ex.tgt, true), ["ve", "gato", "el"]);
+    /// assert_eq!(ex.gold, [vec![3], vec![2], vec![1], vec![]]);
+    /// assert!(task.example(&["the", "unicorn"]).is_err());
+    /// ```
+    pub fn example<S: AsRef<str>>(&self, words: &[S]) -> Result<AlignedExample> {
+        let pairs = words
+            .iter()
+            .map(|w| {
+                let w = w.as_ref();
+                let src = self.src_vocab.get(w).filter(|&id| id >= crate::SPECIALS.len());
+                src.and_then(|s| self.entries.iter().find(|e| e.0 == s).copied())
+                    .ok_or_else(|| Error::invalid("word", format!("{w:?} is not in the lexicon")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(reverse_translation(&pairs))
+    }
+
     /// Vocabularies and id pairs for a lexicon; the length range is set by the caller.
     fn build<S: AsRef<str>>(lexicon: &[(S, S)]) -> Self {
         let sorted = |mut words: Vec<&str>| {
@@ -174,20 +198,30 @@ impl Task for LexiconReverse {
         let n = rng.random_range(self.min_words..=self.max_words);
         let words: Vec<(usize, usize)> =
             (0..n).map(|_| self.entries[rng.random_range(0..self.entries.len())]).collect();
-        let mut src = Vec::with_capacity(n + 2);
-        src.push(SOS);
-        src.extend(words.iter().map(|&(s, _)| s));
-        src.push(EOS);
-        let mut tgt = Vec::with_capacity(n + 2);
-        tgt.push(SOS);
-        tgt.extend(words.iter().rev().map(|&(_, t)| t));
-        tgt.push(EOS);
-        // Output row j holds the translation of word n - j (1-based), which
-        // sits at source position n - j because <sos> takes position 0.
-        let mut gold: Vec<Vec<usize>> = (0..n).map(|j| vec![n - j]).collect();
-        gold.push(Vec::new());
-        AlignedExample { src, tgt, gold }
+        reverse_translation(&words)
     }
+}
+
+/// The example for `(source id, target id)` word pairs: source in order,
+/// target reversed.
+fn reverse_translation(words: &[(usize, usize)]) -> AlignedExample {
+    let n = words.len();
+    let src = wrap(words.iter().map(|&(s, _)| s), n);
+    let tgt = wrap(words.iter().rev().map(|&(_, t)| t), n);
+    // Output row j holds the translation of word n - j (1-based), which
+    // sits at source position n - j because <sos> takes position 0.
+    let mut gold: Vec<Vec<usize>> = (0..n).map(|j| vec![n - j]).collect();
+    gold.push(Vec::new());
+    AlignedExample { src, tgt, gold }
+}
+
+/// `<sos> ids <eos>`.
+fn wrap(ids: impl Iterator<Item = usize>, n: usize) -> Vec<usize> {
+    let mut out = Vec::with_capacity(n + 2);
+    out.push(SOS);
+    out.extend(ids);
+    out.push(EOS);
+    out
 }
 
 /// What a [`DigitTask`] does to its digit sequence.
@@ -241,6 +275,53 @@ impl DigitTask {
         let vocab = Vocab::from_tokens((0..num_digits).map(|d| d.to_string()));
         Ok(Self { op, vocab, num_digits, min_len, max_len })
     }
+
+    /// The example for given digit values (each below `num_digits`),
+    /// whatever their number.
+    ///
+    /// ```
+    /// use lingo_data::{DigitOp, DigitTask, Task};
+    /// let task = DigitTask::new(DigitOp::Sort, 10, 5, 5).unwrap();
+    /// let ex = task.example(&[7, 2, 5, 2, 9]).unwrap();
+    /// assert_eq!(task.tgt_vocab().decode(&ex.tgt, true), ["2", "2", "5", "7", "9"]);
+    /// assert_eq!(ex.gold[0], [2, 4]);
+    /// assert!(task.example(&[10]).is_err());
+    /// ```
+    pub fn example(&self, digits: &[usize]) -> Result<AlignedExample> {
+        if let Some(&d) = digits.iter().find(|&&d| d >= self.num_digits) {
+            return Err(Error::invalid("digit", format!("{d} is not below num_digits {}", self.num_digits)));
+        }
+        Ok(self.build(digits))
+    }
+
+    /// The example for digit values already known to be in range.
+    fn build(&self, digits: &[usize]) -> AlignedExample {
+        let n = digits.len();
+        // Source position of each output token (before <sos> shifts them by one).
+        let order: Vec<usize> = match self.op {
+            DigitOp::Copy => (0..n).collect(),
+            DigitOp::Reverse => (0..n).rev().collect(),
+            DigitOp::Sort => {
+                let mut order: Vec<usize> = (0..n).collect();
+                order.sort_by_key(|&i| digits[i]);
+                order
+            }
+        };
+        let first = crate::SPECIALS.len();
+        let src = wrap(digits.iter().map(|&d| first + d), n);
+        let tgt = wrap(order.iter().map(|&i| first + digits[i]), n);
+        let mut gold: Vec<Vec<usize>> = match self.op {
+            DigitOp::Copy | DigitOp::Reverse => order.iter().map(|&i| vec![i + 1]).collect(),
+            // Which of two equal digits an output copies is undecidable, so
+            // every position holding that digit is a correct place to look.
+            DigitOp::Sort => order
+                .iter()
+                .map(|&i| (0..n).filter(|&k| digits[k] == digits[i]).map(|k| k + 1).collect())
+                .collect(),
+        };
+        gold.push(Vec::new());
+        AlignedExample { src, tgt, gold }
+    }
 }
 
 impl Task for DigitTask {
@@ -253,36 +334,7 @@ impl Task for DigitTask {
 
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> AlignedExample {
         let n = rng.random_range(self.min_len..=self.max_len);
-        let first = crate::SPECIALS.len();
-        let digits: Vec<usize> = (0..n).map(|_| first + rng.random_range(0..self.num_digits)).collect();
-        // Source position of each output token (before <sos> shifts them by one).
-        let order: Vec<usize> = match self.op {
-            DigitOp::Copy => (0..n).collect(),
-            DigitOp::Reverse => (0..n).rev().collect(),
-            DigitOp::Sort => {
-                let mut order: Vec<usize> = (0..n).collect();
-                order.sort_by_key(|&i| digits[i]);
-                order
-            }
-        };
-        let mut src = Vec::with_capacity(n + 2);
-        src.push(SOS);
-        src.extend_from_slice(&digits);
-        src.push(EOS);
-        let mut tgt = Vec::with_capacity(n + 2);
-        tgt.push(SOS);
-        tgt.extend(order.iter().map(|&i| digits[i]));
-        tgt.push(EOS);
-        let mut gold: Vec<Vec<usize>> = match self.op {
-            DigitOp::Copy | DigitOp::Reverse => order.iter().map(|&i| vec![i + 1]).collect(),
-            // Which of two equal digits an output copies is undecidable, so
-            // every position holding that digit is a correct place to look.
-            DigitOp::Sort => order
-                .iter()
-                .map(|&i| (0..n).filter(|&k| digits[k] == digits[i]).map(|k| k + 1).collect())
-                .collect(),
-        };
-        gold.push(Vec::new());
-        AlignedExample { src, tgt, gold }
+        let digits: Vec<usize> = (0..n).map(|_| rng.random_range(0..self.num_digits)).collect();
+        self.build(&digits)
     }
 }
