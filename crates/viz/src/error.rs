@@ -83,6 +83,18 @@ pub enum Error {
         /// What is wrong with its value.
         problem: String,
     },
+    /// The picture would be larger than the renderer allows.
+    #[error(
+        "the picture would be {width} x {height} pixels, more than the limit of {max_pixels}; use a smaller cell_size or fewer tokens"
+    )]
+    TooLarge {
+        /// Width it would have had.
+        width: u64,
+        /// Height it would have had.
+        height: u64,
+        /// The limit on width × height.
+        max_pixels: u64,
+    },
     /// The PNG could not be encoded or written to `path`.
     #[error("cannot write PNG {}: {source}", path.display())]
     Write {

@@ -51,8 +51,27 @@
 //! ```
 pub mod error;
 
+mod canvas;
 mod check;
+mod colormap;
+mod font;
+mod heatmap;
 mod text;
 
+use std::path::Path;
+
+pub use colormap::viridis;
 pub use error::Error;
+pub use heatmap::{HeatmapOptions, plot_attention, render_attention};
 pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
+
+/// Encodes `image` as PNG into `path`; every writer in the crate goes
+/// through here so that failures always name the file.
+fn save_png(image: &image::RgbImage, path: &Path) -> Result<(), Error> {
+    image
+        .save_with_format(path, image::ImageFormat::Png)
+        .map_err(|source| Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+}
