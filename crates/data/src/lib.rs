@@ -66,6 +66,7 @@
 //! ```
 
 mod batch;
+mod bleu;
 mod corpus;
 mod error;
 mod metrics;
@@ -74,6 +75,7 @@ mod tokenize;
 mod vocab;
 
 pub use batch::{Batch, BatchConfig, Example, SeqPair};
+pub use bleu::{BleuScore, corpus_bleu, corpus_bleu_multi, corpus_chrf, corpus_chrf_multi, tokenize_13a};
 pub use corpus::{Corpus, Loaded, Pair, ReadOptions, SkippedRow, Split, SplitFractions};
 pub use error::{Error, Result, RowProblem};
 pub use metrics::{
