@@ -1,1 +1,86 @@
-//! lingo-tensor: work in progress.
+//! # lingo-tensor
+//!
+//! A small `f32` tensor with reverse-mode automatic differentiation, written
+//! to be read. It is the engine under every lingo model, and the place to see
+//! how backpropagation, and LSTM and GRU backpropagation through time, work.
+//!
+//! ## The whole idea in one example
+//!
+//! ```
+//! use lingo_tensor::Tensor;
+//! use ndarray::arr2;
+//!
+//! // y = tanh(x·W), loss = mean(y)
+//! let x = Tensor::new(arr2(&[[1.0_f32, 2.0]]).into_dyn());             // (1, 2), a constant
+//! let w = Tensor::variable(arr2(&[[0.1_f32], [-0.2]]).into_dyn());     // (2, 1), wants a gradient
+//! let loss = x.matmul(&w).unwrap().tanh().mean_all();
+//!
+//! let grads = loss.backward().unwrap();
+//! // dL/dW = xᵀ · (1 - tanh²(x·W)):  x·W = -0.3
+//! let d = 1.0 - (-0.3_f32).tanh().powi(2);
+//! let g = grads.get(&w).unwrap();
+//! assert!((g[[0, 0]] - 1.0 * d).abs() < 1e-6);
+//! assert!((g[[1, 0]] - 2.0 * d).abs() < 1e-6);
+//! ```
+//!
+//! ## How it works
+//!
+//! * [`Tensor`] is a cheap handle to immutable data plus, for results of ops,
+//!   the op's inputs and a *backward rule*: a closure mapping the gradient of
+//!   the output to gradients of the inputs. Each op is written as its forward
+//!   computation immediately followed by that rule (see `src/ops/`).
+//! * [`Tensor::backward`] sorts the graph topologically once and walks it in
+//!   reverse, summing gradients per [`TensorId`] in a [`Gradients`] store
+//!   (see `src/backprop.rs`): a tensor read twice gets both contributions.
+//! * [`no_grad`] switches recording off: ops then build no graph and keep no
+//!   saved values, which is what decoding wants.
+//! * [`Param`] and [`Module`] give weights stable names and a stable order.
+//!
+//! ## The ops
+//!
+//! | kind | ops |
+//! |---|---|
+//! | arithmetic (broadcasting) | [`add`](Tensor::add), [`sub`](Tensor::sub), [`mul`](Tensor::mul), [`div`](Tensor::div), [`neg`](Tensor::neg), [`add_scalar`](Tensor::add_scalar), [`mul_scalar`](Tensor::mul_scalar) |
+//! | activations | [`exp`](Tensor::exp), [`log`](Tensor::log), [`tanh`](Tensor::tanh), [`sigmoid`](Tensor::sigmoid), [`relu`](Tensor::relu), [`softmax`](Tensor::softmax), [`log_softmax`](Tensor::log_softmax) |
+//! | products | [`matmul`](Tensor::matmul) (plain and batched, through `matrixmultiply`), [`linear`](Tensor::linear) |
+//! | reductions | [`sum`](Tensor::sum), [`mean`](Tensor::mean), [`sum_all`](Tensor::sum_all), [`mean_all`](Tensor::mean_all) |
+//! | shapes | [`reshape`](Tensor::reshape), [`unsqueeze`](Tensor::unsqueeze), [`permute`](Tensor::permute), [`transpose`](Tensor::transpose), [`cat`](Tensor::cat), [`stack`](Tensor::stack), [`narrow`](Tensor::narrow), [`split`](Tensor::split) |
+//! | indexing | [`index_select`](Tensor::index_select), [`embedding`](Tensor::embedding), [`masked_fill`](Tensor::masked_fill) |
+//! | training | [`dropout`](Tensor::dropout), [`cross_entropy`](Tensor::cross_entropy) (fused, `ignore_index`, label smoothing) |
+//! | recurrent (fused, hand-written backward) | [`lstm_cell`], [`lstm_sequence`], [`gru_cell`], [`gru_sequence`] |
+//!
+//! Every op's backward is checked against finite differences with
+//! [`check_gradients`]; the recurrent ops are also checked against PyTorch.
+//!
+//! ## Errors
+//!
+//! Ops whose arguments can disagree return [`Result`]; a shape error names
+//! both shapes ([`Error::ShapeMismatch`]). Ops that cannot fail (`exp`,
+//! `tanh`, ...) return a [`Tensor`] directly.
+//!
+//! ## Determinism
+//!
+//! Every random choice takes an explicit RNG. Given the same inputs, the ops
+//! compute the same bits on every run and for any number of threads:
+//! `matrixmultiply` splits a product between threads by output blocks, so
+//! each output element is always summed by one thread in the same order, and
+//! no op reduces across threads.
+
+mod backprop;
+mod error;
+mod gemm;
+mod gradcheck;
+mod ops;
+mod param;
+pub mod rnn;
+mod tensor;
+
+pub use backprop::Gradients;
+pub use error::{Error, Result};
+pub use gradcheck::{GradCheck, GradReport, check_gradients};
+pub use ops::CrossEntropy;
+pub use param::{Module, Param};
+pub use rnn::RnnWeights;
+pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
+pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
+pub use tensor::{Tensor, TensorId, is_grad_enabled, no_grad};

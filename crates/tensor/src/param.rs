@@ -1,0 +1,136 @@
+//! Named parameters and the [`Module`] trait: the one place optimizers,
+//! checkpoints and gradient clipping find the weights of a model.
+
+use ndarray::ArrayD;
+
+use crate::error::{Result, mismatch};
+use crate::tensor::Tensor;
+
+/// A trainable tensor with a stable, unique name such as
+/// `encoder.rnn.weight_hh_l0` (PyTorch's state-dict names, so weights map one to one).
+///
+/// Use [`Param::tensor`] in the forward pass; an optimizer changes the values
+/// through [`Param::update`] once the step's graph is gone.
+///
+/// ```
+/// use lingo_tensor::Param;
+/// let mut w = Param::new("linear.weight", ndarray::ArrayD::zeros(vec![2, 3]));
+/// assert_eq!(w.name(), "linear.weight");
+/// assert!(w.tensor().requires_grad());
+/// w.update(|data| data.fill(1.0));
+/// assert_eq!(w.tensor().sum_all().item().unwrap(), 6.0);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Param {
+    name: String,
+    value: Tensor,
+}
+
+impl Param {
+    /// A parameter holding `data`.
+    ///
+    /// ```
+    /// let p = lingo_tensor::Param::new("bias", ndarray::ArrayD::zeros(vec![4]));
+    /// assert_eq!(p.shape(), &[4]);
+    /// ```
+    pub fn new(name: impl Into<String>, data: ArrayD<f32>) -> Param {
+        Param { name: name.into(), value: Tensor::variable(data) }
+    }
+
+    /// The parameter's full name.
+    ///
+    /// ```
+    /// assert_eq!(lingo_tensor::Param::new("w", ndarray::ArrayD::zeros(vec![1])).name(), "w");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tensor to compute with; gradients of a loss reach it.
+    ///
+    /// ```
+    /// let p = lingo_tensor::Param::new("w", ndarray::ArrayD::ones(vec![2]));
+    /// let grads = p.tensor().sum_all().backward().unwrap();
+    /// assert_eq!(grads.get(p.tensor()).unwrap().sum(), 2.0);
+    /// ```
+    pub fn tensor(&self) -> &Tensor {
+        &self.value
+    }
+
+    /// The parameter's shape.
+    ///
+    /// ```
+    /// assert_eq!(lingo_tensor::Param::new("w", ndarray::ArrayD::zeros(vec![3, 2])).shape(), &[3, 2]);
+    /// ```
+    pub fn shape(&self) -> &[usize] {
+        self.value.shape()
+    }
+
+    /// Changes the values in place. When no graph still holds the tensor (the
+    /// usual case: the step's loss has been dropped) the data is updated
+    /// without copying; otherwise the graph keeps the old values and the
+    /// parameter gets a fresh copy.
+    ///
+    /// ```
+    /// let mut p = lingo_tensor::Param::new("w", ndarray::ArrayD::ones(vec![2]));
+    /// p.update(|w| *w *= 3.0);
+    /// assert_eq!(p.tensor().to_vec(), vec![3.0, 3.0]);
+    /// ```
+    pub fn update(&mut self, f: impl FnOnce(&mut ArrayD<f32>)) {
+        match self.value.data_mut_if_unique() {
+            Some(data) => f(data),
+            None => {
+                let mut data = self.value.data().clone();
+                f(&mut data);
+                self.value = Tensor::variable(data);
+            }
+        }
+    }
+
+    /// Replaces the values with `data` of the same shape (loading a checkpoint).
+    ///
+    /// ```
+    /// let mut p = lingo_tensor::Param::new("w", ndarray::ArrayD::zeros(vec![2]));
+    /// p.set(ndarray::arr1(&[1.0, 2.0]).into_dyn()).unwrap();
+    /// assert_eq!(p.tensor().to_vec(), vec![1.0, 2.0]);
+    /// assert!(p.set(ndarray::ArrayD::zeros(vec![3])).is_err());
+    /// ```
+    pub fn set(&mut self, data: ArrayD<f32>) -> Result<()> {
+        if data.shape() != self.shape() {
+            return Err(mismatch("Param::set", self.shape(), data.shape(), format!("parameter {} keeps its shape", self.name)));
+        }
+        self.update(|d| d.assign(&data));
+        Ok(())
+    }
+}
+
+/// Anything that owns parameters: layers and whole models.
+///
+/// `params` lists every parameter exactly once, in a stable order (the order
+/// a checkpoint stores them and an optimizer keeps its state in).
+///
+/// ```
+/// use lingo_tensor::{Module, Param};
+/// struct Affine { weight: Param, bias: Param }
+/// impl Module for Affine {
+///     fn params(&self) -> Vec<&Param> { vec![&self.weight, &self.bias] }
+///     fn params_mut(&mut self) -> Vec<&mut Param> { vec![&mut self.weight, &mut self.bias] }
+/// }
+/// let m = Affine {
+///     weight: Param::new("weight", ndarray::ArrayD::zeros(vec![3, 2])),
+///     bias: Param::new("bias", ndarray::ArrayD::zeros(vec![3])),
+/// };
+/// assert_eq!(m.num_params(), 9);
+/// ```
+pub trait Module {
+    /// Every parameter, in a stable order.
+    fn params(&self) -> Vec<&Param>;
+
+    /// Every parameter, mutably, in the same order as [`Module::params`].
+    fn params_mut(&mut self) -> Vec<&mut Param>;
+
+    /// The total number of scalar weights.
+    fn num_params(&self) -> usize {
+        self.params().iter().map(|p| p.tensor().len()).sum()
+    }
+}

@@ -1,0 +1,233 @@
+//! The GRU, forward and backward, fused.
+//!
+//! # Forward (one step, one batch row)
+//!
+//! With `x̂ = W_ih x_t + b_ih` and `ĥ = W_hh h_{t-1} + b_hh`, each split into
+//! three blocks `r, z, n` of `H`:
+//!
+//! ```text
+//! r = σ(x̂_r + ĥ_r)        z = σ(x̂_z + ĥ_z)
+//! n = tanh(x̂_n + r ⊙ ĥ_n)              (PyTorch: the reset gate scales ĥ_n, bias included)
+//! h_t = (1 - z) ⊙ n + z ⊙ h_{t-1}
+//! ```
+//!
+//! # Backward (derivation)
+//!
+//! Given `dh = ∂L/∂h_t`:
+//!
+//! ```text
+//! dn = dh ⊙ (1 - z)        dz = dh ⊙ (h_{t-1} - n)       direct: dh ⊙ z
+//! da_n = dn ⊙ (1 - n²)                                    (tanh' = 1 - tanh²)
+//! dr   = da_n ⊙ ĥ_n
+//! da_r = dr ⊙ r(1-r)       da_z = dz ⊙ z(1-z)             (σ' = σ(1-σ))
+//! dx̂ = [da_r; da_z; da_n]          dĥ = [da_r; da_z; da_n ⊙ r]
+//! dh_{t-1} = dh ⊙ z + dĥ · W_hh
+//! ```
+//!
+//! Unlike the LSTM, the input side and the hidden side get different
+//! gradients (the `n` block of `ĥ` is scaled by `r`), so two gradient buffers
+//! are kept: `dW_ih = Σ_t dx̂ᵀ x_t`, `db_ih = Σ_t dx̂`, `dx_t = dx̂ · W_ih`, and
+//! `dW_hh = Σ_t dĥᵀ h_{t-1}`, `db_hh = Σ_t dĥ`; see [`weight_grads`].
+
+use ndarray::{Array2, Array3, s};
+
+use super::lstm::as_one_step;
+use super::{Dims, H0, RnnWeights, as_matrix, input_projection, matrix, rows, step_rows, unpack, weight_grads};
+use crate::error::Result;
+use crate::gemm::gemm;
+use crate::ops::sigmoid;
+use crate::tensor::Tensor;
+
+/// What [`gru_sequence`] returns.
+#[derive(Debug, Clone)]
+pub struct GruOutput {
+    /// `h_t` for every step, `(batch, time, hidden)`; exactly 0 on padded steps.
+    pub output: Tensor,
+    /// The hidden state after each row's last valid step, `(batch, hidden)`.
+    pub h_n: Tensor,
+}
+
+/// Position of `weight_ih` among the recorded inputs `[x, h0, weight_ih, weight_hh, bias_ih, bias_hh]`.
+const W_IH: usize = 2;
+
+/// One GRU step for one batch row: from `x̂` and `ĥ` (see the module docs)
+/// it writes the activations `[r; z; n]` into `gates`, keeps `ĥ_n` in `h_hat_n`
+/// for backward and updates `h` in place.
+fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &mut [f32], h: &mut [f32]) {
+    let n_h = h.len();
+    for j in 0..n_h {
+        let r = sigmoid(x_hat[j] + h_hat[j]);
+        let z = sigmoid(x_hat[n_h + j] + h_hat[n_h + j]);
+        let n = (x_hat[2 * n_h + j] + r * h_hat[2 * n_h + j]).tanh();
+        (gates[j], gates[n_h + j], gates[2 * n_h + j]) = (r, z, n);
+        h_hat_n[j] = h_hat[2 * n_h + j];
+        h[j] = (1.0 - z) * n + z * h[j];
+    }
+}
+
+/// The backward of [`step_forward`] for one batch row: from `dh` (at `h_t`)
+/// it writes `dx̂` and `dĥ` and leaves the direct part `dh ⊙ z` of
+/// `dh_{t-1}` in `dh` (the `dĥ · W_hh` part is added by the caller's GEMM).
+fn step_backward(gates: &[f32], h_hat_n: &[f32], h_prev: &[f32], dh: &mut [f32], dx_hat: &mut [f32], dh_hat: &mut [f32]) {
+    let n_h = dh.len();
+    for j in 0..n_h {
+        let (r, z, n) = (gates[j], gates[n_h + j], gates[2 * n_h + j]);
+        let (dn, dz) = (dh[j] * (1.0 - z), dh[j] * (h_prev[j] - n));
+        let da_n = dn * (1.0 - n * n);
+        let da_r = da_n * h_hat_n[j] * r * (1.0 - r);
+        let da_z = dz * z * (1.0 - z);
+        (dx_hat[j], dx_hat[n_h + j], dx_hat[2 * n_h + j]) = (da_r, da_z, da_n);
+        (dh_hat[j], dh_hat[n_h + j], dh_hat[2 * n_h + j]) = (da_r, da_z, da_n * r);
+        dh[j] *= z;
+    }
+}
+
+/// Runs a GRU over a padded batch: `x (batch, time, input)`, `h0 (batch,
+/// hidden)`, `lengths[b]` valid steps per row, forwards or (`reverse`)
+/// backwards. One fused op with a hand-written backward; see the
+/// [module docs](self) for the math and [`crate::rnn`] for padding rules.
+///
+/// ```
+/// use lingo_tensor::{RnnWeights, Tensor, gru_sequence};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+/// let (batch, time, input, hidden) = (3, 5, 2, 4);
+/// let p = |shape: &[usize], rng: &mut _| Tensor::variable(Tensor::randn(shape, 0.3, rng).unwrap().data().clone());
+/// let (w_ih, w_hh) = (p(&[3 * hidden, input], &mut rng), p(&[3 * hidden, hidden], &mut rng));
+/// let (b_ih, b_hh) = (p(&[3 * hidden], &mut rng), p(&[3 * hidden], &mut rng));
+/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b_ih, bias_hh: &b_hh };
+/// let x = Tensor::randn(&[batch, time, input], 1.0, &mut rng).unwrap();
+/// let out = gru_sequence(&x, &Tensor::zeros(&[batch, hidden]), &[5, 3, 1], true, w).unwrap();
+/// // reverse direction: the final state of a row is its output at step 0
+/// assert_eq!(out.h_n.data()[[1, 2]], out.output.data()[[1, 0, 2]]);
+/// assert_eq!(out.output.data()[[2, 4, 0]], 0.0);   // padded step
+/// let grads = out.output.sum_all().backward().unwrap();
+/// assert_eq!(grads.get(&w_ih).unwrap().shape(), &[3 * hidden, input]);
+/// ```
+pub fn gru_sequence(x: &Tensor, h0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<GruOutput> {
+    let d = Dims::check("gru_sequence", x, &[h0], lengths, &w, 3)?;
+    let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
+    let n_g = 3 * n_h;
+    let b_ih: Vec<f32> = w.bias_ih.data().iter().copied().collect();
+    let xp = input_projection(rows(x.data(), n_b * n_t, d.input).view(), matrix(w.weight_ih), &b_ih);
+    let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
+    let w_hh = matrix(w.weight_hh);
+    let b_hh = w.bias_hh.data().view().into_shape_with_order((1, n_g)).unwrap_or_else(|_| unreachable!());
+
+    // Saved for backward, batch-major (row b·T + t).
+    let mut gates = vec![0.0_f32; n_b * n_t * n_g];
+    let mut h_hat_n = vec![0.0_f32; n_b * n_t * n_h];
+    let mut h_prev = vec![0.0_f32; n_b * n_t * n_h];
+    let mut h: Vec<f32> = h0.data().iter().copied().collect();
+    let mut h_hat = Array2::<f32>::zeros((n_b, n_g));
+    let mut packed = Array3::<f32>::zeros((n_b, n_t + 1, n_h));
+
+    for t in d.steps(reverse) {
+        // ĥ = h_{t-1}·W_hhᵀ + b_hh for the whole batch: one GEMM per step.
+        h_hat.assign(&b_hh.broadcast((n_b, n_g)).unwrap_or_else(|| unreachable!()));
+        gemm(1.0, as_matrix(&h, n_h), w_hh.t(), 1.0, h_hat.view_mut());
+        for b in 0..n_b {
+            let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
+            let saved = row * n_h..(row + 1) * n_h;
+            h_prev[saved.clone()].copy_from_slice(&h[state.clone()]);
+            if !Dims::valid(t, b, lengths) {
+                continue; // padded: state passes through, gates stay 0
+            }
+            let gate_rows = row * n_g..(row + 1) * n_g;
+            let h_hat_b = h_hat.row(b);
+            let h_hat_b = h_hat_b.as_slice().unwrap_or_else(|| unreachable!());
+            step_forward(&xp[gate_rows.clone()], h_hat_b, &mut gates[gate_rows], &mut h_hat_n[saved], &mut h[state.clone()]);
+            packed.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
+        }
+    }
+    packed.slice_mut(s![.., n_t, ..]).assign(&as_matrix(&h, n_h));
+
+    let lengths = lengths.to_vec();
+    let inputs = vec![x.clone(), h0.clone(), w.weight_ih.clone(), w.weight_hh.clone(), w.bias_ih.clone(), w.bias_hh.clone()];
+    let packed = Tensor::from_op("gru_sequence", packed.into_dyn(), inputs, move |bw| {
+        let grad = bw.grad.as_standard_layout();
+        let mut dh: Vec<f32> = grad.slice(s![.., n_t, ..]).iter().copied().collect();
+        let w_hh = matrix(&bw.inputs[W_IH + 1]);
+        let mut dx_hat = vec![0.0_f32; n_b * n_t * n_g];
+        let mut dh_hat = vec![0.0_f32; n_b * n_t * n_g];
+        let mut dh_prev = Array2::<f32>::zeros((n_b, n_h));
+        for t in d.steps(reverse).rev() {
+            for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
+                let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
+                let saved = row * n_h..(row + 1) * n_h;
+                for (acc, g) in dh[state.clone()].iter_mut().zip(grad.slice(s![b, t, ..])) {
+                    *acc += g; // the output at t is h_t
+                }
+                let gate_rows = row * n_g..(row + 1) * n_g;
+                step_backward(&gates[gate_rows.clone()], &h_hat_n[saved.clone()], &h_prev[saved], &mut dh[state], &mut dx_hat[gate_rows.clone()], &mut dh_hat[gate_rows]);
+            }
+            // dh_{t-1} += dĥ_t · W_hh  (the direct part dh ⊙ z is already in dh)
+            gemm(1.0, step_rows(&dh_hat, &d, t, n_g), w_hh, 0.0, dh_prev.view_mut());
+            for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
+                for (acc, g) in dh[b * n_h..(b + 1) * n_h].iter_mut().zip(dh_prev.row(b)) {
+                    *acc += g;
+                }
+            }
+        }
+        let wg = weight_grads(bw, W_IH, &d, as_matrix(&dx_hat, n_g), as_matrix(&dh_hat, n_g), as_matrix(&h_prev, n_h));
+        let dh0 = bw.needs(H0).then(|| Array2::from_shape_vec((n_b, n_h), dh).unwrap_or_else(|_| unreachable!()).into_dyn());
+        vec![wg.dx, dh0, wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
+    });
+    let (output, mut finals) = unpack(&packed, &d, 1)?;
+    let h_n = finals.pop().unwrap_or_else(|| unreachable!());
+    Ok(GruOutput { output, h_n })
+}
+
+/// One GRU step, `x (batch, input)`, `h (batch, hidden)` → `h'`: the
+/// one-step case of [`gru_sequence`], with the same fused kernels.
+///
+/// ```
+/// use lingo_tensor::{RnnWeights, Tensor, gru_cell};
+/// let (batch, input, hidden) = (2, 3, 4);
+/// let w_ih = Tensor::zeros(&[3 * hidden, input]);
+/// let w_hh = Tensor::zeros(&[3 * hidden, hidden]);
+/// let b = Tensor::zeros(&[3 * hidden]);
+/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
+/// let h = Tensor::ones(&[batch, hidden]);
+/// let h1 = gru_cell(&Tensor::zeros(&[batch, input]), &h, w).unwrap();
+/// // z = σ(0) = 0.5 and n = tanh(0) = 0, so h' = 0.5·h
+/// assert_eq!(h1.to_vec(), vec![0.5; 8]);
+/// ```
+pub fn gru_cell(x: &Tensor, h: &Tensor, w: RnnWeights<'_>) -> Result<Tensor> {
+    let x = as_one_step(x)?;
+    Ok(gru_sequence(&x, h, &vec![1; x.shape()[0]], false, w)?.h_n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// L = h_t after one step of one unit, from x̂ = [x_r, x_z, x_n] (ĥ fixed) and h_{t-1}.
+    fn loss(x_hat: [f32; 3], h_prev: f32) -> f32 {
+        let (mut gates, mut h_hat_n, mut h) = (vec![0.0; 3], vec![0.0], vec![h_prev]);
+        step_forward(&x_hat, &[0.2, -0.4, 0.6], &mut gates, &mut h_hat_n, &mut h);
+        h[0]
+    }
+
+    #[test]
+    fn step_backward_matches_finite_differences_of_step_forward() {
+        let (x_hat, h_prev) = ([0.3, -0.2, 0.5], 0.7);
+        let (mut gates, mut h_hat_n, mut h) = (vec![0.0; 3], vec![0.0], vec![h_prev]);
+        step_forward(&x_hat, &[0.2, -0.4, 0.6], &mut gates, &mut h_hat_n, &mut h);
+        let (mut dh, mut dx_hat, mut dh_hat) = (vec![1.0], vec![0.0; 3], vec![0.0; 3]);
+        step_backward(&gates, &h_hat_n, &[h_prev], &mut dh, &mut dx_hat, &mut dh_hat);
+        let eps = 1e-3;
+        for k in 0..3 {
+            let (mut up, mut down) = (x_hat, x_hat);
+            up[k] += eps;
+            down[k] -= eps;
+            let numeric = (loss(up, h_prev) - loss(down, h_prev)) / (2.0 * eps);
+            assert!((numeric - dx_hat[k]).abs() < 1e-3, "gate {k}: analytic {} numeric {numeric}", dx_hat[k]);
+        }
+        // With ĥ held fixed, h_{t-1} reaches h_t only through z ⊙ h_{t-1}.
+        let numeric = (loss(x_hat, h_prev + eps) - loss(x_hat, h_prev - eps)) / (2.0 * eps);
+        assert!((numeric - dh[0]).abs() < 1e-3, "direct dh_prev: analytic {} numeric {numeric}", dh[0]);
+        // dĥ_n is dx̂_n scaled by r.
+        assert!((dh_hat[2] - dx_hat[2] * gates[0]).abs() < 1e-7);
+    }
+}

@@ -1,0 +1,255 @@
+//! The LSTM, forward and backward, fused.
+//!
+//! # Forward (one step, one batch row)
+//!
+//! With `a = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh`, split into four blocks of `H`:
+//!
+//! ```text
+//! i = σ(a_i)      f = σ(a_f)      g = tanh(a_g)      o = σ(a_o)
+//! c_t = f ⊙ c_{t-1} + i ⊙ g
+//! h_t = o ⊙ tanh(c_t)
+//! ```
+//!
+//! # Backward (derivation)
+//!
+//! Given `dh = ∂L/∂h_t` (from the output at `t` plus from step `t+1`) and
+//! `dc = ∂L/∂c_t` (from step `t+1`):
+//!
+//! ```text
+//! do   = dh ⊙ tanh(c_t)                            (h_t = o ⊙ tanh c_t)
+//! dc  += dh ⊙ o ⊙ (1 - tanh²(c_t))                 (through tanh c_t)
+//! di   = dc ⊙ g,   dg = dc ⊙ i,   df = dc ⊙ c_{t-1} (c_t = f c_{t-1} + i g)
+//! dc_{t-1} = dc ⊙ f
+//! da_i = di ⊙ i(1-i)   da_f = df ⊙ f(1-f)          (σ' = σ(1-σ))
+//! da_g = dg ⊙ (1-g²)   da_o = do ⊙ o(1-o)          (tanh' = 1 - tanh²)
+//! dh_{t-1} = da · W_hh                             (a is linear in h_{t-1})
+//! ```
+//!
+//! and over all steps `dW_ih = Σ_t daᵀ x_t`, `dW_hh = Σ_t daᵀ h_{t-1}`,
+//! `db_ih = db_hh = Σ_t da`, `dx_t = da · W_ih`: four GEMMs over all steps
+//! at once, see [`weight_grads`].
+
+use ndarray::{Array3, s};
+
+use super::{Dims, H0, RnnWeights, as_matrix, input_projection, matrix, rows, step_rows, step_rows_mut, unpack, weight_grads};
+use crate::error::Result;
+use crate::gemm::gemm;
+use crate::ops::sigmoid;
+use crate::tensor::Tensor;
+
+/// What [`lstm_sequence`] returns.
+#[derive(Debug, Clone)]
+pub struct LstmOutput {
+    /// `h_t` for every step, `(batch, time, hidden)`; exactly 0 on padded steps.
+    pub output: Tensor,
+    /// The hidden state after each row's last valid step, `(batch, hidden)`.
+    pub h_n: Tensor,
+    /// The cell state after each row's last valid step, `(batch, hidden)`.
+    pub c_n: Tensor,
+}
+
+/// Position of `c0` among the recorded inputs `[x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh]`.
+const C0: usize = 2;
+/// Position of `weight_ih` among the recorded inputs.
+const W_IH: usize = 3;
+
+/// One LSTM step for one batch row. `gates` holds the pre-activations
+/// `a = [a_i; a_f; a_g; a_o]` on entry and the activations `[i; f; g; o]` on
+/// exit (kept for backward); `c` and `h` are updated in place.
+fn step_forward(gates: &mut [f32], c: &mut [f32], h: &mut [f32], tanh_c: &mut [f32]) {
+    let n = h.len();
+    let (i, rest) = gates.split_at_mut(n);
+    let (f, rest) = rest.split_at_mut(n);
+    let (g, o) = rest.split_at_mut(n);
+    for j in 0..n {
+        (i[j], f[j], g[j], o[j]) = (sigmoid(i[j]), sigmoid(f[j]), g[j].tanh(), sigmoid(o[j]));
+        c[j] = f[j] * c[j] + i[j] * g[j];
+        tanh_c[j] = c[j].tanh();
+        h[j] = o[j] * tanh_c[j];
+    }
+}
+
+/// The backward of [`step_forward`] for one batch row: from `dh` and `dc`
+/// (gradients at `h_t`, `c_t`) it writes `da` into `d_gates` and turns `dc`
+/// into `dc_{t-1}`. See the module docs for the derivation.
+fn step_backward(gates: &[f32], tanh_c: &[f32], c_prev: &[f32], dh: &[f32], dc: &mut [f32], d_gates: &mut [f32]) {
+    let n = dh.len();
+    let (i, f, g, o) = (&gates[..n], &gates[n..2 * n], &gates[2 * n..3 * n], &gates[3 * n..]);
+    let (da_i, rest) = d_gates.split_at_mut(n);
+    let (da_f, rest) = rest.split_at_mut(n);
+    let (da_g, da_o) = rest.split_at_mut(n);
+    for j in 0..n {
+        let d_o = dh[j] * tanh_c[j];
+        let d_c = dc[j] + dh[j] * o[j] * (1.0 - tanh_c[j] * tanh_c[j]);
+        let (d_i, d_f, d_g) = (d_c * g[j], d_c * c_prev[j], d_c * i[j]);
+        dc[j] = d_c * f[j];
+        da_i[j] = d_i * i[j] * (1.0 - i[j]);
+        da_f[j] = d_f * f[j] * (1.0 - f[j]);
+        da_g[j] = d_g * (1.0 - g[j] * g[j]);
+        da_o[j] = d_o * o[j] * (1.0 - o[j]);
+    }
+}
+
+/// Runs an LSTM over a padded batch: `x (batch, time, input)`, initial states
+/// `h0, c0 (batch, hidden)`, `lengths[b]` valid steps per row, forwards or
+/// (`reverse`) backwards. One fused op with a hand-written backward; see the
+/// [module docs](self) for the math and [`crate::rnn`] for padding rules.
+///
+/// ```
+/// use lingo_tensor::{RnnWeights, Tensor, lstm_sequence};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let (batch, time, input, hidden) = (2, 4, 3, 5);
+/// let p = |shape: &[usize], rng: &mut _| Tensor::variable(Tensor::randn(shape, 0.3, rng).unwrap().data().clone());
+/// let (w_ih, w_hh) = (p(&[4 * hidden, input], &mut rng), p(&[4 * hidden, hidden], &mut rng));
+/// let (b_ih, b_hh) = (p(&[4 * hidden], &mut rng), p(&[4 * hidden], &mut rng));
+/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b_ih, bias_hh: &b_hh };
+/// let x = Tensor::randn(&[batch, time, input], 1.0, &mut rng).unwrap();
+/// let zeros = Tensor::zeros(&[batch, hidden]);
+/// let out = lstm_sequence(&x, &zeros, &zeros, &[4, 2], false, w).unwrap();
+/// assert_eq!(out.output.shape(), &[batch, time, hidden]);
+/// assert_eq!(out.output.data()[[1, 3, 0]], 0.0);                  // row 1 is padded after step 1
+/// assert_eq!(out.h_n.data()[[1, 0]], out.output.data()[[1, 1, 0]]); // its last valid step
+/// let grads = out.h_n.sum_all().backward().unwrap();
+/// assert!(grads.get(&w_hh).is_some());
+/// ```
+pub fn lstm_sequence(x: &Tensor, h0: &Tensor, c0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<LstmOutput> {
+    let d = Dims::check("lstm_sequence", x, &[h0, c0], lengths, &w, 4)?;
+    let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
+    let n_g = 4 * n_h;
+    // b_ih and b_hh both add to a, so they are added once, to the input projection.
+    let bias: Vec<f32> = (w.bias_ih.data() + w.bias_hh.data()).iter().copied().collect();
+    let xp = input_projection(rows(x.data(), n_b * n_t, d.input).view(), matrix(w.weight_ih), &bias);
+    let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
+    let w_hh = matrix(w.weight_hh);
+
+    // Saved for backward, batch-major (row b·T + t): activated gates, and the
+    // states each step started from, and tanh(c_t).
+    let mut gates = vec![0.0_f32; n_b * n_t * n_g];
+    let mut h_prev = vec![0.0_f32; n_b * n_t * n_h];
+    let mut c_prev = vec![0.0_f32; n_b * n_t * n_h];
+    let mut tanh_c = vec![0.0_f32; n_b * n_t * n_h];
+    let mut h: Vec<f32> = h0.data().iter().copied().collect();
+    let mut c: Vec<f32> = c0.data().iter().copied().collect();
+    let mut packed = Array3::<f32>::zeros((n_b, n_t + 2, n_h));
+
+    for t in d.steps(reverse) {
+        // a_t = (x_t·W_ihᵀ + b) + h_{t-1}·W_hhᵀ, written straight into the gate buffer.
+        let mut a = step_rows_mut(&mut gates, &d, t, n_g);
+        a.assign(&step_rows(xp, &d, t, n_g));
+        gemm(1.0, as_matrix(&h, n_h), w_hh.t(), 1.0, a);
+        for b in 0..n_b {
+            let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
+            let saved = row * n_h..(row + 1) * n_h;
+            h_prev[saved.clone()].copy_from_slice(&h[state.clone()]);
+            c_prev[saved.clone()].copy_from_slice(&c[state.clone()]);
+            if !Dims::valid(t, b, lengths) {
+                gates[row * n_g..(row + 1) * n_g].fill(0.0); // padded: state passes through
+                continue;
+            }
+            step_forward(&mut gates[row * n_g..(row + 1) * n_g], &mut c[state.clone()], &mut h[state.clone()], &mut tanh_c[saved]);
+            packed.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
+        }
+    }
+    packed.slice_mut(s![.., n_t, ..]).assign(&as_matrix(&h, n_h));
+    packed.slice_mut(s![.., n_t + 1, ..]).assign(&as_matrix(&c, n_h));
+
+    let lengths = lengths.to_vec();
+    let inputs = vec![x.clone(), h0.clone(), c0.clone(), w.weight_ih.clone(), w.weight_hh.clone(), w.bias_ih.clone(), w.bias_hh.clone()];
+    let packed = Tensor::from_op("lstm_sequence", packed.into_dyn(), inputs, move |bw| {
+        let grad = bw.grad.as_standard_layout();
+        let mut dh: Vec<f32> = grad.slice(s![.., n_t, ..]).iter().copied().collect();
+        let mut dc: Vec<f32> = grad.slice(s![.., n_t + 1, ..]).iter().copied().collect();
+        let w_hh = matrix(&bw.inputs[W_IH + 1]);
+        let mut d_gates = vec![0.0_f32; n_b * n_t * n_g];
+        let mut dh_prev = ndarray::Array2::<f32>::zeros((n_b, n_h));
+        for t in d.steps(reverse).rev() {
+            for b in 0..n_b {
+                if !Dims::valid(t, b, &lengths) {
+                    continue; // padded: dh, dc pass through to the previous step
+                }
+                let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
+                let saved = row * n_h..(row + 1) * n_h;
+                for (acc, g) in dh[state.clone()].iter_mut().zip(grad.slice(s![b, t, ..])) {
+                    *acc += g; // the output at t is h_t
+                }
+                let gate_rows = row * n_g..(row + 1) * n_g;
+                step_backward(&gates[gate_rows.clone()], &tanh_c[saved.clone()], &c_prev[saved], &dh[state.clone()], &mut dc[state], &mut d_gates[gate_rows]);
+            }
+            // dh_{t-1} = da_t · W_hh (h_{t-1} reaches the loss only through a_t).
+            gemm(1.0, step_rows(&d_gates, &d, t, n_g), w_hh, 0.0, dh_prev.view_mut());
+            for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
+                dh[b * n_h..(b + 1) * n_h].copy_from_slice(dh_prev.row(b).as_slice().unwrap_or_else(|| unreachable!()));
+            }
+        }
+        let d_a = as_matrix(&d_gates, n_g);
+        let wg = weight_grads(bw, W_IH, &d, d_a, d_a, as_matrix(&h_prev, n_h));
+        let state = |v: Vec<f32>| ndarray::Array2::from_shape_vec((n_b, n_h), v).unwrap_or_else(|_| unreachable!()).into_dyn();
+        vec![wg.dx, bw.needs(H0).then(|| state(dh)), bw.needs(C0).then(|| state(dc)), wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
+    });
+    let (output, mut finals) = unpack(&packed, &d, 2)?;
+    let c_n = finals.pop().unwrap_or_else(|| unreachable!());
+    let h_n = finals.pop().unwrap_or_else(|| unreachable!());
+    Ok(LstmOutput { output, h_n, c_n })
+}
+
+/// One LSTM step, `x (batch, input)`, `h, c (batch, hidden)` → `(h', c')`:
+/// the one-step case of [`lstm_sequence`], with the same fused kernels.
+///
+/// ```
+/// use lingo_tensor::{RnnWeights, Tensor, lstm_cell};
+/// let (batch, input, hidden) = (2, 3, 4);
+/// let w_ih = Tensor::zeros(&[4 * hidden, input]);
+/// let w_hh = Tensor::zeros(&[4 * hidden, hidden]);
+/// let b = Tensor::zeros(&[4 * hidden]);
+/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
+/// let c = Tensor::ones(&[batch, hidden]);
+/// let (h1, c1) = lstm_cell(&Tensor::zeros(&[batch, input]), &Tensor::zeros(&[batch, hidden]), &c, w).unwrap();
+/// // all gates are σ(0) = 0.5 and g = tanh(0) = 0, so c' = 0.5·c and h' = 0.5·tanh(c')
+/// assert_eq!(c1.to_vec(), vec![0.5; 8]);
+/// assert!((h1.to_vec()[0] - 0.5 * 0.5_f32.tanh()).abs() < 1e-7);
+/// ```
+pub fn lstm_cell(x: &Tensor, h: &Tensor, c: &Tensor, w: RnnWeights<'_>) -> Result<(Tensor, Tensor)> {
+    let x = as_one_step(x)?;
+    let out = lstm_sequence(&x, h, c, &vec![1; x.shape()[0]], false, w)?;
+    Ok((out.h_n, out.c_n))
+}
+
+/// `x (batch, input)` as a one-step sequence `(batch, 1, input)`.
+pub(crate) fn as_one_step(x: &Tensor) -> Result<Tensor> {
+    if x.ndim() != 2 {
+        return Err(crate::error::bad_shape("rnn cell", x.shape(), "x must be (batch, input)"));
+    }
+    x.unsqueeze(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// L = h_t + c_t after one step of one unit, from a = [a_i, a_f, a_g, a_o] and c_{t-1}.
+    fn loss(a: [f32; 4], c_prev: f32) -> f32 {
+        let (mut g, mut c, mut h, mut tc) = (a.to_vec(), vec![c_prev], vec![0.0], vec![0.0]);
+        step_forward(&mut g, &mut c, &mut h, &mut tc);
+        h[0] + c[0]
+    }
+
+    #[test]
+    fn step_backward_matches_finite_differences_of_step_forward() {
+        let (a, c_prev) = ([0.3, -0.2, 0.5, 0.1], 0.7);
+        let (mut g, mut c, mut h, mut tc) = (a.to_vec(), vec![c_prev], vec![0.0], vec![0.0]);
+        step_forward(&mut g, &mut c, &mut h, &mut tc);
+        let (mut dc, mut da) = (vec![1.0], vec![0.0; 4]);
+        step_backward(&g, &tc, &[c_prev], &[1.0], &mut dc, &mut da);
+        let eps = 1e-3;
+        for k in 0..4 {
+            let (mut up, mut down) = (a, a);
+            up[k] += eps;
+            down[k] -= eps;
+            let numeric = (loss(up, c_prev) - loss(down, c_prev)) / (2.0 * eps);
+            assert!((numeric - da[k]).abs() < 1e-3, "gate {k}: analytic {} numeric {numeric}", da[k]);
+        }
+        let numeric = (loss(a, c_prev + eps) - loss(a, c_prev - eps)) / (2.0 * eps);
+        assert!((numeric - dc[0]).abs() < 1e-3, "dc_prev: analytic {} numeric {numeric}", dc[0]);
+    }
+}

@@ -1,0 +1,251 @@
+//! Fused recurrent ops: LSTM and GRU cells and whole sequences, with
+//! backward passes derived and written by hand (see [`lstm`] and [`gru`] for
+//! the derivations).
+//!
+//! # Why fused
+//!
+//! Composed from primitive ops, one LSTM step is about fifteen graph nodes,
+//! each allocating its output and its gradient. Fused, a whole sequence is
+//! one node:
+//!
+//! * the input projection `X·W_ihᵀ` for **all** time steps is one GEMM
+//!   (it does not depend on the recurrence);
+//! * only `h_{t-1}·W_hhᵀ` runs per step, followed by the gate math in one
+//!   pass over the `(batch, 4H)` or `(batch, 3H)` pre-activations;
+//! * backward mirrors it: one GEMM per step for `dh_{t-1}`, then the weight
+//!   gradients `dW_ih = dGᵀ·X` and `dW_hh = dGᵀ·H_prev` as two large GEMMs over
+//!   all steps at once.
+//!
+//! # Padding
+//!
+//! Every batch row `b` has a length `lengths[b]`; step `t` is *valid* for row
+//! `b` when `t < lengths[b]`. On a padded step the row's state passes through
+//! unchanged, its output is exactly 0, and in backward it receives no gradient
+//! (PyTorch's packed sequences behave the same). So the final state of a row is
+//! its state after its last valid step, in either direction: with `reverse`,
+//! steps run from `T-1` down to `0` and a row of length `n` starts at step
+//! `n-1`, which is what the backward half of a bidirectional layer needs.
+//!
+//! # Conventions (PyTorch's, so weights map one to one)
+//!
+//! * LSTM gates are stacked `i, f, g, o` along the rows of `weight_ih (4H, I)`,
+//!   `weight_hh (4H, H)`, `bias_ih (4H)`, `bias_hh (4H)`.
+//! * GRU gates are stacked `r, z, n` along the rows of `(3H, ·)` weights, and
+//!   `n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))`.
+//!
+//! # One output for several results
+//!
+//! The autograd records one output tensor per op. A sequence op produces the
+//! outputs and the final state(s), so the fused op returns them packed along
+//! the time axis, `(batch, T + 1 or 2, H)` = `[outputs; h_n; c_n]`, and the
+//! public functions cut that into views with `narrow`. Gradients flowing into
+//! the views land in the right part of the packed gradient for free.
+
+pub mod gru;
+pub mod lstm;
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
+
+use crate::error::{Result, bad_arg, mismatch};
+use crate::gemm::gemm;
+use crate::tensor::Tensor;
+
+/// The four parameters of one direction of one recurrent layer, in PyTorch's
+/// layout: `weight_ih (G·H, I)`, `weight_hh (G·H, H)`, `bias_ih (G·H)`,
+/// `bias_hh (G·H)`, with `G = 4` gates for an LSTM and `G = 3` for a GRU.
+///
+/// ```
+/// use lingo_tensor::{RnnWeights, Tensor};
+/// let (h, i) = (3, 2);
+/// let w_ih = Tensor::zeros(&[4 * h, i]);
+/// let w_hh = Tensor::zeros(&[4 * h, h]);
+/// let b = Tensor::zeros(&[4 * h]);
+/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
+/// assert_eq!(w.hidden_size(4).unwrap(), 3);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RnnWeights<'a> {
+    /// Input-to-hidden weights `(G·H, I)`.
+    pub weight_ih: &'a Tensor,
+    /// Hidden-to-hidden weights `(G·H, H)`.
+    pub weight_hh: &'a Tensor,
+    /// Input-side bias `(G·H)`.
+    pub bias_ih: &'a Tensor,
+    /// Hidden-side bias `(G·H)`.
+    pub bias_hh: &'a Tensor,
+}
+
+impl RnnWeights<'_> {
+    /// The hidden size `H` implied by `weight_hh (gates·H, H)`, after
+    /// checking that all four shapes agree with `gates` (4 for LSTM, 3 for GRU).
+    ///
+    /// ```
+    /// use lingo_tensor::{RnnWeights, Tensor};
+    /// let w_ih = Tensor::zeros(&[9, 2]);
+    /// let w_hh = Tensor::zeros(&[9, 3]);
+    /// let b = Tensor::zeros(&[9]);
+    /// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
+    /// assert_eq!(w.hidden_size(3).unwrap(), 3);   // a GRU
+    /// assert!(w.hidden_size(4).is_err());         // not an LSTM
+    /// ```
+    pub fn hidden_size(&self, gates: usize) -> Result<usize> {
+        let whh = self.weight_hh.shape();
+        if whh.len() != 2 || whh[0] != gates * whh[1] {
+            return Err(mismatch("rnn", whh, &[gates * whh.get(1).copied().unwrap_or(0), whh.get(1).copied().unwrap_or(0)], format!("weight_hh must be ({gates}·H, H)")));
+        }
+        let (rows, h) = (whh[0], whh[1]);
+        let wih = self.weight_ih.shape();
+        if wih.len() != 2 || wih[0] != rows {
+            return Err(mismatch("rnn", wih, whh, format!("weight_ih must be ({gates}·H, I) with the rows of weight_hh")));
+        }
+        for bias in [self.bias_ih, self.bias_hh] {
+            if bias.shape() != [rows] {
+                return Err(mismatch("rnn", bias.shape(), whh, format!("biases must be ({gates}·H) = [{rows}]")));
+            }
+        }
+        Ok(h)
+    }
+
+    fn input_size(&self) -> usize {
+        self.weight_ih.shape()[1]
+    }
+}
+
+/// Sizes of one sequence call, after validation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dims {
+    pub batch: usize,
+    pub time: usize,
+    pub input: usize,
+    pub hidden: usize,
+}
+
+impl Dims {
+    /// Checks `x (batch, time, input)`, the states `(batch, hidden)`, the
+    /// weights and the lengths, naming both shapes when they disagree.
+    pub fn check(op: &'static str, x: &Tensor, states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<Dims> {
+        let hidden = w.hidden_size(gates)?;
+        let xs = x.shape();
+        if xs.len() != 3 || xs[2] != w.input_size() {
+            return Err(mismatch(op, xs, w.weight_ih.shape(), "expected x (batch, time, input) and weight_ih (gates·H, input)"));
+        }
+        let (batch, time) = (xs[0], xs[1]);
+        for s in states {
+            if s.shape() != [batch, hidden] {
+                return Err(mismatch(op, s.shape(), &[batch, hidden], "initial states must be (batch, hidden)"));
+            }
+        }
+        if lengths.len() != batch {
+            return Err(mismatch(op, xs, &[lengths.len()], "one length per batch row"));
+        }
+        if let Some(&bad) = lengths.iter().find(|&&n| n > time) {
+            return Err(bad_arg(op, format!("length {bad} exceeds the {time} time steps of x")));
+        }
+        Ok(Dims { batch, time, input: xs[2], hidden })
+    }
+
+    /// Whether step `t` is a real (not padded) step of row `b`.
+    pub fn valid(t: usize, b: usize, lengths: &[usize]) -> bool {
+        t < lengths[b]
+    }
+
+    /// The order steps run in: forwards, or backwards for the reverse direction.
+    pub fn steps(&self, reverse: bool) -> Box<dyn DoubleEndedIterator<Item = usize>> {
+        if reverse { Box::new((0..self.time).rev()) } else { Box::new(0..self.time) }
+    }
+}
+
+/// A flat row-major buffer seen as a matrix with `cols` columns.
+pub(crate) fn as_matrix(buf: &[f32], cols: usize) -> ArrayView2<'_, f32> {
+    ArrayView2::from_shape((buf.len() / cols.max(1), cols), buf).unwrap_or_else(|_| unreachable!("buffers are whole rows"))
+}
+
+/// A 2-D view of a tensor known to be 2-D (or reshaped to it), contiguous.
+pub(crate) fn matrix(t: &Tensor) -> ArrayView2<'_, f32> {
+    t.data().view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("shapes were validated"))
+}
+
+/// `a` as a `(n_rows, n_cols)` matrix in row-major order (copied only if it is
+/// not contiguous); for `x (batch, time, input)` row `b·T + t` is `x[b, t]`.
+pub(crate) fn rows(a: &ndarray::ArrayD<f32>, n_rows: usize, n_cols: usize) -> CowArray<'_, f32, Ix2> {
+    a.as_standard_layout().into_shape_with_order((n_rows, n_cols)).unwrap_or_else(|_| unreachable!("callers pass n_rows * n_cols == a.len()"))
+}
+
+/// Cuts a packed `(batch, time + n_states, H)` result into the outputs
+/// `(batch, time, H)` and each final state `(batch, H)`.
+pub(crate) fn unpack(packed: &Tensor, d: &Dims, n_states: usize) -> Result<(Tensor, Vec<Tensor>)> {
+    let output = packed.narrow(1, 0, d.time)?;
+    let finals = (0..n_states).map(|k| packed.narrow(1, d.time + k, 1)?.reshape(&[d.batch, d.hidden])).collect::<Result<Vec<_>>>()?;
+    Ok((output, finals))
+}
+
+/// The input projection for every step at once: `xp = X·W_ihᵀ + bias`,
+/// `(batch·time, G·H)`, one GEMM instead of one per step.
+pub(crate) fn input_projection(x: ArrayView2<'_, f32>, w_ih: ArrayView2<'_, f32>, bias: &[f32]) -> Array2<f32> {
+    let mut xp = Array2::from_shape_fn((x.nrows(), w_ih.nrows()), |(_, j)| bias[j]);
+    gemm(1.0, x, w_ih.t(), 1.0, xp.view_mut());
+    xp
+}
+
+/// The rows `b·T + t`, `b = 0..batch`, of a `(batch·time, cols)` buffer: the
+/// step-`t` slice of a batch-major buffer, as a strided `(batch, cols)` view.
+pub(crate) fn step_rows<'a>(buf: &'a [f32], d: &Dims, t: usize, cols: usize) -> ArrayView2<'a, f32> {
+    let view = ArrayView2::from_shape((d.batch * d.time, cols), buf).unwrap_or_else(|_| unreachable!());
+    view.slice_move(ndarray::s![t..;d.time, ..])
+}
+
+/// Mutable version of [`step_rows`].
+pub(crate) fn step_rows_mut<'a>(buf: &'a mut [f32], d: &Dims, t: usize, cols: usize) -> ArrayViewMut2<'a, f32> {
+    let view = ArrayViewMut2::from_shape((d.batch * d.time, cols), buf).unwrap_or_else(|_| unreachable!());
+    view.slice_move(ndarray::s![t..;d.time, ..])
+}
+
+/// The gradients every recurrent backward ends with, from the per-step
+/// pre-activation gradients gathered over all steps (batch-major rows `b·T + t`):
+///
+/// * `dX = dG_x · W_ih`,  `dW_ih = dG_xᵀ · X`,  `db_ih = Σ_rows dG_x`
+/// * `dW_hh = dG_hᵀ · H_prev`,  `db_hh = Σ_rows dG_h`
+///
+/// `dG_x` and `dG_h` are the same array for an LSTM; they differ for a GRU
+/// (its `n` gate sees `r ⊙ (W_hn h + b_hn)`). Entries are `None` where the
+/// input does not need a gradient.
+pub(crate) struct WeightGrads {
+    pub dx: Option<ndarray::ArrayD<f32>>,
+    pub dw_ih: Option<ndarray::ArrayD<f32>>,
+    pub dw_hh: Option<ndarray::ArrayD<f32>>,
+    pub db_ih: Option<ndarray::ArrayD<f32>>,
+    pub db_hh: Option<ndarray::ArrayD<f32>>,
+}
+
+/// Position of `x` among a fused sequence op's recorded inputs
+/// (`[x, h0, (c0,) weight_ih, weight_hh, bias_ih, bias_hh]`).
+pub(crate) const X: usize = 0;
+/// Position of `h0` among a fused sequence op's recorded inputs.
+pub(crate) const H0: usize = 1;
+
+/// Computes the [`WeightGrads`]; `first_weight` is the input position of `weight_ih`.
+pub(crate) fn weight_grads(
+    b: &crate::tensor::Backward<'_>,
+    first_weight: usize,
+    d: &Dims,
+    dg_x: ArrayView2<'_, f32>,
+    dg_h: ArrayView2<'_, f32>,
+    h_prev: ArrayView2<'_, f32>,
+) -> WeightGrads {
+    let x = rows(b.input(X), d.batch * d.time, d.input);
+    let x = x.view();
+    let w_ih = matrix(&b.inputs[first_weight]);
+    let (wih, whh, bih, bhh) = (first_weight, first_weight + 1, first_weight + 2, first_weight + 3);
+    let product = |a: ArrayView2<'_, f32>, c: ArrayView2<'_, f32>| {
+        let mut out = Array2::zeros((a.nrows(), c.ncols()));
+        gemm(1.0, a, c, 0.0, out.view_mut());
+        out.into_dyn()
+    };
+    WeightGrads {
+        dx: b.needs(X).then(|| product(dg_x, w_ih).into_shape_with_order(b.input(X).raw_dim()).unwrap_or_else(|_| unreachable!())),
+        dw_ih: b.needs(wih).then(|| product(dg_x.t(), x)),
+        dw_hh: b.needs(whh).then(|| product(dg_h.t(), h_prev)),
+        db_ih: b.needs(bih).then(|| dg_x.sum_axis(Axis(0)).into_dyn()),
+        db_hh: b.needs(bhh).then(|| dg_h.sum_axis(Axis(0)).into_dyn()),
+    }
+}
