@@ -56,6 +56,7 @@ mod check;
 mod colormap;
 mod font;
 mod heatmap;
+mod lines;
 mod text;
 
 use std::path::Path;
@@ -63,6 +64,7 @@ use std::path::Path;
 pub use colormap::viridis;
 pub use error::Error;
 pub use heatmap::{HeatmapOptions, plot_attention, render_attention};
+pub use lines::{LineOptions, PALETTE, Series, plot_lines, render_lines};
 pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
 
 /// Encodes `image` as PNG into `path`; every writer in the crate goes

@@ -1,0 +1,641 @@
+//! Line charts for training curves: loss, accuracy or attention entropy
+//! over epochs, several series on one chart.
+
+use std::path::Path;
+
+use image::{Rgb, RgbImage};
+
+use crate::canvas::{Canvas, Coverage};
+use crate::font::{Direction, centered_baseline, draw_text, fit_size, text_width};
+use crate::heatmap::{INK, MAX_PIXELS, WHITE};
+use crate::{Error, save_png};
+
+/// Series colours, used in order and then repeated: the Okabe–Ito palette
+/// (blue, vermillion, bluish green, reddish purple, orange, sky blue,
+/// black), chosen to stay distinguishable for the common forms of colour
+/// blindness. Its yellow is left out because it vanishes on white.
+pub const PALETTE: [Rgb<u8>; 7] = [
+    Rgb([0x00, 0x72, 0xb2]),
+    Rgb([0xd5, 0x5e, 0x00]),
+    Rgb([0x00, 0x9e, 0x73]),
+    Rgb([0xcc, 0x79, 0xa7]),
+    Rgb([0xe6, 0x9f, 0x00]),
+    Rgb([0x56, 0xb4, 0xe9]),
+    Rgb([0x00, 0x00, 0x00]),
+];
+
+/// Light grey for grid lines, mid grey for the axes and the legend frame.
+const GRID: Rgb<u8> = Rgb([230, 230, 230]);
+const AXIS: Rgb<u8> = Rgb([90, 90, 90]);
+
+/// One named curve of `(x, y)` points, drawn in the order given.
+///
+/// ```
+/// use lingo_viz::Series;
+/// let train = Series::new("train", &[3.0, 2.1, 1.4]);
+/// assert_eq!(train.points, vec![(1.0, 3.0), (2.0, 2.1), (3.0, 1.4)]);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The name shown in the legend.
+    pub label: String,
+    /// The points, `(x, y)`, joined in this order.
+    pub points: Vec<(f32, f32)>,
+}
+
+impl Series {
+    /// A series of one value per epoch: `ys[k]` is drawn at `x = k + 1`,
+    /// because epochs are counted from 1 in training logs.
+    ///
+    /// ```
+    /// let s = lingo_viz::Series::new("val", &[0.9, 0.7]);
+    /// assert_eq!(s.points[1], (2.0, 0.7));
+    /// ```
+    pub fn new(label: impl Into<String>, ys: &[f32]) -> Self {
+        let points = ys
+            .iter()
+            .enumerate()
+            .map(|(k, &y)| ((k + 1) as f32, y))
+            .collect();
+        Series {
+            label: label.into(),
+            points,
+        }
+    }
+
+    /// A series with explicit `(x, y)` points, e.g. steps instead of epochs.
+    ///
+    /// ```
+    /// let s = lingo_viz::Series::from_points("lr", vec![(0.0, 1e-3), (500.0, 5e-4)]);
+    /// assert_eq!(s.points.len(), 2);
+    /// ```
+    pub fn from_points(label: impl Into<String>, points: Vec<(f32, f32)>) -> Self {
+        Series {
+            label: label.into(),
+            points,
+        }
+    }
+}
+
+/// Options for [`plot_lines`] and [`render_lines`]. Build with `Default`
+/// and the setters.
+///
+/// ```
+/// use lingo_viz::LineOptions;
+/// let options = LineOptions::default().title("loss").y_label("cross-entropy");
+/// assert_eq!((options.width, options.height), (800, 480));
+/// assert_eq!(options.x_label.as_deref(), Some("epoch"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LineOptions {
+    /// Picture width in pixels, 200..=8000 (default 800).
+    pub width: u32,
+    /// Picture height in pixels, 150..=8000 (default 480).
+    pub height: u32,
+    /// Font size in pixels per em, 6..=64 (default 14).
+    pub font_size: u32,
+    /// A title above the chart (default none).
+    pub title: Option<String>,
+    /// Label under the x axis (default `"epoch"`).
+    pub x_label: Option<String>,
+    /// Label beside the y axis, written bottom to top (default none).
+    pub y_label: Option<String>,
+    /// Fixed y range `(low, high)`; by default the data's range widened to
+    /// whole tick steps. Parts of lines outside it are clipped.
+    pub y_range: Option<(f32, f32)>,
+    /// Draw a dot at every point (default on).
+    pub markers: bool,
+}
+
+impl Default for LineOptions {
+    fn default() -> Self {
+        LineOptions {
+            width: 800,
+            height: 480,
+            font_size: 14,
+            title: None,
+            x_label: Some("epoch".to_string()),
+            y_label: None,
+            y_range: None,
+            markers: true,
+        }
+    }
+}
+
+impl LineOptions {
+    /// Sets [`LineOptions::width`] and [`LineOptions::height`].
+    ///
+    /// ```
+    /// let o = lingo_viz::LineOptions::default().size(640, 360);
+    /// assert_eq!((o.width, o.height), (640, 360));
+    /// ```
+    pub fn size(mut self, width: u32, height: u32) -> Self {
+        self.width = width;
+        self.height = height;
+        self
+    }
+
+    /// Sets [`LineOptions::font_size`].
+    ///
+    /// ```
+    /// assert_eq!(lingo_viz::LineOptions::default().font_size(16).font_size, 16);
+    /// ```
+    pub fn font_size(mut self, font_size: u32) -> Self {
+        self.font_size = font_size;
+        self
+    }
+
+    /// Sets [`LineOptions::title`].
+    ///
+    /// ```
+    /// assert_eq!(lingo_viz::LineOptions::default().title("t").title.as_deref(), Some("t"));
+    /// ```
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets [`LineOptions::x_label`].
+    ///
+    /// ```
+    /// assert_eq!(lingo_viz::LineOptions::default().x_label("step").x_label.as_deref(), Some("step"));
+    /// ```
+    pub fn x_label(mut self, x_label: impl Into<String>) -> Self {
+        self.x_label = Some(x_label.into());
+        self
+    }
+
+    /// Sets [`LineOptions::y_label`].
+    ///
+    /// ```
+    /// assert_eq!(lingo_viz::LineOptions::default().y_label("nats").y_label.as_deref(), Some("nats"));
+    /// ```
+    pub fn y_label(mut self, y_label: impl Into<String>) -> Self {
+        self.y_label = Some(y_label.into());
+        self
+    }
+
+    /// Sets [`LineOptions::y_range`].
+    ///
+    /// ```
+    /// assert_eq!(lingo_viz::LineOptions::default().y_range(0.0, 1.0).y_range, Some((0.0, 1.0)));
+    /// ```
+    pub fn y_range(mut self, low: f32, high: f32) -> Self {
+        self.y_range = Some((low, high));
+        self
+    }
+
+    /// Sets [`LineOptions::markers`].
+    ///
+    /// ```
+    /// assert!(!lingo_viz::LineOptions::default().markers(false).markers);
+    /// ```
+    pub fn markers(mut self, markers: bool) -> Self {
+        self.markers = markers;
+        self
+    }
+}
+
+/// A tick step of 1, 2 or 5 times a power of ten that cuts `span` into about
+/// `target` intervals (the usual "nice numbers" rule for axes).
+fn nice_step(span: f64, target: f64) -> f64 {
+    let raw = span / target.max(1.0);
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let nice = match raw / magnitude {
+        n if n <= 1.0 => 1.0,
+        n if n <= 2.0 => 2.0,
+        n if n <= 5.0 => 5.0,
+        _ => 10.0,
+    };
+    nice * magnitude
+}
+
+/// One axis: its data range and the ticks on it.
+struct Axis {
+    low: f64,
+    high: f64,
+    step: f64,
+}
+
+impl Axis {
+    /// An axis over `[low, high]`; a zero-width range is widened so that a
+    /// flat line or a single point still has a scale around it.
+    fn new(low: f64, high: f64, target_ticks: f64, snap_to_ticks: bool) -> Self {
+        let (low, high) = if high > low {
+            (low, high)
+        } else {
+            let pad = (low.abs() * 0.1).max(1.0);
+            (low - pad, high + pad)
+        };
+        let step = nice_step(high - low, target_ticks);
+        if snap_to_ticks {
+            Axis {
+                low: (low / step).floor() * step,
+                high: (high / step).ceil() * step,
+                step,
+            }
+        } else {
+            Axis { low, high, step }
+        }
+    }
+
+    /// The tick values inside the range.
+    fn ticks(&self) -> Vec<f64> {
+        let first = (self.low / self.step - 1e-9).ceil() as i64;
+        let last = (self.high / self.step + 1e-9).floor() as i64;
+        (first..=last).map(|k| k as f64 * self.step).collect()
+    }
+
+    /// A tick value as text, with as many decimals as the step needs.
+    fn label(&self, value: f64) -> String {
+        let decimals = (-self.step.log10()).ceil().max(0.0) as usize;
+        // Snap -0.0 and float noise like 0.30000000000000004.
+        let value = if value.abs() < self.step * 1e-6 {
+            0.0
+        } else {
+            value
+        };
+        format!("{value:.decimals$}")
+    }
+
+    /// Where `value` falls between `from` (the low end) and `to` pixels.
+    fn map(&self, value: f64, from: f64, to: f64) -> f32 {
+        (from + (value - self.low) / (self.high - self.low) * (to - from)) as f32
+    }
+}
+
+fn check_series(series: &[Series]) -> Result<(), Error> {
+    if series.is_empty() {
+        return Err(Error::InvalidOption {
+            option: "series",
+            problem: "no series to draw".to_string(),
+        });
+    }
+    for (index, s) in series.iter().enumerate() {
+        let problem = if s.points.is_empty() {
+            Some("has no points".to_string())
+        } else {
+            s.points
+                .iter()
+                .position(|(x, y)| !x.is_finite() || !y.is_finite())
+                .map(|k| {
+                    format!(
+                        "point {k} is ({}, {}), not finite",
+                        s.points[k].0, s.points[k].1
+                    )
+                })
+        };
+        if let Some(problem) = problem {
+            return Err(Error::InvalidSeries {
+                index,
+                label: s.label.clone(),
+                problem,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_options(options: &LineOptions) -> Result<(), Error> {
+    let ranges = [
+        ("width", options.width, 200, 8000),
+        ("height", options.height, 150, 8000),
+        ("font_size", options.font_size, 6, 64),
+    ];
+    for (option, value, lo, hi) in ranges {
+        if !(lo..=hi).contains(&value) {
+            return Err(Error::InvalidOption {
+                option,
+                problem: format!("{value} is outside {lo}..={hi}"),
+            });
+        }
+    }
+    if u64::from(options.width) * u64::from(options.height) > MAX_PIXELS {
+        return Err(Error::TooLarge {
+            width: options.width.into(),
+            height: options.height.into(),
+            max_pixels: MAX_PIXELS,
+        });
+    }
+    match options.y_range {
+        Some((low, high)) if !(low.is_finite() && high.is_finite() && low < high) => {
+            Err(Error::InvalidOption {
+                option: "y_range",
+                problem: format!("({low}, {high}) is not a finite range with low < high"),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Renders `series` as a line chart in memory; [`plot_lines`] writes the
+/// same picture to a PNG file.
+///
+/// The picture is exactly `options.width × options.height` pixels. Inside a
+/// margin of one font size it holds, from the top: the optional title, the
+/// plot area with light grid lines at the ticks, the tick labels and the x
+/// label; the y label (if any) and the y tick labels sit on the left. Tick
+/// steps are 1, 2 or 5 times a power of ten. The x axis spans the data
+/// exactly; the y axis spans the data widened to whole tick steps, or
+/// `options.y_range`.
+///
+/// Series take the colours of [`PALETTE`] in order, are drawn as 2-pixel
+/// anti-aliased lines with a dot at each point (`options.markers`), and are
+/// listed in a legend in the top-right corner of the plot area.
+///
+/// # Errors
+/// [`Error::InvalidSeries`] for a series with no points or a non-finite
+/// coordinate (naming the series and the point), [`Error::InvalidOption`]
+/// for no series at all, sizes outside the documented ranges or an empty
+/// `y_range`.
+///
+/// # Example
+/// ```
+/// use lingo_viz::{render_lines, LineOptions, Series, PALETTE};
+///
+/// let series = [
+///     Series::new("train", &[3.0, 2.2, 1.5, 1.1, 0.9]),
+///     Series::new("val", &[3.0, 2.4, 1.8, 1.5, 1.4]),
+/// ];
+/// let image = render_lines(&series, &LineOptions::default().title("loss"))?;
+/// assert_eq!(image.dimensions(), (800, 480));
+/// // Somewhere the first series is drawn in the first palette colour.
+/// assert!(image.pixels().any(|p| *p == PALETTE[0]));
+/// # Ok::<(), lingo_viz::Error>(())
+/// ```
+pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage, Error> {
+    check_series(series)?;
+    check_options(options)?;
+    let f = f64::from(options.font_size);
+    let (width, height) = (f64::from(options.width), f64::from(options.height));
+    let font = f as f32;
+
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let (x_lo, x_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| {
+        (lo.min(x.into()), hi.max(x.into()))
+    });
+    let (y_lo, y_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| {
+        (lo.min(y.into()), hi.max(y.into()))
+    });
+
+    // Vertical layout first: it fixes the plot height, which fixes the y
+    // ticks, whose labels fix the left margin.
+    let top =
+        f + if options.title.is_some() {
+            2.0 * f
+        } else {
+            0.0
+        } + 0.5 * f;
+    let tick = (f / 3.0).round();
+    let bottom = height
+        - f
+        - if options.x_label.is_some() {
+            1.5 * f
+        } else {
+            0.0
+        }
+        - 1.5 * f
+        - tick;
+    let y_axis = match options.y_range {
+        Some((lo, hi)) => Axis::new(
+            lo.into(),
+            hi.into(),
+            ((bottom - top) / (3.0 * f)).min(10.0),
+            false,
+        ),
+        None => Axis::new(y_lo, y_hi, ((bottom - top) / (3.0 * f)).min(10.0), true),
+    };
+    let y_ticks = y_axis.ticks();
+    let y_labels: Vec<String> = y_ticks.iter().map(|&v| y_axis.label(v)).collect();
+    let y_label_width = y_labels
+        .iter()
+        .map(|l| f64::from(text_width(l, font)))
+        .fold(0.0, f64::max);
+    let left =
+        f + if options.y_label.is_some() {
+            1.5 * f
+        } else {
+            0.0
+        } + y_label_width
+            + 0.5 * f
+            + tick;
+    let right = width - 2.0 * f;
+    if right - left < 2.0 * f || bottom - top < 2.0 * f {
+        return Err(Error::InvalidOption {
+            option: "width",
+            problem: format!(
+                "{}x{} leaves no room for the plot at font size {f}",
+                options.width, options.height
+            ),
+        });
+    }
+    let x_axis = Axis::new(x_lo, x_hi, ((right - left) / (5.0 * f)).min(10.0), false);
+
+    let mut canvas = Canvas::new(options.width, options.height, WHITE);
+    let px = |v: f64| x_axis.map(v, left, right);
+    let py = |v: f64| y_axis.map(v, bottom, top);
+    let (l, t, r, b) = (left as i64, top as i64, right as i64, bottom as i64);
+
+    // Grid lines, ticks and tick labels.
+    for (&v, text) in y_ticks.iter().zip(&y_labels) {
+        let y = py(v).floor() as i64;
+        canvas.fill_rect((l, y), (r - l, 1), GRID);
+        canvas.fill_rect((l - tick as i64, y), (tick as i64, 1), AXIS);
+        let tx = (left - tick - 0.25 * f) as f32 - text_width(text, font);
+        draw_text(
+            &mut canvas,
+            text,
+            (tx.round() as i64, centered_baseline(py(v), font)),
+            font,
+            INK,
+            Direction::Horizontal,
+        );
+    }
+    for v in x_axis.ticks() {
+        let x = px(v).floor() as i64;
+        canvas.fill_rect((x, t), (1, b - t), GRID);
+        canvas.fill_rect((x, b), (1, tick as i64), AXIS);
+        let text = x_axis.label(v);
+        let tx = px(v) - text_width(&text, font) / 2.0;
+        let baseline = centered_baseline((bottom + tick + 0.75 * f) as f32, font);
+        draw_text(
+            &mut canvas,
+            &text,
+            (tx.round() as i64, baseline),
+            font,
+            INK,
+            Direction::Horizontal,
+        );
+    }
+    // The axes: a frame on the left and bottom of the plot area.
+    canvas.fill_rect((l - 1, t), (1, b - t + 1), AXIS);
+    canvas.fill_rect((l - 1, b), (r - l + 1, 1), AXIS);
+
+    // The series, clipped to the plot area plus room for a marker.
+    let thickness = (font / 7.0).max(2.0);
+    let radius = thickness + 1.0;
+    let pad = radius.ceil() as i64 + 1;
+    for (k, s) in series.iter().enumerate() {
+        let mut coverage = Coverage::new((l - pad, t - pad), (r - l + 2 * pad, b - t + 2 * pad));
+        let points: Vec<(f32, f32)> = s
+            .points
+            .iter()
+            .map(|&(x, y)| (px(x.into()), py(y.into())))
+            .collect();
+        for pair in points.windows(2) {
+            coverage.segment(pair[0], pair[1], thickness);
+        }
+        if options.markers || points.len() == 1 {
+            for &p in &points {
+                coverage.disc(p, radius);
+            }
+        }
+        coverage.paint(&mut canvas, PALETTE[k % PALETTE.len()]);
+    }
+
+    draw_legend(&mut canvas, series, (right, top), f, thickness, radius);
+
+    // Axis labels and the title, each shrunk if it would not fit.
+    if let Some(x_label) = &options.x_label {
+        let size = fit_size(x_label, font, (right - left) as f32);
+        let tx = ((left + right) / 2.0) as f32 - text_width(x_label, size) / 2.0;
+        let baseline = centered_baseline((height - f - 0.75 * f) as f32, size);
+        draw_text(
+            &mut canvas,
+            x_label,
+            (tx.round() as i64, baseline),
+            size,
+            INK,
+            Direction::Horizontal,
+        );
+    }
+    if let Some(y_label) = &options.y_label {
+        let size = fit_size(y_label, font, (bottom - top) as f32);
+        let start = ((top + bottom) / 2.0) as f32 + text_width(y_label, size) / 2.0;
+        let x = centered_baseline((f + 0.75 * f) as f32, size);
+        draw_text(
+            &mut canvas,
+            y_label,
+            (x, start.round() as i64),
+            size,
+            INK,
+            Direction::Up,
+        );
+    }
+    if let Some(title) = &options.title {
+        let size = fit_size(title, 1.2 * font, (width - 2.0 * f) as f32);
+        let tx = ((left + right) / 2.0) as f32 - text_width(title, size) / 2.0;
+        let tx = tx.clamp(f as f32, (width - f) as f32 - text_width(title, size));
+        let baseline = centered_baseline(2.0 * font, size);
+        draw_text(
+            &mut canvas,
+            title,
+            (tx.round() as i64, baseline),
+            size,
+            INK,
+            Direction::Horizontal,
+        );
+    }
+    Ok(canvas.into_image())
+}
+
+/// The legend: a framed white box in the top-right corner of the plot area
+/// with a line sample and the label of each series.
+fn draw_legend(
+    canvas: &mut Canvas,
+    series: &[Series],
+    (right, top): (f64, f64),
+    f: f64,
+    thickness: f32,
+    radius: f32,
+) {
+    let font = f as f32;
+    let row = (1.5 * f).round();
+    let sample = 2.0 * f;
+    let label_width = series
+        .iter()
+        .map(|s| f64::from(text_width(&s.label, font)))
+        .fold(0.0, f64::max);
+    let (w, h) = (
+        (0.5 * f + sample + 0.5 * f + label_width + 0.5 * f).ceil(),
+        (row * series.len() as f64 + 0.5 * f).ceil(),
+    );
+    let (x0, y0) = ((right - 0.5 * f - w).round(), (top + 0.5 * f).round());
+    canvas.fill_rect((x0 as i64, y0 as i64), (w as i64, h as i64), AXIS);
+    canvas.fill_rect(
+        (x0 as i64 + 1, y0 as i64 + 1),
+        (w as i64 - 2, h as i64 - 2),
+        WHITE,
+    );
+    for (k, s) in series.iter().enumerate() {
+        let cy = y0 + 0.25 * f + row * (k as f64 + 0.5);
+        let mut coverage = Coverage::new((x0 as i64, y0 as i64), (w as i64, h as i64));
+        let (a, b) = (
+            ((x0 + 0.5 * f) as f32, cy as f32),
+            ((x0 + 0.5 * f + sample) as f32, cy as f32),
+        );
+        coverage.segment(a, b, thickness);
+        coverage.disc(((a.0 + b.0) / 2.0, cy as f32), radius);
+        coverage.paint(canvas, PALETTE[k % PALETTE.len()]);
+        let tx = (x0 + 0.5 * f + sample + 0.5 * f).round() as i64;
+        draw_text(
+            canvas,
+            &s.label,
+            (tx, centered_baseline(cy as f32, font)),
+            font,
+            INK,
+            Direction::Horizontal,
+        );
+    }
+}
+
+/// Writes the chart of [`render_lines`] to the PNG file `path`.
+///
+/// # Errors
+/// Everything [`render_lines`] reports, and [`Error::Write`] (naming `path`)
+/// if the file cannot be created or written.
+///
+/// # Example
+/// ```
+/// use lingo_viz::{plot_lines, LineOptions, Series};
+///
+/// let path = std::env::temp_dir().join("lingo-viz-doc-plot-lines.png");
+/// let entropy = Series::new("dot", &[1.9, 1.2, 0.6, 0.3]);
+/// plot_lines(&[entropy], &path, &LineOptions::default().y_label("entropy (nats)"))?;
+/// assert!(path.exists());
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), lingo_viz::Error>(())
+/// ```
+pub fn plot_lines(
+    series: &[Series],
+    path: impl AsRef<Path>,
+    options: &LineOptions,
+) -> Result<(), Error> {
+    let image = render_lines(series, options)?;
+    save_png(&image, path.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_steps_are_one_two_or_five_times_a_power_of_ten() {
+        assert_eq!(nice_step(15.0, 8.0), 2.0); // epochs 1..16
+        assert_eq!(nice_step(2.43, 5.0), 0.5);
+        assert_eq!(nice_step(100.0, 10.0), 10.0);
+        assert!((nice_step(0.07, 5.0) - 0.02).abs() < 1e-12);
+    }
+
+    #[test]
+    fn snapped_axes_cover_the_data_with_whole_steps() {
+        let axis = Axis::new(0.62, 3.05, 5.0, true);
+        assert_eq!((axis.low, axis.high, axis.step), (0.5, 3.5, 0.5));
+        assert_eq!(axis.ticks(), vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]);
+        assert_eq!(axis.label(1.0), "1.0");
+        // A flat series still gets a range around it.
+        let flat = Axis::new(2.0, 2.0, 5.0, true);
+        assert!(flat.low < 2.0 && flat.high > 2.0);
+    }
+}
