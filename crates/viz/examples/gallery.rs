@@ -1,0 +1,209 @@
+//! Renders the pictures in `docs/gallery/` from synthetic attention weights
+//! and synthetic training curves.
+//!
+//! ```text
+//! cargo run --release -p lingo-viz --example gallery [OUT_DIR]
+//! ```
+//!
+//! `OUT_DIR` defaults to the workspace's `docs/gallery`. The weights here are
+//! made up to look like what a trained model produces; the model examples
+//! will replace them with real ones.
+
+use std::error::Error;
+use std::path::PathBuf;
+
+use lingo_viz::{
+    CellStyle, HeatmapOptions, LineOptions, Series, TextOptions, format_attention, plot_attention,
+    plot_lines,
+};
+use ndarray::Array2;
+
+/// Attention rows `(tgt_len, src_len)` from a list of aligned source
+/// positions per row: each listed position gets its share of `focus`, the
+/// neighbours of the first one `blur` each, and the rest of the mass is
+/// spread evenly, so every row sums to 1.
+fn synthetic_attention(src_len: usize, aligned: &[&[(usize, f32)]], blur: f32) -> Array2<f32> {
+    let mut weights = Array2::zeros((aligned.len(), src_len));
+    for (i, targets) in aligned.iter().enumerate() {
+        let mut row = vec![0.0_f32; src_len];
+        for &(j, share) in targets.iter() {
+            row[j] += share;
+        }
+        let (first, _) = targets[0];
+        for n in [first.wrapping_sub(1), first + 1] {
+            if n < src_len && row[n] == 0.0 {
+                row[n] = blur;
+            }
+        }
+        let rest = (1.0 - row.iter().sum::<f32>()).max(0.0) / src_len as f32;
+        for (w, r) in weights.row_mut(i).iter_mut().zip(&row) {
+            *w = r + rest;
+        }
+    }
+    weights
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let out = std::env::args_os()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/gallery"));
+    std::fs::create_dir_all(&out)?;
+
+    // 1. Lexicon reverse: "bird wants a cat dog" -> "perro gato un quiere
+    //    pájaro". Rows are the decoder's inputs; row n predicts token n + 1,
+    //    so row <sos> (predicting "perro") looks at "dog", and so on back.
+    let src = ["<sos>", "bird", "wants", "a", "cat", "dog", "<eos>"];
+    let tgt = ["<sos>", "perro", "gato", "un", "quiere", "pájaro"];
+    let weights = synthetic_attention(
+        src.len(),
+        &[
+            &[(5, 0.78)],
+            &[(4, 0.86)],
+            &[(3, 0.9)],
+            &[(2, 0.88)],
+            &[(1, 0.9)],
+            &[(6, 0.8)],
+        ],
+        0.06,
+    );
+    let text = format_attention(weights.view(), &src, &tgt, &TextOptions::default())?;
+    println!("{text}\n");
+    std::fs::write(out.join("reverse.txt"), format!("{text}\n"))?;
+    let options = HeatmapOptions::default()
+        .title("Lexicon reverse (synthetic)")
+        .show_values(true);
+    plot_attention(
+        weights.view(),
+        &src,
+        &tgt,
+        out.join("reverse.png"),
+        &options,
+    )?;
+
+    // 2. Sorting with duplicates: 3 1 4 1 5 9 2 6 5 3 -> 1 1 2 3 3 4 5 5 6 9.
+    //    Each row splits its attention between the copies of the digit it
+    //    emits, as an attention model does before it learns an order.
+    let src = ["3", "1", "4", "1", "5", "9", "2", "6", "5", "3"];
+    let tgt = ["<sos>", "1", "1", "2", "3", "3", "4", "5", "5", "6"];
+    let split = |a, b, first: f32| [(a, first), (b, 0.9 - first)];
+    let (ones_a, ones_b) = (split(1, 3, 0.5), split(1, 3, 0.38));
+    let (threes_a, threes_b) = (split(0, 9, 0.55), split(0, 9, 0.42));
+    let (fives_a, fives_b) = (split(4, 8, 0.47), split(4, 8, 0.4));
+    let weights = synthetic_attention(
+        src.len(),
+        &[
+            &ones_a,
+            &ones_b,
+            &[(6, 0.88)],
+            &threes_a,
+            &threes_b,
+            &[(2, 0.9)],
+            &fives_a,
+            &fives_b,
+            &[(7, 0.9)],
+            &[(5, 0.92)],
+        ],
+        0.02,
+    );
+    let numbers = TextOptions::default()
+        .cells(CellStyle::ShadeAndNumber)
+        .mark_peak(true);
+    let text = format_attention(weights.view(), &src, &tgt, &numbers)?;
+    println!("{text}\n");
+    std::fs::write(out.join("sorting.txt"), format!("{text}\n"))?;
+    let options = HeatmapOptions::default()
+        .title("Sorting with duplicates (synthetic)")
+        .show_values(true);
+    plot_attention(
+        weights.view(),
+        &src,
+        &tgt,
+        out.join("sorting.png"),
+        &options,
+    )?;
+
+    // 3. Readability at 30 x 30 with accented tokens: a Spanish sentence
+    //    and its English translation, mostly monotonic with local swaps
+    //    (adjective-noun) and one word translated by two ("después").
+    let src: Vec<&str> =
+        "<sos> el niño pequeño de España comió una manzana roja en la cocina , y después José \
+                          también leyó un libro muy antiguo sobre la historia de Málaga . <eos>"
+            .split_whitespace()
+            .collect();
+    let outputs: Vec<&str> =
+        "the small boy from Spain ate a red apple in the kitchen , and after that José also \
+                              read a very old book about the history of Málaga . <eos>"
+            .split_whitespace()
+            .collect();
+    // Decoder inputs: <sos> then every output but the last.
+    let tgt: Vec<&str> = std::iter::once("<sos>")
+        .chain(outputs[..outputs.len() - 1].iter().copied())
+        .collect();
+    let aligned_to = [
+        1, 3, 2, 4, 5, 6, 7, 9, 8, 10, 11, 12, 13, 14, 15, 15, 16, 17, 18, 19, 21, 22, 20, 23, 24,
+        25, 26, 27, 28, 29,
+    ];
+    let rows: Vec<[(usize, f32); 1]> = aligned_to.iter().map(|&j| [(j, 0.8)]).collect();
+    let row_refs: Vec<&[(usize, f32)]> = rows.iter().map(|r| r.as_slice()).collect();
+    let weights = synthetic_attention(src.len(), &row_refs, 0.07);
+    let options = HeatmapOptions::default().title("30 × 30 tokens, Spanish → English (synthetic)");
+    plot_attention(
+        weights.view(),
+        &src,
+        &tgt,
+        out.join("readability-30x30.png"),
+        &options,
+    )?;
+
+    // 4. Training curves: loss falls in a sigmoid from about 3 to 0.6, the
+    //    validation curve a little behind and above.
+    let epochs = 1..=16;
+    let sigmoid_loss =
+        |e: f32, floor: f32, mid: f32| floor + (3.05 - floor) / (1.0 + ((e - mid) / 1.3).exp());
+    let train: Vec<f32> = epochs
+        .clone()
+        .map(|e| sigmoid_loss(e as f32, 0.6, 7.0))
+        .collect();
+    let val: Vec<f32> = epochs
+        .clone()
+        .map(|e| sigmoid_loss(e as f32, 0.64, 7.3))
+        .collect();
+    let options = LineOptions::default()
+        .title("Loss (synthetic)")
+        .y_label("cross-entropy (nats)");
+    plot_lines(
+        &[
+            Series::new("train", &train),
+            Series::new("validation", &val),
+        ],
+        out.join("loss.png"),
+        &options,
+    )?;
+
+    // 5. Attention entropy per target token, H = -sum_j w_j ln w_j, decays
+    //    roughly exponentially as attention sharpens; uniform attention over
+    //    7 positions would be ln 7 = 1.95 nats.
+    let entropy =
+        |e: f32, floor: f32, tau: f32| floor + (7f32.ln() - floor) * (-(e - 1.0) / tau).exp();
+    let dot: Vec<f32> = epochs
+        .clone()
+        .map(|e| entropy(e as f32, 0.18, 2.5))
+        .collect();
+    let additive: Vec<f32> = epochs.map(|e| entropy(e as f32, 0.35, 3.5)).collect();
+    let options = LineOptions::default()
+        .title("Attention entropy (synthetic)")
+        .y_label("entropy (nats)")
+        .y_range(0.0, 2.0);
+    plot_lines(
+        &[
+            Series::new("dot (Luong)", &dot),
+            Series::new("additive (Bahdanau)", &additive),
+        ],
+        out.join("entropy.png"),
+        &options,
+    )?;
+
+    println!("wrote the gallery to {}", out.display());
+    Ok(())
+}
