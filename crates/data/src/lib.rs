@@ -6,7 +6,7 @@
 //!   `<unk>`=1, `<sos>`=2, `<eos>`=3, built from token counts with a
 //!   minimum frequency and a size cap; serde-serializable for checkpoints.
 //! * **Tokenizers** behind one trait, [`Tokenizer`]: a Unicode-aware
-//!   [`WordTokenizer`] and a learned byte-pair-encoding BPE tokenizer (coming).
+//!   [`WordTokenizer`] and a learned byte-pair-encoding [`Bpe`].
 //! * **Corpora** ([`Corpus`]): parallel TSV with errors that name the file
 //!   and line, a lenient mode, length filters, seeded shuffling and
 //!   train/validation/test splits that never share a source sentence.
@@ -67,8 +67,10 @@
 
 mod batch;
 mod bleu;
+mod bpe;
 mod corpus;
 mod error;
+mod hash;
 mod metrics;
 mod tasks;
 mod tokenize;
@@ -76,6 +78,7 @@ mod vocab;
 
 pub use batch::{Batch, BatchConfig, Example, SeqPair};
 pub use bleu::{BleuScore, corpus_bleu, corpus_bleu_multi, corpus_chrf, corpus_chrf_multi, tokenize_13a};
+pub use bpe::{Bpe, BpeConfig, END_OF_WORD};
 pub use corpus::{Corpus, Loaded, Pair, ReadOptions, SkippedRow, Split, SplitFractions};
 pub use error::{Error, Result, RowProblem};
 pub use metrics::{

@@ -1,9 +1,9 @@
-//! Word tokenization and the [`Tokenizer`] trait shared with the BPE tokenizer.
+//! Word tokenization and the [`Tokenizer`] trait shared with [`crate::Bpe`].
 
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
-/// Splits text into tokens; implemented by [`WordTokenizer`] and the BPE tokenizer.
+/// Splits text into tokens; implemented by [`WordTokenizer`] and [`crate::Bpe`].
 ///
 /// The core method streams tokens into a callback so that counting and
 /// encoding a whole corpus allocates nothing per token.

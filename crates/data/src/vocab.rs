@@ -1,8 +1,10 @@
 //! Token vocabularies with the four reserved specials.
 
 use crate::Tokenizer;
+use crate::hash::{FxBuild, FxMap};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// Id of `<pad>`, the filler after the end of a shorter sequence in a batch.
 pub const PAD: usize = 0;
@@ -62,7 +64,7 @@ pub struct Vocab {
     /// id -> token
     itos: Vec<String>,
     /// token -> id
-    stoi: HashMap<String, usize>,
+    stoi: FxMap<String, usize>,
 }
 
 impl PartialEq for Vocab {
@@ -139,7 +141,7 @@ impl Vocab {
     /// let v = Vocab::from_counts(&counts, &VocabConfig { min_freq: 2, max_size: None });
     /// assert_eq!(v.tokens()[4..], ["a", "c"]);
     /// ```
-    pub fn from_counts(counts: &HashMap<String, usize>, config: &VocabConfig) -> Self {
+    pub fn from_counts<H: BuildHasher>(counts: &HashMap<String, usize, H>, config: &VocabConfig) -> Self {
         let mut ranked: Vec<(&str, usize)> = counts
             .iter()
             .filter(|&(t, &n)| n >= config.min_freq && !SPECIALS.contains(&t.as_str()))
@@ -294,13 +296,13 @@ impl Vocab {
 /// let counts = count_tokens(["a b", "a"], &WordTokenizer::new());
 /// assert_eq!(counts["a"], 2);
 /// ```
-pub fn count_tokens<I, S, T>(texts: I, tokenizer: &T) -> HashMap<String, usize>
+pub fn count_tokens<I, S, T>(texts: I, tokenizer: &T) -> HashMap<String, usize, impl BuildHasher + Clone + use<I, S, T>>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
     T: Tokenizer + ?Sized,
 {
-    let mut counts: HashMap<String, usize> = HashMap::new();
+    let mut counts: FxMap<String, usize> = FxMap::default();
     for text in texts {
         tokenizer.for_each_token(text.as_ref(), &mut |t| match counts.get_mut(t) {
             Some(n) => *n += 1,
@@ -341,7 +343,7 @@ impl TryFrom<Vec<String>> for Vocab {
                 format!("must start with {SPECIALS:?}"),
             ));
         }
-        let mut stoi = HashMap::with_capacity(itos.len());
+        let mut stoi = FxMap::with_capacity_and_hasher(itos.len(), FxBuild::default());
         for (id, token) in itos.iter().enumerate() {
             if stoi.insert(token.clone(), id).is_some() {
                 return Err(crate::Error::invalid(
