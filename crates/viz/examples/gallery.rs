@@ -10,7 +10,7 @@
 //! will replace them with real ones.
 
 use std::error::Error;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lingo_viz::{
     CellStyle, HeatmapOptions, LineOptions, Series, TextOptions, format_attention, plot_attention,
@@ -43,6 +43,29 @@ fn synthetic_attention(src_len: usize, aligned: &[&[(usize, f32)]], blur: f32) -
     weights
 }
 
+/// Writes one attention matrix both ways: `NAME.txt` (and stdout) with
+/// `format_attention`, `NAME.png` with `plot_attention` and numbers in cells.
+fn text_and_picture(
+    out: &Path,
+    name: &str,
+    (weights, src, tgt): (&Array2<f32>, &[&str], &[&str]),
+    text_options: &TextOptions,
+    title: &str,
+) -> Result<(), Box<dyn Error>> {
+    let text = format_attention(weights.view(), src, tgt, text_options)?;
+    println!("{text}\n");
+    std::fs::write(out.join(format!("{name}.txt")), format!("{text}\n"))?;
+    let options = HeatmapOptions::default().title(title).show_values(true);
+    plot_attention(
+        weights.view(),
+        src,
+        tgt,
+        out.join(format!("{name}.png")),
+        &options,
+    )?;
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     let out = std::env::args_os()
         .nth(1)
@@ -67,18 +90,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         ],
         0.06,
     );
-    let text = format_attention(weights.view(), &src, &tgt, &TextOptions::default())?;
-    println!("{text}\n");
-    std::fs::write(out.join("reverse.txt"), format!("{text}\n"))?;
-    let options = HeatmapOptions::default()
-        .title("Lexicon reverse (synthetic)")
-        .show_values(true);
-    plot_attention(
-        weights.view(),
-        &src,
-        &tgt,
-        out.join("reverse.png"),
-        &options,
+    text_and_picture(
+        &out,
+        "reverse",
+        (&weights, &src, &tgt),
+        &TextOptions::default(),
+        "Lexicon reverse (synthetic)",
     )?;
 
     // 2. Sorting with duplicates: 3 1 4 1 5 9 2 6 5 3 -> 1 1 2 3 3 4 5 5 6 9.
@@ -109,18 +126,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let numbers = TextOptions::default()
         .cells(CellStyle::ShadeAndNumber)
         .mark_peak(true);
-    let text = format_attention(weights.view(), &src, &tgt, &numbers)?;
-    println!("{text}\n");
-    std::fs::write(out.join("sorting.txt"), format!("{text}\n"))?;
-    let options = HeatmapOptions::default()
-        .title("Sorting with duplicates (synthetic)")
-        .show_values(true);
-    plot_attention(
-        weights.view(),
-        &src,
-        &tgt,
-        out.join("sorting.png"),
-        &options,
+    text_and_picture(
+        &out,
+        "sorting",
+        (&weights, &src, &tgt),
+        &numbers,
+        "Sorting with duplicates (synthetic)",
     )?;
 
     // 3. Readability at 30 x 30 with accented tokens: a Spanish sentence
@@ -156,53 +167,36 @@ fn main() -> Result<(), Box<dyn Error>> {
         &options,
     )?;
 
-    // 4. Training curves: loss falls in a sigmoid from about 3 to 0.6, the
-    //    validation curve a little behind and above.
-    let epochs = 1..=16;
-    let sigmoid_loss =
-        |e: f32, floor: f32, mid: f32| floor + (3.05 - floor) / (1.0 + ((e - mid) / 1.3).exp());
-    let train: Vec<f32> = epochs
-        .clone()
-        .map(|e| sigmoid_loss(e as f32, 0.6, 7.0))
-        .collect();
-    let val: Vec<f32> = epochs
-        .clone()
-        .map(|e| sigmoid_loss(e as f32, 0.64, 7.3))
-        .collect();
+    // 4. Training curves over 16 epochs. Loss falls in a sigmoid from about
+    //    3 to 0.6, the validation curve a little behind and above.
+    let per_epoch =
+        |curve: &dyn Fn(f32) -> f32| -> Vec<f32> { (1..=16).map(|e| curve(e as f32)).collect() };
+    let sigmoid_loss = |floor: f32, mid: f32| {
+        move |e: f32| floor + (3.05 - floor) / (1.0 + ((e - mid) / 1.3).exp())
+    };
+    let loss = [
+        Series::new("train", &per_epoch(&sigmoid_loss(0.6, 7.0))),
+        Series::new("validation", &per_epoch(&sigmoid_loss(0.64, 7.3))),
+    ];
     let options = LineOptions::default()
         .title("Loss (synthetic)")
         .y_label("cross-entropy (nats)");
-    plot_lines(
-        &[
-            Series::new("train", &train),
-            Series::new("validation", &val),
-        ],
-        out.join("loss.png"),
-        &options,
-    )?;
+    plot_lines(&loss, out.join("loss.png"), &options)?;
 
     // 5. Attention entropy per target token, H = -sum_j w_j ln w_j, decays
-    //    roughly exponentially as attention sharpens; uniform attention over
-    //    7 positions would be ln 7 = 1.95 nats.
-    let entropy =
-        |e: f32, floor: f32, tau: f32| floor + (7f32.ln() - floor) * (-(e - 1.0) / tau).exp();
-    let dot: Vec<f32> = epochs
-        .clone()
-        .map(|e| entropy(e as f32, 0.18, 2.5))
-        .collect();
-    let additive: Vec<f32> = epochs.map(|e| entropy(e as f32, 0.35, 3.5)).collect();
+    //    roughly exponentially as attention sharpens, from ln 7 = 1.95 nats
+    //    (uniform attention over 7 positions) to a floor.
+    let decay =
+        |floor: f32, tau: f32| move |e: f32| floor + (7f32.ln() - floor) * (-(e - 1.0) / tau).exp();
+    let entropy = [
+        Series::new("dot (Luong)", &per_epoch(&decay(0.18, 2.5))),
+        Series::new("additive (Bahdanau)", &per_epoch(&decay(0.35, 3.5))),
+    ];
     let options = LineOptions::default()
         .title("Attention entropy (synthetic)")
         .y_label("entropy (nats)")
         .y_range(0.0, 2.0);
-    plot_lines(
-        &[
-            Series::new("dot (Luong)", &dot),
-            Series::new("additive (Bahdanau)", &additive),
-        ],
-        out.join("entropy.png"),
-        &options,
-    )?;
+    plot_lines(&entropy, out.join("entropy.png"), &options)?;
 
     println!("wrote the gallery to {}", out.display());
     Ok(())

@@ -57,58 +57,14 @@ impl Default for HeatmapOptions {
     }
 }
 
-impl HeatmapOptions {
-    /// Sets [`HeatmapOptions::cell_size`].
-    ///
-    /// ```
-    /// assert_eq!(lingo_viz::HeatmapOptions::default().cell_size(20).cell_size, 20);
-    /// ```
-    pub fn cell_size(mut self, cell_size: u32) -> Self {
-        self.cell_size = cell_size;
-        self
-    }
-
-    /// Sets [`HeatmapOptions::font_size`].
-    ///
-    /// ```
-    /// assert_eq!(lingo_viz::HeatmapOptions::default().font_size(12).font_size, 12);
-    /// ```
-    pub fn font_size(mut self, font_size: u32) -> Self {
-        self.font_size = font_size;
-        self
-    }
-
-    /// Sets [`HeatmapOptions::title`].
-    ///
-    /// ```
-    /// let options = lingo_viz::HeatmapOptions::default().title("sorting");
-    /// assert_eq!(options.title.as_deref(), Some("sorting"));
-    /// ```
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets [`HeatmapOptions::show_values`].
-    ///
-    /// ```
-    /// assert!(lingo_viz::HeatmapOptions::default().show_values(true).show_values);
-    /// ```
-    pub fn show_values(mut self, show_values: bool) -> Self {
-        self.show_values = show_values;
-        self
-    }
-
-    /// Sets [`HeatmapOptions::colorbar`].
-    ///
-    /// ```
-    /// assert!(!lingo_viz::HeatmapOptions::default().colorbar(false).colorbar);
-    /// ```
-    pub fn colorbar(mut self, colorbar: bool) -> Self {
-        self.colorbar = colorbar;
-        self
-    }
-}
+setters!(HeatmapOptions {
+    cell_size: u32 = 20,
+    font_size: u32 = 12,
+    show_values: bool = true,
+    colorbar: bool = false,
+} optional {
+    title = "sorting",
+});
 
 /// Where everything goes, in pixels; see [`render_attention`] for the
 /// formulas.

@@ -49,7 +49,103 @@
 //! assert_eq!(text, expected.join("\n"));
 //! # Ok::<(), lingo_viz::Error>(())
 //! ```
-pub mod error;
+//!
+//! Options switch the cells to numbers or to shade and number side by side
+//! ([`CellStyle`]) and mark each row's peak ([`TextOptions::mark_peak`]).
+//!
+//! ## PNG heatmaps
+//!
+//! [`plot_attention`] writes a PNG file and [`render_attention`] returns the
+//! same picture as an [`image::RgbImage`] (for tests, or to compose several
+//! pictures). Cells are coloured with [`viridis`], a perceptually uniform
+//! colour map, on the same fixed 0..1 scale; source tokens run along the top,
+//! target tokens down the left, a colour bar sits on the right, and
+//! [`HeatmapOptions`] adds a title and numbers in the cells. The picture's
+//! size follows exactly from the token counts, the longest tokens and the
+//! options (formula in [`render_attention`]).
+//!
+//! ```
+//! use lingo_viz::{render_attention, viridis, HeatmapOptions};
+//! use ndarray::array;
+//!
+//! let weights = array![[0.1_f32, 0.9], [0.8, 0.2]];
+//! let image = render_attention(weights.view(), &["a", "cat"], &["gato", "un"],
+//!     &HeatmapOptions::default().title("toy"))?;
+//! assert_eq!(image.dimensions(), (204, 129 + 28));
+//! # Ok::<(), lingo_viz::Error>(())
+//! ```
+//!
+//! ## Training curves
+//!
+//! [`plot_lines`] and [`render_lines`] draw one or more [`Series`] (loss,
+//! accuracy, attention entropy) on one chart with ticks, grid, axis labels
+//! and a legend:
+//!
+//! ```
+//! use lingo_viz::{render_lines, LineOptions, Series};
+//!
+//! let curves = [Series::new("train", &[2.9, 1.8, 1.1]), Series::new("val", &[3.0, 2.1, 1.5])];
+//! let image = render_lines(&curves, &LineOptions::default().y_label("loss"))?;
+//! assert_eq!(image.dimensions(), (800, 480));
+//! # Ok::<(), lingo_viz::Error>(())
+//! ```
+//!
+//! ## Drawing
+//!
+//! There is no plotting library underneath: a small rasterizer fills
+//! rectangles and draws anti-aliased lines and dots, and text is set with
+//! `ab_glyph` from DejaVu Sans, which is compiled into the crate
+//! (`assets/DejaVuSans.ttf`; Bitstream Vera license, DejaVu changes in the
+//! public domain, full text in `assets/LICENSE-DejaVu.txt`). Pictures are
+//! therefore identical on every machine, and accented tokens such as
+//! `España` or `niño` are drawn correctly. Pictures of the gallery
+//! (`docs/gallery.md`) come from `cargo run --release -p lingo-viz --example
+//! gallery`.
+#![warn(missing_docs)]
+
+/// Builder-style setters for an options struct: `options.field(value)`
+/// returns the options with `field` replaced. Fields listed under `optional`
+/// are `Option<String>` and take anything that converts into a `String`.
+/// Each setter gets a doc comment and a doctest with the example value.
+macro_rules! setters {
+    ($options:ident {
+        $($field:ident : $ty:ty = $example:expr),* $(,)?
+    } optional {
+        $($text:ident = $text_example:literal),* $(,)?
+    }) => {
+        impl $options {
+            $(
+                #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($field), "`].")]
+                #[doc = ""]
+                #[doc = "```"]
+                #[doc = concat!("let options = lingo_viz::", stringify!($options), "::default().",
+                    stringify!($field), "(", stringify!($example), ");")]
+                #[doc = concat!("assert_eq!(options.", stringify!($field), ", ", stringify!($example), ");")]
+                #[doc = "```"]
+                pub fn $field(mut self, $field: $ty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+            $(
+                #[doc = concat!("Sets [`", stringify!($options), "::", stringify!($text), "`].")]
+                #[doc = ""]
+                #[doc = "```"]
+                #[doc = concat!("let options = lingo_viz::", stringify!($options), "::default().",
+                    stringify!($text), "(", stringify!($text_example), ");")]
+                #[doc = concat!("assert_eq!(options.", stringify!($text), ".as_deref(), Some(",
+                    stringify!($text_example), "));")]
+                #[doc = "```"]
+                pub fn $text(mut self, $text: impl Into<String>) -> Self {
+                    self.$text = Some($text.into());
+                    self
+                }
+            )*
+        }
+    };
+}
+
+mod error;
 
 mod canvas;
 mod check;

@@ -136,46 +136,6 @@ impl LineOptions {
         self
     }
 
-    /// Sets [`LineOptions::font_size`].
-    ///
-    /// ```
-    /// assert_eq!(lingo_viz::LineOptions::default().font_size(16).font_size, 16);
-    /// ```
-    pub fn font_size(mut self, font_size: u32) -> Self {
-        self.font_size = font_size;
-        self
-    }
-
-    /// Sets [`LineOptions::title`].
-    ///
-    /// ```
-    /// assert_eq!(lingo_viz::LineOptions::default().title("t").title.as_deref(), Some("t"));
-    /// ```
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Sets [`LineOptions::x_label`].
-    ///
-    /// ```
-    /// assert_eq!(lingo_viz::LineOptions::default().x_label("step").x_label.as_deref(), Some("step"));
-    /// ```
-    pub fn x_label(mut self, x_label: impl Into<String>) -> Self {
-        self.x_label = Some(x_label.into());
-        self
-    }
-
-    /// Sets [`LineOptions::y_label`].
-    ///
-    /// ```
-    /// assert_eq!(lingo_viz::LineOptions::default().y_label("nats").y_label.as_deref(), Some("nats"));
-    /// ```
-    pub fn y_label(mut self, y_label: impl Into<String>) -> Self {
-        self.y_label = Some(y_label.into());
-        self
-    }
-
     /// Sets [`LineOptions::y_range`].
     ///
     /// ```
@@ -185,17 +145,16 @@ impl LineOptions {
         self.y_range = Some((low, high));
         self
     }
-
-    /// Sets [`LineOptions::markers`].
-    ///
-    /// ```
-    /// assert!(!lingo_viz::LineOptions::default().markers(false).markers);
-    /// ```
-    pub fn markers(mut self, markers: bool) -> Self {
-        self.markers = markers;
-        self
-    }
 }
+
+setters!(LineOptions {
+    font_size: u32 = 16,
+    markers: bool = false,
+} optional {
+    title = "loss",
+    x_label = "step",
+    y_label = "nats",
+});
 
 /// A tick step of 1, 2 or 5 times a power of ten that cuts `span` into about
 /// `target` intervals (the usual "nice numbers" rule for axes).

@@ -77,29 +77,10 @@ pub struct TextOptions {
     pub mark_peak: bool,
 }
 
-impl TextOptions {
-    /// Sets [`TextOptions::cells`].
-    ///
-    /// ```
-    /// use lingo_viz::{CellStyle, TextOptions};
-    /// assert_eq!(TextOptions::default().cells(CellStyle::ShadeAndNumber).cells, CellStyle::ShadeAndNumber);
-    /// ```
-    pub fn cells(mut self, cells: CellStyle) -> Self {
-        self.cells = cells;
-        self
-    }
-
-    /// Sets [`TextOptions::mark_peak`].
-    ///
-    /// ```
-    /// use lingo_viz::TextOptions;
-    /// assert!(TextOptions::default().mark_peak(true).mark_peak);
-    /// ```
-    pub fn mark_peak(mut self, mark_peak: bool) -> Self {
-        self.mark_peak = mark_peak;
-        self
-    }
-}
+setters!(TextOptions {
+    cells: CellStyle = lingo_viz::CellStyle::Number,
+    mark_peak: bool = true,
+} optional {});
 
 /// Renders attention `weights` `(tgt_len, src_len)` as a text heatmap.
 ///

@@ -7,6 +7,11 @@
 use lingo_viz::{CellStyle, Error, TextOptions, format_attention, shade};
 use ndarray::{Array2, array};
 
+/// `format_attention` with default options (shades only, no peak marks).
+fn shades(weights: &Array2<f32>, src: &[&str], tgt: &[&str]) -> Result<String, Error> {
+    format_attention(weights.view(), src, tgt, &TextOptions::default())
+}
+
 /// A row that puts `peak` on column `at` and `rest` on every other column.
 fn one_hot_row(len: usize, at: usize, peak: f32, rest: f32) -> Vec<f32> {
     (0..len)
@@ -23,7 +28,7 @@ fn reproduces_the_tutorial_heatmap() {
         flat.extend(one_hot_row(7, at, 0.94, 0.01));
     }
     let weights = Array2::from_shape_vec((6, 7), flat).unwrap();
-    let text = format_attention(weights.view(), &src, &tgt, &TextOptions::default()).unwrap();
+    let text = shades(&weights, &src, &tgt).unwrap();
     let expected = [
         "       <sos>  bird wants     a   cat   dog <eos>",
         "<sos>    ···   ···   ···   ···   ···   ▓▓▓   ░░░",
@@ -82,13 +87,7 @@ fn peak_ties_go_to_the_first_column_and_shades_mark_it() {
 fn accented_tokens_are_measured_in_characters_not_bytes() {
     // "niño" is 4 characters but 5 bytes; "España" 6 and 7.
     let weights = array![[1.0_f32, 0.0], [0.0, 1.0]];
-    let text = format_attention(
-        weights.view(),
-        &["niño", "sí"],
-        &["España", "ñ"],
-        &TextOptions::default(),
-    )
-    .unwrap();
+    let text = shades(&weights, &["niño", "sí"], &["España", "ñ"]).unwrap();
     // Label column 6 wide ("España"), source columns 4 wide ("niño"), and
     // each cell's three shade characters right-aligned in them.
     let expected = ["       niño   sí", "España  ███  ···", "ñ       ···  ███"];
@@ -98,8 +97,7 @@ fn accented_tokens_are_measured_in_characters_not_bytes() {
 #[test]
 fn out_of_range_weights_are_clamped_for_shading_and_printed_as_is() {
     let weights = array![[-0.25_f32, 1.5]];
-    let shades =
-        format_attention(weights.view(), &["a", "b"], &["t"], &TextOptions::default()).unwrap();
+    let shades = shades(&weights, &["a", "b"], &["t"]).unwrap();
     assert_eq!(shades, "    a   b\nt ··· ███");
     let numbers = format_attention(
         weights.view(),
@@ -133,13 +131,7 @@ fn shade_thresholds_are_fifths() {
 #[test]
 fn mismatched_sizes_name_the_side_and_both_counts() {
     let weights = Array2::<f32>::zeros((2, 3));
-    let err = format_attention(
-        weights.view(),
-        &["a", "b"],
-        &["x", "y"],
-        &TextOptions::default(),
-    )
-    .unwrap_err();
+    let err = shades(&weights, &["a", "b"], &["x", "y"]).unwrap_err();
     assert!(matches!(
         err,
         Error::TokenCount {
@@ -149,13 +141,7 @@ fn mismatched_sizes_name_the_side_and_both_counts() {
             ..
         }
     ));
-    let err = format_attention(
-        weights.view(),
-        &["a", "b", "c"],
-        &["x"],
-        &TextOptions::default(),
-    )
-    .unwrap_err();
+    let err = shades(&weights, &["a", "b", "c"], &["x"]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "1 target tokens given, but the weights have 2 rows (shape (tgt_len, src_len) = (2, 3))"
@@ -166,8 +152,7 @@ fn mismatched_sizes_name_the_side_and_both_counts() {
 fn empty_and_non_finite_weights_are_errors() {
     let none: [&str; 0] = [];
     let empty = Array2::<f32>::zeros((0, 2));
-    let err =
-        format_attention(empty.view(), &["a", "b"], &none, &TextOptions::default()).unwrap_err();
+    let err = shades(&empty, &["a", "b"], &none).unwrap_err();
     assert!(matches!(
         err,
         Error::EmptyWeights {
@@ -177,13 +162,7 @@ fn empty_and_non_finite_weights_are_errors() {
     ));
 
     let weights = array![[0.5_f32, 0.5], [f32::NAN, 1.0]];
-    let err = format_attention(
-        weights.view(),
-        &["a", "b"],
-        &["x", "y"],
-        &TextOptions::default(),
-    )
-    .unwrap_err();
+    let err = shades(&weights, &["a", "b"], &["x", "y"]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "the weight at row 1, column 0 is NaN, not a finite number"
