@@ -453,7 +453,14 @@ pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage
         coverage.paint(&mut canvas, PALETTE[k % PALETTE.len()]);
     }
 
-    draw_legend(&mut canvas, series, (right, top), f, thickness, radius);
+    draw_legend(
+        &mut canvas,
+        series,
+        (left, right, top),
+        f,
+        thickness,
+        radius,
+    );
 
     // Axis labels and the title, each shrunk if it would not fit.
     if let Some(x_label) = &options.x_label {
@@ -504,18 +511,29 @@ pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage
 fn draw_legend(
     canvas: &mut Canvas,
     series: &[Series],
-    (right, top): (f64, f64),
+    (left, right, top): (f64, f64, f64),
     f: f64,
     thickness: f32,
     radius: f32,
 ) {
-    let font = f as f32;
     let row = (1.5 * f).round();
     let sample = 2.0 * f;
-    let label_width = series
-        .iter()
-        .map(|s| f64::from(text_width(&s.label, font)))
-        .fold(0.0, f64::max);
+    let widest = |font: f32| {
+        series
+            .iter()
+            .map(|s| f64::from(text_width(&s.label, font)))
+            .fold(0.0, f64::max)
+    };
+    // Labels too long for the plot area are set smaller so that the box
+    // stays inside it: room = plot width − margins − line sample.
+    let room = (right - left) - 3.0 * f - sample;
+    let full = widest(f as f32);
+    let font = if full > room && full > 0.0 {
+        (f * room.max(0.0) / full) as f32
+    } else {
+        f as f32
+    };
+    let label_width = widest(font);
     let (w, h) = (
         (0.5 * f + sample + 0.5 * f + label_width + 0.5 * f).ceil(),
         (row * series.len() as f64 + 0.5 * f).ceil(),

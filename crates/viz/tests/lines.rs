@@ -161,3 +161,48 @@ fn bad_series_and_options_are_errors_naming_the_problem() {
         "{err}"
     );
 }
+
+#[test]
+fn the_legend_shows_each_series_colour_in_the_top_right() {
+    // Both lines run low (y = 0.2 and 0.3 of 0..2), so in the top quarter of
+    // the picture only the legend's samples can carry their colours.
+    let series = [flat("train", 0.2), flat("validation", 0.3)];
+    let image = render_lines(&series, &LineOptions::default().y_range(0.0, 2.0)).unwrap();
+    for colour in [BLUE, VERMILLION] {
+        let spots: Vec<(u32, u32)> = image
+            .enumerate_pixels()
+            .filter(|&(_, y, p)| y < 120 && *p == colour)
+            .map(|(x, y, _)| (x, y))
+            .collect();
+        assert!(!spots.is_empty(), "no legend sample in {colour:?}");
+        assert!(
+            spots.iter().all(|&(x, _)| x > 400),
+            "legend sample left of centre"
+        );
+    }
+}
+
+#[test]
+fn axis_labels_draw_where_they_belong() {
+    let series = [Series::new("s", &[1.0, 2.0, 3.0])];
+    let bare = LineOptions::default();
+    let base = render_lines(&series, &bare).unwrap();
+    // The y label sits in the left margin, written upwards.
+    let labelled = render_lines(&series, &bare.clone().y_label("loss")).unwrap();
+    let moved: Vec<u32> = base
+        .enumerate_pixels()
+        .filter(|&(x, y, p)| x < 40 && p != labelled.get_pixel(x, y))
+        .map(|(_, y, _)| y)
+        .collect();
+    assert!(
+        !moved.is_empty(),
+        "the y label drew nothing in the left margin"
+    );
+    // A different x label changes only the bottom strip.
+    let other = render_lines(&series, &bare.clone().x_label("step")).unwrap();
+    assert!(
+        base.enumerate_pixels()
+            .filter(|&(x, y, p)| p != other.get_pixel(x, y))
+            .all(|(_, y, _)| y > 480 - 40)
+    );
+}
