@@ -21,8 +21,18 @@ pub struct Example {
 /// batching serves corpus [`Example`]s and task [`crate::AlignedExample`]s.
 pub trait SeqPair {
     /// Source ids.
+    ///
+    /// ```
+    /// use lingo_data::{Example, SeqPair};
+    /// assert_eq!(Example { src: vec![2, 5, 3], tgt: vec![2, 3] }.src(), [2, 5, 3]);
+    /// ```
     fn src(&self) -> &[usize];
     /// Target ids, `<sos> .. <eos>`.
+    ///
+    /// ```
+    /// use lingo_data::{Example, SeqPair};
+    /// assert_eq!(Example { src: vec![2, 5, 3], tgt: vec![2, 3] }.tgt(), [2, 3]);
+    /// ```
     fn tgt(&self) -> &[usize];
 }
 

@@ -65,6 +65,8 @@
 //! # Ok::<(), lingo_data::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod batch;
 mod bleu;
 mod bpe;

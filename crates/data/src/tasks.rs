@@ -36,10 +36,27 @@ impl SeqPair for AlignedExample {
 /// A generator of examples with known alignments.
 pub trait Task {
     /// Vocabulary of the source side.
+    ///
+    /// ```
+    /// use lingo_data::{LexiconReverse, Task};
+    /// assert_eq!(LexiconReverse::default().src_vocab().len(), 4 + 17);
+    /// ```
     fn src_vocab(&self) -> &Vocab;
     /// Vocabulary of the target side.
+    ///
+    /// ```
+    /// use lingo_data::{DigitOp, DigitTask, Task};
+    /// assert_eq!(DigitTask::new(DigitOp::Sort, 10, 2, 5).unwrap().tgt_vocab().len(), 4 + 10);
+    /// ```
     fn tgt_vocab(&self) -> &Vocab;
     /// Draws one example.
+    ///
+    /// ```
+    /// use rand::{SeedableRng, rngs::StdRng};
+    /// use lingo_data::{DigitOp, DigitTask, Task};
+    /// let ex = DigitTask::new(DigitOp::Reverse, 10, 4, 4).unwrap().sample(&mut StdRng::seed_from_u64(0));
+    /// assert_eq!(ex.gold, [vec![4], vec![3], vec![2], vec![1], vec![]]);
+    /// ```
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> AlignedExample;
 
     /// Draws `n` examples; the same seed gives the same examples.
@@ -137,6 +154,9 @@ impl LexiconReverse {
         check_range("word count range", min_words, max_words)?;
         if lexicon.is_empty() {
             return Err(Error::invalid("lexicon", "is empty"));
+        }
+        if lexicon.iter().any(|(_, t)| crate::SPECIALS.contains(&t.as_ref())) {
+            return Err(Error::invalid("lexicon", "a target word is a special token"));
         }
         let mut task = Self::build(lexicon);
         if task.src_vocab.len() - crate::SPECIALS.len() != lexicon.len() {

@@ -9,9 +9,24 @@ use std::borrow::Cow;
 /// encoding a whole corpus allocates nothing per token.
 pub trait Tokenizer {
     /// Calls `f` once per token of `text`, in order.
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// let mut longest = 0;
+    /// WordTokenizer::new().for_each_token("a bcd ef", &mut |t| longest = longest.max(t.len()));
+    /// assert_eq!(longest, 3);
+    /// ```
     fn for_each_token(&self, text: &str, f: &mut dyn FnMut(&str));
 
     /// Joins tokens back into text (the inverse of tokenizing, up to spacing).
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// let tok = WordTokenizer::new();
+    /// let tokens = tok.tokenize("Hola ,  amigo");
+    /// let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    /// assert_eq!(tok.detokenize(&refs), "Hola , amigo");
+    /// ```
     fn detokenize(&self, tokens: &[&str]) -> String;
 
     /// Collects the tokens of `text` into owned strings.

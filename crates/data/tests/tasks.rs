@@ -49,6 +49,8 @@ fn lexicon_reverse_configurable() {
     assert_eq!(ex.gold, [vec![2], vec![1], vec![]]);
     assert!(LexiconReverse::new(&[("one", "uno")], 3, 2).is_err());
     assert!(LexiconReverse::new::<&str>(&[], 1, 2).is_err());
+    assert!(LexiconReverse::new(&[("end", "<eos>")], 1, 2).is_err(), "a target word may not be a special");
+    assert!(LexiconReverse::new(&[("<sos>", "x")], 1, 2).is_err(), "nor a source word");
 }
 
 #[test]
