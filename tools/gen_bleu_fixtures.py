@@ -78,6 +78,7 @@ def scores(hyps, refs_per_hyp):
             "bp": bleu.bp,
             "sys_len": bleu.sys_len,
             "ref_len": bleu.ref_len,
+            "formatted": str(bleu),
         },
         "chrf": chrf.score,
     }
