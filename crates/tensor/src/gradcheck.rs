@@ -111,3 +111,26 @@ pub fn check_gradients(f: impl Fn(&[Tensor]) -> Result<Tensor>, inputs: &[ArrayD
     }
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checker must be able to fail: an op whose backward is off by a
+    /// factor of two is caught, and its correct twin passes.
+    #[test]
+    fn a_wrong_backward_rule_is_caught() {
+        let square = |factor: f32| {
+            move |t: &[Tensor]| -> Result<Tensor> {
+                let x = &t[0];
+                Ok(Tensor::from_op("square", x.data().mapv(|v| v * v), vec![x.clone()], move |b| {
+                    vec![Some(b.grad * &b.input(0).mapv(|v| factor * v))]
+                }))
+            }
+        };
+        let x = ndarray::arr1(&[0.5_f32, -1.5, 2.0]).into_dyn();
+        assert!(check_gradients(square(2.0), &[x.clone()], GradCheck::default()).is_ok());
+        let err = check_gradients(square(1.0), &[x], GradCheck::default()).unwrap_err();
+        assert!(matches!(err, Error::GradientMismatch { input: 0, index: 0, .. }), "{err}");
+    }
+}

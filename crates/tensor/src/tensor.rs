@@ -78,6 +78,25 @@ struct Inner {
     grad_fn: Option<GradFn>,
 }
 
+impl Drop for Inner {
+    /// Dropping the last handle to a long chain (an unrolled sequence, a
+    /// training step) would otherwise drop each input inside its consumer's
+    /// drop, one stack frame per op, and overflow the stack. Unlink the chain
+    /// instead and drop it from a loop.
+    fn drop(&mut self) {
+        let Some(GradFn { inputs, .. }) = self.grad_fn.take() else { return };
+        let mut pending = inputs;
+        while let Some(t) = pending.pop() {
+            // Only a tensor nobody else holds dies here; take its inputs first.
+            if let Ok(mut inner) = Arc::try_unwrap(t.0) {
+                if let Some(GradFn { inputs, .. }) = inner.grad_fn.take() {
+                    pending.extend(inputs);
+                }
+            }
+        }
+    }
+}
+
 /// An `f32` n-dimensional array that remembers how it was computed.
 ///
 /// Cloning a `Tensor` clones a handle, not the data. Tensors are immutable;

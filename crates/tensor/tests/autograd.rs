@@ -1,0 +1,120 @@
+//! The engine's behaviour: accumulation, no-grad mode, errors, deep graphs.
+
+use lingo_tensor::{Error, Param, RnnWeights, Tensor, lstm_sequence, no_grad};
+use ndarray::{ArrayD, arr1};
+
+fn var(values: &[f32]) -> Tensor {
+    Tensor::variable(arr1(values).into_dyn())
+}
+
+#[test]
+fn gradients_accumulate_over_every_use_of_a_tensor() {
+    // L = Σ (x·x + 3x + exp(x)): x is read four times.
+    let x = var(&[0.5, -1.0]);
+    let loss = x.mul(&x).unwrap().add(&x.mul_scalar(3.0)).unwrap().add(&x.exp()).unwrap().sum_all();
+    let grads = loss.backward().unwrap();
+    let g = grads.get(&x).unwrap();
+    for (i, &v) in [0.5_f32, -1.0].iter().enumerate() {
+        let want = 2.0 * v + 3.0 + v.exp();
+        assert!((g[[i]] - want).abs() < 1e-6, "element {i}: {} vs {want}", g[[i]]);
+    }
+    assert_eq!(grads.len(), 1, "only the leaf keeps a gradient");
+}
+
+#[test]
+fn a_shared_intermediate_receives_both_consumers_gradients() {
+    let x = var(&[2.0]);
+    let y = x.tanh(); // read by two ops below
+    let loss = y.mul_scalar(2.0).add(&y.mul_scalar(5.0)).unwrap().sum_all();
+    let g = loss.backward().unwrap().get(&x).unwrap()[[0]];
+    let want = 7.0 * (1.0 - 2.0_f32.tanh().powi(2));
+    assert!((g - want).abs() < 1e-6, "{g} vs {want}");
+}
+
+#[test]
+fn no_grad_records_nothing_and_restores_the_mode() {
+    let w = var(&[1.0, 2.0]);
+    let y = no_grad(|| w.exp().mul(&w).unwrap().sum_all());
+    assert!(!y.requires_grad());
+    assert_eq!(y.op_name(), None);
+    assert!(y.backward().unwrap().is_empty());
+    // the mode comes back, even after a panic inside no_grad
+    let _ = std::panic::catch_unwind(|| no_grad(|| panic!("inside no_grad")));
+    assert!(lingo_tensor::is_grad_enabled());
+    assert!(w.exp().requires_grad());
+}
+
+#[test]
+fn constants_get_no_gradient() {
+    let (w, c) = (var(&[1.0]), Tensor::from_vec(vec![3.0], &[1]).unwrap());
+    let grads = w.mul(&c).unwrap().sum_all().backward().unwrap();
+    assert!(grads.get(&c).is_none());
+    assert_eq!(grads.get(&w).unwrap()[[0]], 3.0);
+}
+
+#[test]
+fn shape_errors_name_both_shapes() {
+    let a = Tensor::zeros(&[2, 3]);
+    let cases: Vec<(Error, &str)> = vec![
+        (a.matmul(&Tensor::zeros(&[4, 2])).unwrap_err(), "[2, 3] and [4, 2]"),
+        (a.add(&Tensor::zeros(&[2, 4])).unwrap_err(), "[2, 3] and [2, 4]"),
+        (a.mul(&Tensor::zeros(&[5])).unwrap_err(), "[2, 3] and [5]"),
+        (Tensor::cat(&[a.clone(), Tensor::zeros(&[3, 3])], 1).unwrap_err(), "[2, 3] and [3, 3]"),
+        (a.reshape(&[7]).unwrap_err(), "[2, 3] and [7]"),
+        (a.linear(&Tensor::zeros(&[4, 5]), None).unwrap_err(), "[2, 3] and [4, 5]"),
+    ];
+    for (err, shapes) in cases {
+        assert!(matches!(err, Error::ShapeMismatch { .. }), "{err}");
+        assert!(err.to_string().contains(shapes), "{err} should name {shapes}");
+    }
+}
+
+#[test]
+fn recurrent_shape_errors_name_both_shapes() {
+    let (h, i) = (3, 2);
+    let (w_ih, w_hh, b) = (Tensor::zeros(&[4 * h, i]), Tensor::zeros(&[4 * h, h]), Tensor::zeros(&[4 * h]));
+    let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
+    let state = Tensor::zeros(&[2, h]);
+    let err = lstm_sequence(&Tensor::zeros(&[2, 5, 7]), &state, &state, &[5, 5], false, w).unwrap_err();
+    assert!(err.to_string().contains("[2, 5, 7] and [12, 2]"), "{err}");
+    let err = lstm_sequence(&Tensor::zeros(&[2, 5, i]), &Tensor::zeros(&[3, h]), &state, &[5, 5], false, w).unwrap_err();
+    assert!(err.to_string().contains("[3, 3] and [2, 3]"), "{err}");
+    let err = lstm_sequence(&Tensor::zeros(&[2, 5, i]), &state, &state, &[5, 6], false, w).unwrap_err();
+    assert!(err.to_string().contains("length 6 exceeds"), "{err}");
+}
+
+#[test]
+fn a_deep_graph_does_not_overflow_the_stack() {
+    let x = var(&[0.1]);
+    let mut y = x.clone();
+    for _ in 0..50_000 {
+        y = y.mul_scalar(1.0).add_scalar(0.0);
+    }
+    let g = y.sum_all().backward().unwrap().get(&x).unwrap()[[0]];
+    assert_eq!(g, 1.0);
+}
+
+#[test]
+fn param_updates_in_place_or_copies_when_a_graph_holds_it() {
+    let mut p = Param::new("w", ArrayD::ones(vec![2]));
+    let id = p.tensor().id();
+    p.update(|d| d.fill(2.0));
+    assert_eq!(p.tensor().id(), id, "no graph alive: updated in place");
+    let y = p.tensor().mul_scalar(3.0); // the graph now shares the data
+    p.update(|d| d.fill(5.0));
+    assert_ne!(p.tensor().id(), id, "graph alive: a fresh tensor");
+    assert_eq!(y.to_vec(), vec![6.0, 6.0], "the old graph keeps the old values");
+    assert_eq!(p.tensor().to_vec(), vec![5.0, 5.0]);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_numbers() {
+    use rand::SeedableRng;
+    let run = |seed| {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let x = Tensor::randn(&[64, 32], 1.0, &mut rng).unwrap();
+        x.dropout(0.3, &mut rng).unwrap().matmul(&x.transpose(0, 1).unwrap()).unwrap().to_vec()
+    };
+    assert_eq!(run(3), run(3));
+    assert_ne!(run(3), run(4));
+}
