@@ -156,4 +156,10 @@ fn loads_eng_spa() {
     // Every word of the corpus is in its own vocabulary.
     assert!(examples.iter().all(|e| !e.src.contains(&UNK) && !e.tgt.contains(&UNK)));
     assert_eq!(tgt_vocab.decode(&examples[0].tgt, true), ["ve", "."]);
+
+    let split = corpus.split(SplitFractions { valid: 0.05, test: 0.05 }, &mut StdRng::seed_from_u64(0)).unwrap();
+    let train: HashSet<&str> = split.train.pairs.iter().map(|p| p.src.as_str()).collect();
+    assert!(split.valid.pairs.iter().chain(&split.test.pairs).all(|p| !train.contains(p.src.as_str())));
+    assert_eq!(split.train.len() + split.valid.len() + split.test.len(), corpus.len());
+    assert!(split.test.len().abs_diff(corpus.len() / 20) < 20);
 }
