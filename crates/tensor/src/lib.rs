@@ -68,6 +68,7 @@
 
 mod backprop;
 mod error;
+mod fastmath;
 mod gemm;
 mod gradcheck;
 mod ops;

@@ -8,6 +8,7 @@ use rand::Rng;
 
 use super::{broadcast_shape, sum_to};
 use crate::error::{Result, bad_arg};
+use crate::fastmath;
 use crate::tensor::Tensor;
 
 /// `f(a, b)` elementwise over the broadcast shape of `a` and `b`.
@@ -123,7 +124,7 @@ impl Tensor {
     /// assert_eq!(a.exp().to_vec(), vec![1.0]);
     /// ```
     pub fn exp(&self) -> Tensor {
-        Tensor::from_op("exp", self.data().mapv(f32::exp), vec![self.clone()], |b| vec![Some(b.grad * b.out)])
+        Tensor::from_op("exp", self.data().mapv(fastmath::exp), vec![self.clone()], |b| vec![Some(b.grad * b.out)])
     }
 
     /// Natural logarithm elementwise. `∂/∂x = 1/x`.
@@ -143,7 +144,7 @@ impl Tensor {
     /// assert_eq!(a.tanh().to_vec(), vec![0.0]);
     /// ```
     pub fn tanh(&self) -> Tensor {
-        Tensor::from_op("tanh", self.data().mapv(f32::tanh), vec![self.clone()], |b| {
+        Tensor::from_op("tanh", self.data().mapv(fastmath::tanh), vec![self.clone()], |b| {
             vec![Some(Zip::from(b.grad).and(b.out).map_collect(|&g, &y| g * (1.0 - y * y)))]
         })
     }
@@ -155,7 +156,7 @@ impl Tensor {
     /// assert_eq!(a.sigmoid().to_vec(), vec![0.5]);
     /// ```
     pub fn sigmoid(&self) -> Tensor {
-        Tensor::from_op("sigmoid", self.data().mapv(sigmoid), vec![self.clone()], |b| {
+        Tensor::from_op("sigmoid", self.data().mapv(fastmath::sigmoid), vec![self.clone()], |b| {
             vec![Some(Zip::from(b.grad).and(b.out).map_collect(|&g, &y| g * y * (1.0 - y)))]
         })
     }
@@ -198,10 +199,4 @@ impl Tensor {
         let out = self.data() * &mask;
         Ok(Tensor::from_op("dropout", out, vec![self.clone()], move |b| vec![Some(b.grad * &mask)]))
     }
-}
-
-/// `σ(x) = 1 / (1 + e⁻ˣ)`, shared with the fused recurrent cells.
-#[inline]
-pub(crate) fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
 }

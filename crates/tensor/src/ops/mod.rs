@@ -11,7 +11,6 @@ mod shape;
 mod softmax;
 
 pub use loss::CrossEntropy;
-pub(crate) use elementwise::sigmoid;
 
 use ndarray::{ArrayD, Axis};
 

@@ -35,7 +35,7 @@ use super::lstm::as_one_step;
 use super::{Dims, H0, RnnWeights, as_matrix, input_projection, matrix, rows, step_rows, unpack, weight_grads};
 use crate::error::Result;
 use crate::gemm::gemm;
-use crate::ops::sigmoid;
+use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::Tensor;
 
 /// What [`gru_sequence`] returns.
@@ -55,13 +55,20 @@ const W_IH: usize = 2;
 /// for backward and updates `h` in place.
 fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &mut [f32], h: &mut [f32]) {
     let n_h = h.len();
-    for j in 0..n_h {
-        let r = sigmoid(x_hat[j] + h_hat[j]);
-        let z = sigmoid(x_hat[n_h + j] + h_hat[n_h + j]);
-        let n = (x_hat[2 * n_h + j] + r * h_hat[2 * n_h + j]).tanh();
-        (gates[j], gates[n_h + j], gates[2 * n_h + j]) = (r, z, n);
-        h_hat_n[j] = h_hat[2 * n_h + j];
-        h[j] = (1.0 - z) * n + z * h[j];
+    // r and z: σ(x̂ + ĥ) over one contiguous block of 2H, so it vectorizes.
+    let (rz, n) = gates.split_at_mut(2 * n_h);
+    for ((a, &x), &hh) in rz.iter_mut().zip(&x_hat[..2 * n_h]).zip(&h_hat[..2 * n_h]) {
+        *a = x + hh;
+    }
+    sigmoid_slice(rz);
+    let (r, z) = rz.split_at(n_h);
+    h_hat_n.copy_from_slice(&h_hat[2 * n_h..]);
+    for (((a, &x), &r), &hn) in n.iter_mut().zip(&x_hat[2 * n_h..]).zip(r).zip(&*h_hat_n) {
+        *a = x + r * hn;
+    }
+    tanh_slice(n);
+    for ((h, &z), &n) in h.iter_mut().zip(z).zip(&*n) {
+        *h = (1.0 - z) * n + z * *h;
     }
 }
 

@@ -34,7 +34,7 @@ use ndarray::{Array3, s};
 use super::{Dims, H0, RnnWeights, as_matrix, input_projection, matrix, rows, step_rows, step_rows_mut, unpack, weight_grads};
 use crate::error::Result;
 use crate::gemm::gemm;
-use crate::ops::sigmoid;
+use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::Tensor;
 
 /// What [`lstm_sequence`] returns.
@@ -58,14 +58,20 @@ const W_IH: usize = 3;
 /// exit (kept for backward); `c` and `h` are updated in place.
 fn step_forward(gates: &mut [f32], c: &mut [f32], h: &mut [f32], tanh_c: &mut [f32]) {
     let n = h.len();
-    let (i, rest) = gates.split_at_mut(n);
-    let (f, rest) = rest.split_at_mut(n);
-    let (g, o) = rest.split_at_mut(n);
-    for j in 0..n {
-        (i[j], f[j], g[j], o[j]) = (sigmoid(i[j]), sigmoid(f[j]), g[j].tanh(), sigmoid(o[j]));
-        c[j] = f[j] * c[j] + i[j] * g[j];
-        tanh_c[j] = c[j].tanh();
-        h[j] = o[j] * tanh_c[j];
+    // Activations block by block over contiguous slices, so they vectorize.
+    let (i_f, g_o) = gates.split_at_mut(2 * n);
+    let (g, o) = g_o.split_at_mut(n);
+    sigmoid_slice(i_f);
+    tanh_slice(g);
+    sigmoid_slice(o);
+    let (i, f) = i_f.split_at(n);
+    for (((c, &i), &f), &g) in c.iter_mut().zip(i).zip(f).zip(&*g) {
+        *c = f * *c + i * g;
+    }
+    tanh_c.copy_from_slice(c);
+    tanh_slice(tanh_c);
+    for ((h, &o), &tc) in h.iter_mut().zip(&*o).zip(&*tanh_c) {
+        *h = o * tc;
     }
 }
 
