@@ -12,3 +12,9 @@
 
 /// The tensor and reverse-mode autograd core ([`lingo_tensor`]).
 pub use lingo_tensor as tensor;
+
+/// Vocabularies, corpora, batching, tasks with gold alignments, metrics ([`lingo_data`]).
+pub use lingo_data as data;
+
+/// Text and PNG attention heatmaps and line charts ([`lingo_viz`]).
+pub use lingo_viz as viz;
