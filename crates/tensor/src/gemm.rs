@@ -6,11 +6,21 @@
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 
-/// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`.
+/// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`,
+/// any strides (pass `b.t()` for `Bᵀ`: no copy is made).
 ///
-/// The caller guarantees the shapes agree (checked here in debug builds);
-/// public ops check shapes first and return an error naming both.
-pub(crate) fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+/// This is the low-level kernel that ops and fused kernels call; it panics
+/// if the shapes disagree, so public ops check shapes first and return an
+/// error naming both.
+///
+/// ```
+/// use ndarray::{arr2, Array2};
+/// let a = arr2(&[[1.0_f32, 2.0], [3.0, 4.0]]);
+/// let mut c = Array2::<f32>::ones((2, 2));
+/// lingo_tensor::gemm(1.0, a.view(), a.t(), 1.0, c.view_mut());   // c = a·aᵀ + c
+/// assert_eq!(c, arr2(&[[6.0, 12.0], [12.0, 26.0]]));
+/// ```
+pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
     let (m, k) = a.dim();
     let (k2, n) = b.dim();
     assert!(k == k2 && c.dim() == (m, n), "gemm: (m, k) x (k, n) -> (m, n) violated: {:?} x {:?} -> {:?}", a.dim(), b.dim(), c.dim());

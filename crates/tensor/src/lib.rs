@@ -35,6 +35,8 @@
 //! * [`no_grad`] switches recording off: ops then build no graph and keep no
 //!   saved values, which is what decoding wants.
 //! * [`Param`] and [`Module`] give weights stable names and a stable order.
+//! * Other crates add fused ops the same way, through [`Tensor::from_op`]
+//!   and the [`gemm`] kernel.
 //!
 //! ## The ops
 //!
@@ -71,6 +73,7 @@ mod error;
 mod fastmath;
 mod gemm;
 mod gradcheck;
+pub mod init;
 mod ops;
 mod param;
 pub mod rnn;
@@ -84,4 +87,5 @@ pub use param::{Module, Param};
 pub use rnn::RnnWeights;
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
-pub use tensor::{Tensor, TensorId, is_grad_enabled, no_grad};
+pub use gemm::gemm;
+pub use tensor::{Backward, Tensor, TensorId, is_grad_enabled, no_grad};

@@ -38,8 +38,8 @@ impl TensorId {
 
 /// What a backward rule is given: the gradient flowing into the op's output,
 /// the output itself (many rules are cheapest in terms of it: `d exp(x) = exp(x) dx`)
-/// and the op's inputs.
-pub(crate) struct Backward<'a> {
+/// and the op's inputs. See [`Tensor::from_op`].
+pub struct Backward<'a> {
     /// dL/d(output), same shape as the output.
     pub grad: &'a ArrayD<f32>,
     /// The op's output data.
@@ -50,18 +50,37 @@ pub(crate) struct Backward<'a> {
 
 impl Backward<'_> {
     /// Whether input `i` wants a gradient; rules skip work for the others.
+    ///
+    /// ```
+    /// # use lingo_tensor::Tensor;
+    /// let w = Tensor::variable(ndarray::ArrayD::ones(vec![1]));
+    /// let c = Tensor::ones(&[1]);
+    /// let y = Tensor::from_op("probe", w.data() + c.data(), vec![w.clone(), c.clone()], |b| {
+    ///     assert!(b.needs(0) && !b.needs(1));
+    ///     vec![Some(b.grad.clone()), None]
+    /// });
+    /// y.sum_all().backward().unwrap();
+    /// ```
     pub fn needs(&self, i: usize) -> bool {
         self.inputs[i].requires_grad()
     }
 
     /// The data of input `i`.
+    ///
+    /// ```
+    /// # use lingo_tensor::Tensor;
+    /// let x = Tensor::variable(ndarray::arr1(&[3.0_f32]).into_dyn());
+    /// // y = x², dy/dx = 2x, read back from the input
+    /// let y = Tensor::from_op("square", x.data().mapv(|v| v * v), vec![x.clone()], |b| vec![Some(b.grad * &b.input(0).mapv(|v| 2.0 * v))]);
+    /// assert_eq!(y.sum_all().backward().unwrap().get(&x).unwrap()[[0]], 6.0);
+    /// ```
     pub fn input(&self, i: usize) -> &ArrayD<f32> {
         self.inputs[i].data()
     }
 }
 
 /// A backward rule: gradients of the inputs (`None` where not needed), one per input.
-pub(crate) type BackwardFn = Box<dyn Fn(&Backward<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync>;
+type BackwardFn = Box<dyn Fn(&Backward<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync>;
 
 /// How a tensor was made: by which op, from which inputs, and how to push a
 /// gradient back through it.
@@ -255,10 +274,30 @@ impl Tensor {
         Ok(Tensor::new(ArrayD::random_using(IxDyn(shape), dist, rng)))
     }
 
-    /// Records the result of an op. When gradients are off (see [`no_grad`])
-    /// or no input wants one, the backward rule is dropped on the spot and
-    /// the result is a plain constant, so inference keeps nothing alive.
-    pub(crate) fn from_op(
+    /// Records the result of an op: its `data`, its `inputs`, and its
+    /// backward rule, which maps the gradient of the output to one gradient
+    /// per input (`None` for inputs that need none, as [`Backward::needs`]
+    /// tells). Every op in this crate is built this way, and so are fused
+    /// ops in other crates (the attention kernels of `lingo-attention`).
+    ///
+    /// When gradients are off (see [`no_grad`]) or no input wants one, the
+    /// rule is dropped on the spot and the result is a plain constant, so
+    /// inference keeps nothing alive.
+    ///
+    /// ```
+    /// use lingo_tensor::Tensor;
+    /// // softplus(x) = ln(1 + eˣ), d/dx = σ(x)
+    /// fn softplus(x: &Tensor) -> Tensor {
+    ///     let out = x.data().mapv(|v| v.exp().ln_1p());
+    ///     Tensor::from_op("softplus", out, vec![x.clone()], |b| {
+    ///         vec![Some(b.grad * &b.input(0).mapv(|v| 1.0 / (1.0 + (-v).exp())))]
+    ///     })
+    /// }
+    /// let x = Tensor::variable(ndarray::arr1(&[0.0_f32]).into_dyn());
+    /// let grads = softplus(&x).sum_all().backward().unwrap();
+    /// assert_eq!(grads.get(&x).unwrap()[[0]], 0.5);
+    /// ```
+    pub fn from_op(
         name: &'static str,
         data: ArrayD<f32>,
         inputs: Vec<Tensor>,
