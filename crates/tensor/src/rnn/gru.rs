@@ -223,17 +223,9 @@ mod tests {
         step_forward(&x_hat, &[0.2, -0.4, 0.6], &mut gates, &mut h_hat_n, &mut h);
         let (mut dh, mut dx_hat, mut dh_hat) = (vec![1.0], vec![0.0; 3], vec![0.0; 3]);
         step_backward(&gates, &h_hat_n, &[h_prev], &mut dh, &mut dx_hat, &mut dh_hat);
-        let eps = 1e-3;
-        for k in 0..3 {
-            let (mut up, mut down) = (x_hat, x_hat);
-            up[k] += eps;
-            down[k] -= eps;
-            let numeric = (loss(up, h_prev) - loss(down, h_prev)) / (2.0 * eps);
-            assert!((numeric - dx_hat[k]).abs() < 1e-3, "gate {k}: analytic {} numeric {numeric}", dx_hat[k]);
-        }
+        super::super::assert_partials(|x| loss(x, h_prev), x_hat, &dx_hat);
         // With ĥ held fixed, h_{t-1} reaches h_t only through z ⊙ h_{t-1}.
-        let numeric = (loss(x_hat, h_prev + eps) - loss(x_hat, h_prev - eps)) / (2.0 * eps);
-        assert!((numeric - dh[0]).abs() < 1e-3, "direct dh_prev: analytic {} numeric {numeric}", dh[0]);
+        super::super::assert_partials(|[h]| loss(x_hat, h), [h_prev], &dh);
         // dĥ_n is dx̂_n scaled by r.
         assert!((dh_hat[2] - dx_hat[2] * gates[0]).abs() < 1e-7);
     }

@@ -247,15 +247,7 @@ mod tests {
         step_forward(&mut g, &mut c, &mut h, &mut tc);
         let (mut dc, mut da) = (vec![1.0], vec![0.0; 4]);
         step_backward(&g, &tc, &[c_prev], &[1.0], &mut dc, &mut da);
-        let eps = 1e-3;
-        for k in 0..4 {
-            let (mut up, mut down) = (a, a);
-            up[k] += eps;
-            down[k] -= eps;
-            let numeric = (loss(up, c_prev) - loss(down, c_prev)) / (2.0 * eps);
-            assert!((numeric - da[k]).abs() < 1e-3, "gate {k}: analytic {} numeric {numeric}", da[k]);
-        }
-        let numeric = (loss(a, c_prev + eps) - loss(a, c_prev - eps)) / (2.0 * eps);
-        assert!((numeric - dc[0]).abs() < 1e-3, "dc_prev: analytic {} numeric {numeric}", dc[0]);
+        super::super::assert_partials(|x| loss(x, c_prev), a, &da);
+        super::super::assert_partials(|[c]| loss(a, c), [c_prev], &dc);
     }
 }

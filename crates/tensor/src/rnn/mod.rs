@@ -249,3 +249,16 @@ pub(crate) fn weight_grads(
         db_hh: b.needs(bhh).then(|| dg_h.sum_axis(Axis(0)).into_dyn()),
     }
 }
+
+/// Test helper: checks `analytic[k] ≈ ∂loss/∂at[k]` by central differences.
+#[cfg(test)]
+pub(crate) fn assert_partials<const N: usize>(loss: impl Fn([f32; N]) -> f32, at: [f32; N], analytic: &[f32]) {
+    let eps = 1e-3;
+    for k in 0..N {
+        let (mut up, mut down) = (at, at);
+        up[k] += eps;
+        down[k] -= eps;
+        let numeric = (loss(up) - loss(down)) / (2.0 * eps);
+        assert!((numeric - analytic[k]).abs() < 1e-3, "input {k}: analytic {} numeric {numeric}", analytic[k]);
+    }
+}
