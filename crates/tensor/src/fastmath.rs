@@ -56,10 +56,31 @@ pub(crate) fn sigmoid_slice(xs: &mut [f32]) {
     map_in_place(xs, sigmoid);
 }
 
-/// Applies `tanh` to every element of `xs`.
+/// Applies `tanh` to every element of `xs`, vectorized (see the module docs).
+///
+/// ```
+/// let mut xs = [0.0_f32, 0.5, -3.0];
+/// lingo_tensor::fastmath::tanh_slice(&mut xs);
+/// assert_eq!(xs[0], 0.0);
+/// assert!((xs[1] - 0.5_f32.tanh()).abs() < 2e-7 && (xs[2] - (-3.0_f32).tanh()).abs() < 2e-7);
+/// ```
 #[inline]
-pub(crate) fn tanh_slice(xs: &mut [f32]) {
+pub fn tanh_slice(xs: &mut [f32]) {
     map_in_place(xs, tanh);
+}
+
+/// Applies `eˣ` to every element of `xs`, vectorized (see the module docs);
+/// for softmax rows in fused kernels of other crates.
+///
+/// ```
+/// let mut xs = [0.0_f32, 1.0, -100.0];
+/// lingo_tensor::fastmath::exp_slice(&mut xs);
+/// assert_eq!(xs[0], 1.0);
+/// assert!((xs[1] - 1.0_f32.exp()).abs() <= 1e-6 * xs[1] && xs[2] < 1e-37);
+/// ```
+#[inline]
+pub fn exp_slice(xs: &mut [f32]) {
+    map_in_place(xs, exp);
 }
 
 /// `x ← f(x)` over a slice, compiled twice: for the baseline x86-64 target

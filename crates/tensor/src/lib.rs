@@ -70,7 +70,7 @@
 
 mod backprop;
 mod error;
-mod fastmath;
+pub mod fastmath;
 mod gemm;
 mod gradcheck;
 pub mod init;
