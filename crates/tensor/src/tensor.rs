@@ -107,10 +107,10 @@ impl Drop for Inner {
         let mut pending = inputs;
         while let Some(t) = pending.pop() {
             // Only a tensor nobody else holds dies here; take its inputs first.
-            if let Ok(mut inner) = Arc::try_unwrap(t.0) {
-                if let Some(GradFn { inputs, .. }) = inner.grad_fn.take() {
-                    pending.extend(inputs);
-                }
+            if let Ok(mut inner) = Arc::try_unwrap(t.0)
+                && let Some(GradFn { inputs, .. }) = inner.grad_fn.take()
+            {
+                pending.extend(inputs);
             }
         }
     }

@@ -2,6 +2,9 @@
 //! shapes and values (proptest picks the shapes, axes, lengths and a seed
 //! for the values).
 
+// `&[x.clone()]` reads better here than `std::slice::from_ref(&x)`.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
 use lingo_tensor::{CrossEntropy, GradCheck, Result, RnnWeights, Tensor, check_gradients, gru_cell, gru_sequence, lstm_cell, lstm_sequence};
 use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
