@@ -1,0 +1,290 @@
+//! Checkpoints: everything needed to resume training or to translate,
+//! in one checksummed file written atomically.
+//!
+//! # File format (version 1)
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 0..8 | magic `LINGOCKP` |
+//! | 8..12 | format version, `u32` little-endian |
+//! | 12..20 | payload length `n`, `u64` little-endian |
+//! | 20..28 | FNV-1a 64 checksum of the payload, `u64` little-endian |
+//! | 28..28+n | payload: the [`Checkpoint`], bincode 2 (standard config) via serde |
+//!
+//! Reading checks, in order: the magic (a foreign file), the version, the
+//! length (a truncated file, or trailing bytes), the checksum (a corrupt
+//! file), and only then decodes. FNV-1a catches *every* single changed byte
+//! of the payload: each step `h ← (h ⊕ byte) · p` is a bijection of `h` for
+//! the odd prime `p`, so two payloads differing in one byte reach different
+//! states there and never meet again. A changed header byte is caught by the
+//! magic, version, length or checksum check it falls in.
+//!
+//! # Atomic writes
+//!
+//! [`write_atomic`] writes a temporary file in the target's directory,
+//! `fsync`s it, renames it over the target and `fsync`s the directory, so a
+//! crash leaves either the old checkpoint or the new one, never half of one.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use lingo_data::Vocab;
+use lingo_tensor::Module;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CheckpointProblem, Error, Result};
+use crate::optim::Optimizer;
+use crate::schedule::Scheduler;
+use crate::state_dict::StateDict;
+
+/// The first eight bytes of every checkpoint file.
+pub const MAGIC: &[u8; 8] = b"LINGOCKP";
+
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Magic, version, payload length, checksum.
+const HEADER_LEN: usize = 8 + 4 + 8 + 8;
+
+/// A training snapshot: the model's configuration (any serde type `C`,
+/// chosen by the model crate), its weights, the optimizer and schedule
+/// state, the position in training, and both vocabularies.
+///
+/// ```
+/// use lingo_nn::{Checkpoint, Init, Linear};
+/// use lingo_data::Vocab;
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let model = Linear::new("out", 3, 2, true, Init::default(), &mut rng).unwrap();
+/// let dir = std::env::temp_dir().join(format!("lingo-nn-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("best.ckpt");
+///
+/// let ckpt = Checkpoint::new((3_usize, 2_usize), &model, Vocab::new(), Vocab::new()).unwrap();
+/// ckpt.save(&path).unwrap();
+/// let back: Checkpoint<(usize, usize)> = Checkpoint::load(&path).unwrap();
+/// assert_eq!(back, ckpt);
+///
+/// let mut fresh = Linear::new("out", 3, 2, true, Init::default(), &mut rng).unwrap();
+/// back.restore(&mut fresh).unwrap();
+/// assert_eq!(fresh.weight().tensor().to_vec(), model.weight().tensor().to_vec());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint<C> {
+    /// The model configuration, enough to rebuild the model before [`Checkpoint::restore`].
+    pub config: C,
+    /// The weights by name.
+    pub params: StateDict,
+    /// The optimizer with its per-parameter state, if training is to resume.
+    pub optimizer: Option<Optimizer>,
+    /// The learning-rate schedule's state, if any.
+    pub scheduler: Option<Scheduler>,
+    /// Epochs completed.
+    pub epoch: u64,
+    /// Optimizer steps taken.
+    pub step: u64,
+    /// The source vocabulary.
+    pub src_vocab: Vocab,
+    /// The target vocabulary.
+    pub tgt_vocab: Vocab,
+}
+
+impl<C> Checkpoint<C> {
+    /// A checkpoint of `model`'s current weights at epoch 0, step 0, without
+    /// optimizer or schedule state (set the public fields for those).
+    /// Errors when two parameters share a name.
+    ///
+    /// ```
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let emb = lingo_nn::Embedding::new("emb", 4, 2, None, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// let ckpt = lingo_nn::Checkpoint::new("tiny", &emb, lingo_data::Vocab::new(), lingo_data::Vocab::new()).unwrap();
+    /// assert_eq!(ckpt.params.len(), 1);
+    /// assert_eq!(ckpt.epoch, 0);
+    /// ```
+    pub fn new(config: C, model: &dyn Module, src_vocab: Vocab, tgt_vocab: Vocab) -> Result<Checkpoint<C>> {
+        Ok(Checkpoint { config, params: StateDict::from_module(model)?, optimizer: None, scheduler: None, epoch: 0, step: 0, src_vocab, tgt_vocab })
+    }
+
+    /// Copies the saved weights into `model` (strict; see [`StateDict::load_into`]).
+    ///
+    /// ```
+    /// use lingo_nn::{Checkpoint, Init, Linear};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let a = Linear::new("out", 3, 2, true, Init::default(), &mut rng).unwrap();
+    /// let ckpt = Checkpoint::new((), &a, lingo_data::Vocab::new(), lingo_data::Vocab::new()).unwrap();
+    /// let mut renamed = Linear::new("proj", 3, 2, true, Init::default(), &mut rng).unwrap();
+    /// assert_eq!(ckpt.restore(&mut renamed).unwrap_err().to_string(), "parameter proj.weight: missing from the saved state");
+    /// ```
+    pub fn restore(&self, model: &mut dyn Module) -> Result<()> {
+        self.params.load_into(model)
+    }
+}
+
+impl<C: Serialize> Checkpoint<C> {
+    /// Writes the checkpoint to `path` atomically (see the [module docs](self)).
+    ///
+    /// ```
+    /// use lingo_nn::Checkpoint;
+    /// use lingo_data::Vocab;
+    /// let ckpt = Checkpoint::<()> { config: (), params: Default::default(), optimizer: None, scheduler: None,
+    ///                               epoch: 3, step: 120, src_vocab: Vocab::new(), tgt_vocab: Vocab::new() };
+    /// let err = ckpt.save("/nonexistent-dir/x.ckpt").unwrap_err();
+    /// assert!(err.to_string().starts_with("checkpoint /nonexistent-dir/x.ckpt: I/O error"));
+    /// ```
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path.as_ref();
+        let payload = bincode::serde::encode_to_vec(self, bincode::config::standard())
+            .map_err(|e| problem(path, CheckpointProblem::Encode(e.to_string())))?;
+        write_atomic(path, &frame(&payload))
+    }
+}
+
+impl<C: DeserializeOwned> Checkpoint<C> {
+    /// Reads a checkpoint written by [`Checkpoint::save`]. A truncated,
+    /// corrupt, foreign or version-mismatched file, or one saved with another
+    /// configuration type, gives an [`Error::Checkpoint`] naming the path
+    /// and the problem.
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("lingo-nn-foreign-{}.ckpt", std::process::id()));
+    /// std::fs::write(&path, b"PK\x03\x04 certainly not a checkpoint").unwrap();
+    /// let err = lingo_nn::Checkpoint::<()>::load(&path).unwrap_err();
+    /// assert!(matches!(err, lingo_nn::Error::Checkpoint { problem: lingo_nn::CheckpointProblem::Magic { .. }, .. }));
+    /// assert!(err.to_string().contains("not a lingo checkpoint"));
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    pub fn load(path: impl AsRef<Path>) -> Result<Checkpoint<C>> {
+        let path = path.as_ref();
+        let bytes = fs::read(path).map_err(|e| problem(path, CheckpointProblem::Io(e)))?;
+        Checkpoint::from_bytes(&bytes, path)
+    }
+
+    /// Decodes the bytes of a checkpoint file; `path` only labels errors.
+    ///
+    /// ```
+    /// let err = lingo_nn::Checkpoint::<()>::from_bytes(b"LINGOCKP\x01", "mem".as_ref()).unwrap_err();
+    /// assert_eq!(err.to_string(), "checkpoint mem: truncated: 9 bytes, but the header needs 28");
+    /// ```
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint<C>> {
+        let payload = unframe(bytes, path)?;
+        let (ckpt, used) = bincode::serde::decode_from_slice(payload, bincode::config::standard())
+            .map_err(|e| problem(path, CheckpointProblem::Decode(e.to_string())))?;
+        if used != payload.len() {
+            return Err(problem(path, CheckpointProblem::Decode(format!("{} bytes left over after the checkpoint", payload.len() - used))));
+        }
+        Ok(ckpt)
+    }
+}
+
+/// FNV-1a, 64-bit: `h₀ = 0xcbf29ce484222325`, `h ← (h ⊕ byte) · 0x100000001b3`
+/// for every byte (Fowler, Noll & Vo).
+///
+/// ```
+/// assert_eq!(lingo_nn::fnv1a64(b""), 0xcbf29ce484222325);
+/// assert_eq!(lingo_nn::fnv1a64(b"a"), 0xaf63dc4c8601ec8c);     // published test vector
+/// assert_eq!(lingo_nn::fnv1a64(b"foobar"), 0x85944171f73967e8);
+/// ```
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    bytes.iter().fold(OFFSET_BASIS, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME))
+}
+
+/// Writes `bytes` to `path` so that a crash leaves either the old file or
+/// the complete new one: temporary file in the same directory, write,
+/// `fsync`, rename over `path`, `fsync` the directory. Errors are
+/// [`Error::Checkpoint`] naming `path`.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("lingo-nn-atomic-{}.bin", std::process::id()));
+/// lingo_nn::write_atomic(&path, b"old").unwrap();
+/// lingo_nn::write_atomic(&path, b"new").unwrap();
+/// assert_eq!(std::fs::read(&path).unwrap(), b"new");
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let io_error = |e| problem(path, CheckpointProblem::Io(e));
+    let file_name = path.file_name().ok_or_else(|| io_error(io::Error::new(io::ErrorKind::InvalidInput, "the path names no file")))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // Unique per process and call, so concurrent writers never share a temporary file.
+    let tmp = dir.join(format!(".{}.tmp-{}-{}", file_name.to_string_lossy(), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let written = (|| -> io::Result<()> {
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?; // the data is on disk before the name points at it
+        drop(file);
+        fs::rename(&tmp, path)?;
+        sync_dir(dir) // the rename itself is on disk
+    })();
+    if written.is_err() {
+        // Best effort: the write already failed, and that is the error to report.
+        let _ = fs::remove_file(&tmp);
+    }
+    written.map_err(io_error)
+}
+
+/// `fsync` of a directory, which makes a rename in it durable (Unix only;
+/// elsewhere renames are durable once the call returns or cannot be synced).
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    File::open(dir)?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Header + payload, as laid out in the [module docs](self).
+fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&fnv1a64(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Checks the header of `bytes` and returns the payload.
+fn unframe<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
+    let fail = |p| Err(problem(path, p));
+    let found = bytes.len() as u64;
+    if !bytes.starts_with(MAGIC) && !MAGIC.starts_with(bytes) {
+        let head = &bytes[..bytes.len().min(MAGIC.len())];
+        return fail(CheckpointProblem::Magic { found: String::from_utf8_lossy(head).into_owned() });
+    }
+    if bytes.len() < HEADER_LEN {
+        // The magic so far is right (or the file is shorter than it): cut short.
+        return fail(CheckpointProblem::Truncated { found, needed: HEADER_LEN as u64, part: "header" });
+    }
+    let word = |range: std::ops::Range<usize>| bytes[range].iter().rev().fold(0_u64, |acc, &b| (acc << 8) | u64::from(b));
+    let version = word(8..12) as u32;
+    if version != FORMAT_VERSION {
+        return fail(CheckpointProblem::Version { found: version, supported: FORMAT_VERSION });
+    }
+    let (len, stored) = (word(12..20), word(20..28));
+    let available = found - HEADER_LEN as u64;
+    if available < len {
+        return fail(CheckpointProblem::Truncated { found, needed: (HEADER_LEN as u64).saturating_add(len), part: "payload" });
+    }
+    if available > len {
+        return fail(CheckpointProblem::TrailingBytes { extra: available - len });
+    }
+    let payload = &bytes[HEADER_LEN..];
+    let computed = fnv1a64(payload);
+    if computed != stored {
+        return fail(CheckpointProblem::Checksum { stored, computed });
+    }
+    Ok(payload)
+}
+
+/// Shorthand for [`Error::Checkpoint`].
+fn problem(path: &Path, problem: CheckpointProblem) -> Error {
+    Error::Checkpoint { path: PathBuf::from(path), problem }
+}

@@ -1,0 +1,129 @@
+//! # lingo-nn
+//!
+//! The building blocks of a neural translation model on top of
+//! [`lingo_tensor`]: layers with PyTorch-compatible parameter names,
+//! optimizers with PyTorch's exact update equations, learning-rate
+//! schedules, and checkpoints that are checksummed and written atomically.
+//!
+//! | piece | items |
+//! |---|---|
+//! | layers ([`Module`](lingo_tensor::Module)s) | [`Embedding`], [`Linear`], [`Dropout`], [`Rnn`] (LSTM or GRU: multi-layer, bidirectional, padded batches) |
+//! | initialisation | [`Init`]: Xavier-uniform + orthogonal + zero (default), or PyTorch's defaults |
+//! | training mode | [`Mode`]: `Train(&mut rng)` (dropout drawn from a seeded RNG) or `Eval` |
+//! | optimizers | [`Optimizer`] with an [`Algorithm`]: SGD (momentum, Nesterov, weight decay), Adam, AdamW; clipping by global norm ([`grad_norm`], [`clip_scale`]) |
+//! | schedules | [`Scheduler`] with a [`Schedule`]: constant, linear warm-up, warm-up + cosine, inverse square root, reduce-on-plateau |
+//! | saving | [`StateDict`] (weights by name), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
+//!
+//! ## A model is a tree of layers with one naming scheme
+//!
+//! Each layer is built with the *prefix* of its place in the model and
+//! names its parameters as PyTorch's `state_dict()` does, so a lingo model
+//! and the equivalent PyTorch model map one to one:
+//!
+//! ```
+//! use lingo_nn::{Embedding, Init, Linear, Mode, Rnn, RnnConfig, RnnKind};
+//! use lingo_tensor::{Module, Param};
+//! use rand::{SeedableRng, rngs::StdRng};
+//!
+//! struct Tagger { embedding: Embedding, rnn: Rnn, out: Linear }
+//!
+//! impl Module for Tagger {
+//!     // The stable order optimizers and checkpoints rely on.
+//!     fn params(&self) -> Vec<&Param> {
+//!         [self.embedding.params(), self.rnn.params(), self.out.params()].concat()
+//!     }
+//!     fn params_mut(&mut self) -> Vec<&mut Param> {
+//!         let mut all = self.embedding.params_mut();
+//!         all.extend(self.rnn.params_mut());
+//!         all.extend(self.out.params_mut());
+//!         all
+//!     }
+//! }
+//!
+//! let mut rng = StdRng::seed_from_u64(0);          // the seed fixes every weight
+//! let init = Init::default();
+//! let rnn = RnnConfig { bidirectional: true, ..RnnConfig::new(RnnKind::Lstm, 8, 16) };
+//! let model = Tagger {
+//!     embedding: Embedding::new("encoder.embedding", 20, 8, Some(0), init, &mut rng)?,
+//!     rnn: Rnn::new("encoder.rnn", rnn, init, &mut rng)?,
+//!     out: Linear::new("out", rnn.output_size(), 5, true, init, &mut rng)?,
+//! };
+//! let names: Vec<&str> = model.params().iter().map(|p| p.name()).collect();
+//! assert_eq!(names[..3], ["encoder.embedding.weight", "encoder.rnn.weight_ih_l0", "encoder.rnn.weight_hh_l0"]);
+//! assert_eq!(names[5], "encoder.rnn.weight_ih_l0_reverse");
+//! assert_eq!(names[9..], ["out.weight", "out.bias"]);
+//!
+//! // src (batch, src_len) with <pad> = 0 -> logits (batch, src_len, 5)
+//! let src = ndarray::arr2(&[[4_usize, 9, 7], [5, 6, 0]]);
+//! let x = model.embedding.forward(src.view())?;                       // (2, 3, 8)
+//! let enc = model.rnn.forward(&x, &[3, 2], None, Mode::Train(&mut rng))?;
+//! let logits = model.out.forward(&enc.output)?;                       // (2, 3, 5)
+//! assert_eq!(logits.shape(), &[2, 3, 5]);
+//! # Ok::<(), lingo_nn::Error>(())
+//! ```
+//!
+//! ## Training: loss, backward, clip, schedule, step
+//!
+//! ```
+//! use lingo_nn::{Algorithm, Init, Linear, Optimizer, Schedule, Scheduler};
+//! use lingo_tensor::{CrossEntropy, Tensor};
+//! use rand::{SeedableRng, rngs::StdRng};
+//!
+//! let mut rng = StdRng::seed_from_u64(1);
+//! let mut model = Linear::new("out", 4, 3, true, Init::default(), &mut rng)?;
+//! let x = Tensor::randn(&[6, 4], 1.0, &mut rng)?;
+//! let targets = [0, 1, 2, 0, 1, 2];
+//! let mut opt = Optimizer::new(Algorithm::adamw(0.01), 0.1)?.with_max_grad_norm(1.0)?;
+//! let mut sched = Scheduler::new(Schedule::LinearWarmup { warmup_steps: 5 }, 0.1)?;
+//! let mut losses = Vec::new();
+//! for _ in 0..50 {
+//!     let loss = model.forward(&x)?.cross_entropy(&targets, CrossEntropy::default())?;
+//!     losses.push(loss.item()?);
+//!     let grads = loss.backward()?;
+//!     drop(loss);                      // the graph is gone, so the update is in place
+//!     opt.set_lr(sched.step());
+//!     let stats = opt.step(&mut model, &grads)?;
+//!     assert!(stats.clip_scale <= 1.0);
+//! }
+//! assert!(losses[49] < 0.5 * losses[0]);
+//! # Ok::<(), lingo_nn::Error>(())
+//! ```
+//!
+//! ## Saving and resuming
+//!
+//! A [`Checkpoint`] holds the weights, the optimizer and schedule state, the
+//! position in training and both vocabularies, under any serde model
+//! configuration type; [`Checkpoint::save`] writes it atomically behind a
+//! magic header, a format version and a checksum, and [`Checkpoint::load`]
+//! rejects truncated, corrupt, foreign and version-mismatched files with an
+//! error naming the path (see the [`checkpoint`](Checkpoint) docs for the format).
+//!
+//! ## Errors
+//!
+//! One enum, [`Error`]: tensor and data errors pass through, settings out of
+//! range are [`Error::Config`], disagreements between a model and saved state
+//! name the parameter ([`Error::Param`]), checkpoint problems name the file
+//! ([`Error::Checkpoint`]).
+//!
+//! ## Determinism
+//!
+//! Every random draw (initialisation, dropout) comes from an RNG the caller
+//! passes; the same seed gives the same weights and the same masks.
+
+#![warn(missing_docs)]
+
+mod checkpoint;
+mod error;
+pub mod init;
+mod layers;
+mod optim;
+mod schedule;
+mod state_dict;
+
+pub use checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC, fnv1a64, write_atomic};
+pub use error::{CheckpointProblem, Error, ParamProblem, Result};
+pub use init::Init;
+pub use layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnOutput, RnnState};
+pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
+pub use schedule::{Schedule, Scheduler};
+pub use state_dict::{NamedTensor, StateDict};
