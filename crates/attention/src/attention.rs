@@ -1,0 +1,424 @@
+//! [`Attention`]: a scorer with its parameters, [`Prepared`] sources for
+//! step-by-step decoding, and what both return, [`AttentionOutput`].
+
+use lingo_tensor::{Module, Param, Tensor, init};
+use ndarray::{Array2, IxDyn};
+use rand::Rng;
+
+use crate::error::{Error, Result, mismatch};
+use crate::kernel::{additive::additive, dot::dot_product};
+use crate::mask::Masking;
+use crate::scorer::Scorer;
+
+/// The sizes of an attention layer.
+///
+/// ```
+/// use lingo_attention::{AttentionConfig, Scorer};
+/// let config = AttentionConfig { scorer: "additive".parse().unwrap(), query_dim: 64, key_dim: 128, attn_dim: 32 };
+/// assert_eq!(config.scorer, Scorer::Additive);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionConfig {
+    /// Which score.
+    pub scorer: Scorer,
+    /// `d_q`: the size of a query (the decoder state).
+    pub query_dim: usize,
+    /// `d_k`: the size of a key (an encoder output); values have it too for
+    /// `multi_head`, and any size otherwise.
+    pub key_dim: usize,
+    /// `A`: the hidden size of `additive` and the model size of `multi_head`
+    /// (split between the heads); ignored by `dot`, `scaled_dot` and `general`.
+    pub attn_dim: usize,
+}
+
+/// The cost of one call in FLOPs (see [`crate::scorer`] for what is counted).
+///
+/// ```
+/// # use lingo_attention::{AttentionConfig, Flops, Scorer};
+/// let config = AttentionConfig { scorer: Scorer::Dot, query_dim: 4, key_dim: 4, attn_dim: 0 };
+/// // scores 2·B·T·S·d plus context 2·B·T·S·d_v, and twice that backward
+/// assert_eq!(config.flops(1, 2, 3), Flops { forward: 2 * 6 * 8, backward: 4 * 6 * 8 });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flops {
+    /// The forward pass.
+    pub forward: u64,
+    /// The backward pass alone.
+    pub backward: u64,
+}
+
+impl AttentionConfig {
+    /// The FLOPs of `forward` and of its backward for a batch of `batch`
+    /// queries sequences of `tgt_len` against sources of `src_len`, with
+    /// values of `key_dim` features (the formulas are in [`Scorer`]'s docs).
+    ///
+    /// ```
+    /// # use lingo_attention::{AttentionConfig, Scorer};
+    /// let config = AttentionConfig { scorer: Scorer::Additive, query_dim: 8, key_dim: 8, attn_dim: 8 };
+    /// let f = config.flops(2, 3, 5);
+    /// assert!(f.backward > f.forward);
+    /// ```
+    pub fn flops(&self, batch: usize, tgt_len: usize, src_len: usize) -> Flops {
+        let (b, t, s) = (batch as u64, tgt_len as u64, src_len as u64);
+        let (dq, dk, a) = (self.query_dim as u64, self.key_dim as u64, self.attn_dim as u64);
+        let dv = dk;
+        let core = 2 * b * t * s * (dk + dv);
+        let twice = |forward| Flops { forward, backward: 2 * forward };
+        match self.scorer {
+            Scorer::Dot | Scorer::ScaledDot => twice(core),
+            Scorer::General => twice(2 * b * s * dk * dq + 2 * b * t * s * (dq + dv)),
+            Scorer::MultiHead { .. } => twice(2 * b * t * dq * a + 4 * b * s * dk * a + 2 * b * t * a * dk + 4 * b * t * s * a),
+            Scorer::Additive => {
+                let projections = 2 * b * t * dq * a + 2 * b * s * dk * a;
+                // per (t, s, a) forward: add, tanh, multiply-add; backward: add and tanh again,
+                // 4 for G, and the three sums (2 + 2 for dv's multiply-add)
+                Flops { forward: projections + 4 * b * t * s * a + 2 * b * t * s * dv, backward: 2 * projections + 10 * b * t * s * a + 4 * b * t * s * dv }
+            }
+        }
+    }
+
+    /// Checks that the sizes fit the scorer.
+    fn validate(&self) -> Result<()> {
+        let bad = |why: String| Err(Error::BadConfig { scorer: self.scorer.to_string(), why });
+        let (dq, dk, a) = (self.query_dim, self.key_dim, self.attn_dim);
+        if dq == 0 || dk == 0 {
+            return bad(format!("query_dim ({dq}) and key_dim ({dk}) must be positive"));
+        }
+        match self.scorer {
+            Scorer::Dot | Scorer::ScaledDot if dq != dk => bad(format!(
+                "a dot product needs query_dim == key_dim, got {dq} and {dk}; use `general` (q · W k) or `additive` (v · tanh(W_q q + W_k k)), which compare vectors of different sizes"
+            )),
+            Scorer::Additive if a == 0 => bad("attn_dim (the hidden size of v · tanh(W_q q + W_k k)) must be positive".into()),
+            Scorer::MultiHead { heads } if heads == 0 || a == 0 || !a.is_multiple_of(heads) => bad(format!("attn_dim ({a}) must be a positive multiple of the number of heads ({heads})")),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What attention returns.
+///
+/// ```
+/// use lingo_attention::{Attention, AttentionConfig, Scorer};
+/// use lingo_tensor::Tensor;
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let config = AttentionConfig { scorer: Scorer::MultiHead { heads: 2 }, query_dim: 4, key_dim: 4, attn_dim: 4 };
+/// let attn = Attention::new("attn", &config, &mut rng).unwrap();
+/// let x = Tensor::randn(&[1, 3, 4], 1.0, &mut rng).unwrap();
+/// let out = attn.forward(&x, &x, &x, None, true).unwrap();
+/// assert_eq!(out.context.shape(), &[1, 3, 4]);
+/// assert_eq!(out.weights.shape(), &[1, 3, 3]);
+/// assert_eq!(out.head_weights.unwrap().shape(), &[1, 2, 3, 3]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct AttentionOutput {
+    /// The weighted sums of the values, `(batch, tgt_len, d_v)`.
+    pub context: Tensor,
+    /// The attention weights `(batch, tgt_len, src_len)`; each row sums to 1.
+    /// For `multi_head`, the mean over heads. A tensor, so a loss may use it;
+    /// `.data()` gives the plain array for plots and metrics.
+    pub weights: Tensor,
+    /// Each head's weights `(batch, heads, tgt_len, src_len)`; `multi_head` only.
+    pub head_weights: Option<Tensor>,
+}
+
+/// The parameters of each scorer (PyTorch's `(out, in)` layout).
+#[derive(Debug, Clone)]
+enum Weights {
+    None,
+    General { w: Param },
+    Additive { w_q: Param, w_k: Param, v: Param },
+    MultiHead { w_q: Param, w_k: Param, w_v: Param, w_o: Param },
+}
+
+/// An attention layer: a [`Scorer`] and its parameters.
+///
+/// Parameters (Xavier-uniform initialised, no biases, as in the papers),
+/// named `{prefix}.{name}`:
+///
+/// | scorer | parameters |
+/// |---|---|
+/// | `dot`, `scaled_dot` | none |
+/// | `general` | `W (d_q, d_k)` |
+/// | `additive` | `W_q (A, d_q)`, `W_k (A, d_k)`, `v (A)` |
+/// | `multi_head` | `W_q (A, d_q)`, `W_k (A, d_k)`, `W_v (A, d_k)`, `W_o (d_k, A)` |
+///
+/// ```
+/// use lingo_attention::{Attention, AttentionConfig, Scorer};
+/// use lingo_tensor::{Module, Tensor};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let config = AttentionConfig { scorer: Scorer::Additive, query_dim: 6, key_dim: 4, attn_dim: 5 };
+/// let attn = Attention::new("decoder.attn", &config, &mut rng).unwrap();
+/// let names: Vec<&str> = attn.params().iter().map(|p| p.name()).collect();
+/// assert_eq!(names, ["decoder.attn.W_q", "decoder.attn.W_k", "decoder.attn.v"]);
+/// assert_eq!(attn.num_params(), 5 * (6 + 4 + 1));
+///
+/// let dec = Tensor::randn(&[2, 3, 6], 1.0, &mut rng).unwrap();     // (batch, tgt_len, d_q)
+/// let enc_out = Tensor::randn(&[2, 7, 4], 1.0, &mut rng).unwrap(); // (batch, src_len, d_k)
+/// let src_pad_mask = ndarray::Array2::from_shape_fn((2, 7), |(b, s)| b == 1 && s >= 5);
+/// let out = attn.forward(&dec, &enc_out, &enc_out, Some(&src_pad_mask), false).unwrap();
+/// assert_eq!(out.context.shape(), &[2, 3, 4]);
+/// assert_eq!(out.weights.data()[[1, 0, 6]], 0.0);                  // padding gets no weight
+/// ```
+#[derive(Debug, Clone)]
+pub struct Attention {
+    config: AttentionConfig,
+    weights: Weights,
+}
+
+/// `{prefix}.{name}`, or `name` alone for an empty prefix.
+fn param_name(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+}
+
+impl Attention {
+    /// A layer for `config`, its parameters drawn from `rng`; errors when the
+    /// sizes do not fit the scorer (`dot` with `query_dim ≠ key_dim`, heads
+    /// that do not divide `attn_dim`, ...).
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = AttentionConfig { scorer: Scorer::Dot, query_dim: 8, key_dim: 16, attn_dim: 0 };
+    /// let err = Attention::new("attn", &config, &mut rng).unwrap_err();
+    /// assert!(err.to_string().contains("use `general`"));
+    /// ```
+    pub fn new(name_prefix: &str, config: &AttentionConfig, rng: &mut impl Rng) -> Result<Attention> {
+        config.validate()?;
+        let (dq, dk, a) = (config.query_dim, config.key_dim, config.attn_dim);
+        let mut param = |name: &str, shape: &[usize]| -> Result<Param> {
+            // A vector is initialised as the one-row matrix it multiplies as.
+            let matrix = if shape.len() == 1 { vec![1, shape[0]] } else { shape.to_vec() };
+            let data = init::xavier_uniform(&matrix, 1.0, rng)?.into_shape_with_order(IxDyn(shape)).unwrap_or_else(|_| unreachable!("same element count"));
+            Ok(Param::new(param_name(name_prefix, name), data))
+        };
+        let weights = match config.scorer {
+            Scorer::Dot | Scorer::ScaledDot => Weights::None,
+            Scorer::General => Weights::General { w: param("W", &[dq, dk])? },
+            Scorer::Additive => Weights::Additive { w_q: param("W_q", &[a, dq])?, w_k: param("W_k", &[a, dk])?, v: param("v", &[a])? },
+            Scorer::MultiHead { .. } => Weights::MultiHead { w_q: param("W_q", &[a, dq])?, w_k: param("W_k", &[a, dk])?, w_v: param("W_v", &[a, dk])?, w_o: param("W_o", &[dk, a])? },
+        };
+        Ok(Attention { config: *config, weights })
+    }
+
+    /// The configuration this layer was built from.
+    ///
+    /// ```
+    /// # use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// # use rand::SeedableRng;
+    /// let config = AttentionConfig { scorer: Scorer::ScaledDot, query_dim: 8, key_dim: 8, attn_dim: 0 };
+    /// let attn = Attention::new("attn", &config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// assert_eq!(attn.config(), &config);
+    /// ```
+    pub fn config(&self) -> &AttentionConfig {
+        &self.config
+    }
+
+    /// Attends: `queries (batch, tgt_len, d_q)` to `keys (batch, src_len, d_k)`
+    /// and `values (batch, src_len, d_v)`, hiding padding (`src_pad_mask
+    /// (batch, src_len)`, true at padding) and, with `causal`, later
+    /// positions. The same call serves cross-attention (queries from the
+    /// target, keys and values from the source) and self-attention (all
+    /// three the same sequence). It is [`Attention::prepare`] followed by
+    /// [`Prepared::attend`].
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// use lingo_tensor::Tensor;
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = AttentionConfig { scorer: Scorer::ScaledDot, query_dim: 4, key_dim: 4, attn_dim: 0 };
+    /// let attn = Attention::new("self_attn", &config, &mut rng).unwrap();
+    /// let x = Tensor::randn(&[1, 3, 4], 1.0, &mut rng).unwrap();
+    /// let out = attn.forward(&x, &x, &x, None, true).unwrap();       // causal self-attention
+    /// assert_eq!(out.weights.data()[[0, 0, 1]], 0.0);                  // position 0 cannot see 1
+    /// assert!(out.weights.data()[[0, 2, 0]] > 0.0);                   // position 2 sees 0
+    /// ```
+    pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, src_pad_mask: Option<&Array2<bool>>, causal: bool) -> Result<AttentionOutput> {
+        self.prepare(keys, values, src_pad_mask)?.attend(queries, causal)
+    }
+
+    /// Does the work that depends only on the source, once: projects the keys
+    /// (`W k` for `general`, `W_k k` for `additive`, `W_k k` and `W_v v` for
+    /// `multi_head`) and stores them with the values and the padding mask.
+    /// The projections are ordinary tensors in the graph, so gradients from
+    /// every [`Prepared::attend`] call reach the parameters and the sources.
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// use lingo_tensor::Tensor;
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = AttentionConfig { scorer: Scorer::General, query_dim: 3, key_dim: 5, attn_dim: 0 };
+    /// let attn = Attention::new("attn", &config, &mut rng).unwrap();
+    /// let enc_out = Tensor::randn(&[2, 6, 5], 1.0, &mut rng).unwrap();
+    /// let source = attn.prepare(&enc_out, &enc_out, None).unwrap();
+    /// for _step in 0..4 {                                     // one query per decoder step
+    ///     let h_t = Tensor::randn(&[2, 1, 3], 1.0, &mut rng).unwrap();
+    ///     let out = source.attend(&h_t, false).unwrap();
+    ///     assert_eq!(out.weights.shape(), &[2, 1, 6]);
+    /// }
+    /// ```
+    pub fn prepare(&self, keys: &Tensor, values: &Tensor, src_pad_mask: Option<&Array2<bool>>) -> Result<Prepared> {
+        const OP: &str = "Attention::prepare";
+        let (ks, vs) = (keys.shape(), values.shape());
+        if ks.len() != 3 || ks[2] != self.config.key_dim {
+            return Err(mismatch(OP, ks, &[self.config.key_dim], "keys must be (batch, src_len, key_dim)"));
+        }
+        if vs.len() != 3 || vs[..2] != ks[..2] {
+            return Err(mismatch(OP, ks, vs, "values must be (batch, src_len, d_v) like the keys"));
+        }
+        let mask = Masking::new(src_pad_mask, false);
+        mask.check(OP, ks)?;
+        let scale = |d: usize| 1.0 / (d as f32).sqrt();
+        let (keys, values, step) = match &self.weights {
+            Weights::None if self.config.scorer == Scorer::ScaledDot => (keys.clone(), values.clone(), Step::Dot { scale: scale(ks[2]) }),
+            Weights::None => (keys.clone(), values.clone(), Step::Dot { scale: 1.0 }),
+            Weights::General { w } => (keys.linear(w.tensor(), None)?, values.clone(), Step::Dot { scale: 1.0 }),
+            Weights::Additive { w_q, w_k, v } => (keys.linear(w_k.tensor(), None)?, values.clone(), Step::Additive { w_q: w_q.tensor().clone(), v: v.tensor().clone() }),
+            Weights::MultiHead { w_q, w_k, w_v, w_o } => {
+                if vs[2] != self.config.key_dim {
+                    return Err(mismatch(OP, ks, vs, "multi_head projects the values with W_v (A, key_dim), so they need key_dim features"));
+                }
+                let heads = self.config.scorer.heads();
+                let step = Step::MultiHead { w_q: w_q.tensor().clone(), w_o: w_o.tensor().clone(), heads, scale: scale(self.config.attn_dim / heads) };
+                (keys.linear(w_k.tensor(), None)?, values.linear(w_v.tensor(), None)?, step)
+            }
+        };
+        Ok(Prepared { query_dim: self.config.query_dim, keys, values, mask, step })
+    }
+}
+
+impl Module for Attention {
+    /// The parameters in the order of the table in [`Attention`]'s docs.
+    fn params(&self) -> Vec<&Param> {
+        match &self.weights {
+            Weights::None => vec![],
+            Weights::General { w } => vec![w],
+            Weights::Additive { w_q, w_k, v } => vec![w_q, w_k, v],
+            Weights::MultiHead { w_q, w_k, w_v, w_o } => vec![w_q, w_k, w_v, w_o],
+        }
+    }
+
+    fn params_mut(&mut self) -> Vec<&mut Param> {
+        match &mut self.weights {
+            Weights::None => vec![],
+            Weights::General { w } => vec![w],
+            Weights::Additive { w_q, w_k, v } => vec![w_q, w_k, v],
+            Weights::MultiHead { w_q, w_k, w_v, w_o } => vec![w_q, w_k, w_v, w_o],
+        }
+    }
+}
+
+/// What [`Prepared::attend`] does with the queries.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Score against the (projected) keys directly, scaled by `scale`.
+    Dot { scale: f32 },
+    /// Project the queries with `W_q`, then the fused additive score with `v`.
+    Additive { w_q: Tensor, v: Tensor },
+    /// Project with `W_q`, run `heads` scaled heads, project the context with `W_o`.
+    MultiHead { w_q: Tensor, w_o: Tensor, heads: usize, scale: f32 },
+}
+
+/// A source made ready by [`Attention::prepare`]: projected keys (and, for
+/// `multi_head`, values) and the padding mask, for any number of
+/// [`Prepared::attend`] calls, one per decoder step (Bahdanau's placement).
+/// It holds the parameter tensors it needs, so it borrows nothing.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    query_dim: usize,
+    /// What the score reads: `K`, `K Wᵀ`, `K W_kᵀ`, `(batch, src_len, ·)`.
+    keys: Tensor,
+    /// What the weights average: `V`, or `V W_vᵀ` for `multi_head`.
+    values: Tensor,
+    mask: Masking,
+    step: Step,
+}
+
+impl Prepared {
+    /// Attends `queries (batch, tgt_len, d_q)` to the prepared source; see
+    /// [`Attention::forward`]. `tgt_len` is often 1 (one decoder step).
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// use lingo_tensor::Tensor;
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = AttentionConfig { scorer: Scorer::Dot, query_dim: 4, key_dim: 4, attn_dim: 0 };
+    /// let attn = Attention::new("attn", &config, &mut rng).unwrap();
+    /// let enc_out = Tensor::randn(&[1, 5, 4], 1.0, &mut rng).unwrap();
+    /// let source = attn.prepare(&enc_out, &enc_out, None).unwrap();
+    /// assert!(source.attend(&Tensor::zeros(&[1, 1, 3]), false).is_err()); // wrong query size
+    /// let out = source.attend(&Tensor::zeros(&[1, 1, 4]), false).unwrap();
+    /// assert!((out.weights.data()[[0, 0, 0]] - 0.2).abs() < 1e-6);          // a zero query: uniform
+    /// ```
+    pub fn attend(&self, queries: &Tensor, causal: bool) -> Result<AttentionOutput> {
+        let (qs, ks) = (queries.shape(), self.keys.shape());
+        if qs.len() != 3 || qs[0] != ks[0] || qs[2] != self.query_dim {
+            return Err(mismatch("Prepared::attend", qs, ks, format!("queries must be (batch, tgt_len, {}) for keys (batch, src_len, ·)", self.query_dim)));
+        }
+        let mask = self.mask.with_causal(causal);
+        match &self.step {
+            Step::Dot { scale } => dot_product(queries, &self.keys, &self.values, 1, *scale, &mask),
+            Step::Additive { w_q, v } => additive(&queries.linear(w_q, None)?, &self.keys, v, &self.values, &mask),
+            Step::MultiHead { w_q, w_o, heads, scale } => {
+                let out = dot_product(&queries.linear(w_q, None)?, &self.keys, &self.values, *heads, *scale, &mask)?;
+                Ok(AttentionOutput { context: out.context.linear(w_o, None)?, ..out })
+            }
+        }
+    }
+
+    /// The source length `S`.
+    ///
+    /// ```
+    /// # use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// # use rand::SeedableRng;
+    /// let config = AttentionConfig { scorer: Scorer::Dot, query_dim: 2, key_dim: 2, attn_dim: 0 };
+    /// let attn = Attention::new("attn", &config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let enc_out = lingo_tensor::Tensor::zeros(&[3, 7, 2]);
+    /// assert_eq!(attn.prepare(&enc_out, &enc_out, None).unwrap().src_len(), 7);
+    /// ```
+    pub fn src_len(&self) -> usize {
+        self.keys.shape()[1]
+    }
+}
+
+/// The fused dot-product kernel on its own: `heads` heads of
+/// `softmax(scale · Q Kᵀ) V` over equal column blocks of `queries (B, T, H·d)`,
+/// `keys (B, S, H·d)` and `values (B, S, H·d_v)`, with padding and causal
+/// masks. No parameters: projections are the caller's. The context is
+/// `(B, T, H·d_v)` (heads side by side).
+///
+/// ```
+/// use lingo_attention::dot_product_attention;
+/// use lingo_tensor::Tensor;
+/// let q = Tensor::from_vec(vec![1.0, 0.0], &[1, 1, 2]).unwrap();
+/// let k = Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], &[1, 2, 2]).unwrap();
+/// let out = dot_product_attention(&q, &k, &k, 1, 1.0, None, false).unwrap();
+/// let e = 1.0_f32.exp();
+/// assert!((out.weights.data()[[0, 0, 0]] - e / (e + 1.0)).abs() < 1e-6);
+/// ```
+pub fn dot_product_attention(queries: &Tensor, keys: &Tensor, values: &Tensor, heads: usize, scale: f32, src_pad_mask: Option<&Array2<bool>>, causal: bool) -> Result<AttentionOutput> {
+    dot_product(queries, keys, values, heads, scale, &Masking::new(src_pad_mask, causal))
+}
+
+/// The fused additive kernel on its own: `softmax(tanh(Q' + K') v) V` for
+/// projected queries `q_proj (B, T, A)` and keys `k_proj (B, S, A)`, the
+/// vector `v (A)` and `values (B, S, d_v)`, with padding and causal masks.
+///
+/// ```
+/// use lingo_attention::additive_attention;
+/// use lingo_tensor::Tensor;
+/// let qp = Tensor::zeros(&[1, 1, 3]);
+/// let kp = Tensor::zeros(&[1, 4, 3]);
+/// let v = Tensor::ones(&[3]);
+/// let values = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[1, 4, 1]).unwrap();
+/// let out = additive_attention(&qp, &kp, &v, &values, None, false).unwrap();
+/// assert_eq!(out.context.to_vec(), vec![2.5]);   // equal scores: the mean of the values
+/// ```
+pub fn additive_attention(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Tensor, src_pad_mask: Option<&Array2<bool>>, causal: bool) -> Result<AttentionOutput> {
+    additive(q_proj, k_proj, v, values, &Masking::new(src_pad_mask, causal))
+}

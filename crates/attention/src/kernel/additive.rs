@@ -1,0 +1,184 @@
+//! Bahdanau's additive score as one fused op (after the two projections,
+//! which stay ordinary `linear` ops: they cost `O(B·T·d·A)`, not `O(B·T·S·A)`).
+//!
+//! # Forward (one batch entry)
+//!
+//! With the projected queries `Q' = Q W_qᵀ (T, A)`, keys `K' = K W_kᵀ (S, A)`,
+//! the vector `v (A)` and the values `V (S, d_v)`:
+//!
+//! ```text
+//! H_t = tanh(Q'_t + K')        (S, A)  one query's hidden layer, in a scratch buffer
+//! X_t = H_t · v                (S)     its scores (a GEMM with one column)
+//! W_t = masked_softmax(X_t)
+//! C = W·V                      (T, d_v) one GEMM
+//! ```
+//!
+//! `H` as a whole is `(T, S, A)`, far too large to keep (8·200·200·512 floats
+//! is 655 MB at the largest benchmark size), so only one query's `(S, A)`
+//! slice exists at a time, and backward computes it again: one more `tanh`
+//! per element instead of the memory.
+//!
+//! # Backward (derivation)
+//!
+//! Given `dC` and `dW`:
+//!
+//! ```text
+//! dW += dC·Vᵀ,   dV = Wᵀ·dC                              (C = W·V)
+//! dX_t = W_t ⊙ (dW_t - Σ dW_t ⊙ W_t),  0 where masked    (softmax)
+//! G_t[s, a] = dX_t[s] · v_a · (1 - H_t[s, a]²)           (tanh' = 1 - tanh²)
+//! dQ'_t = Σ_s G_t[s, ·],   dK' += G_t,   dv += H_tᵀ · dX_t
+//! ```
+//!
+//! all in one pass over `(S, A)` per query. `dv` is summed per batch entry
+//! and then over the batch in order, so the bits do not depend on threads.
+//! Positions hidden by the causal mask are skipped outright.
+
+use lingo_tensor::fastmath::tanh_slice;
+use lingo_tensor::{Tensor, gemm};
+use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, s};
+
+use super::{Layout, checked3, entries, for_each_entry, unpack};
+use crate::attention::AttentionOutput;
+use crate::error::{Result, mismatch};
+use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
+
+/// Checks `q_proj (B, T, A)`, `k_proj (B, S, A)`, `v (A)`, `values (B, S, d_v)`
+/// and returns `(B, T, S, A)`.
+fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], values: &[usize], mask: &Masking) -> Result<(usize, usize, usize, usize)> {
+    if q.len() != 3 || k.len() != 3 || q[0] != k[0] || q[2] != k[2] {
+        return Err(mismatch(op, q, k, "projected queries (batch, tgt_len, A) and keys (batch, src_len, A) must agree in batch and A"));
+    }
+    if v != [k[2]] {
+        return Err(mismatch(op, k, v, format!("v must be a vector of the attention size {}", k[2])));
+    }
+    if values.len() != 3 || values[..2] != k[..2] {
+        return Err(mismatch(op, k, values, "values must be (batch, src_len, d_v) like the keys"));
+    }
+    mask.check(op, k)?;
+    Ok((q[0], q[1], k[1], k[2]))
+}
+
+/// `h[s, ·] = tanh(q + k[s, ·])` for the first `n` source positions.
+fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
+    let a = q.len();
+    for (s, h_s) in h[..n * a].chunks_exact_mut(a).enumerate() {
+        let k_s = k.row(s);
+        let k_s = k_s.to_slice().unwrap_or_else(|| unreachable!("standard layout"));
+        for ((h, &q), &k) in h_s.iter_mut().zip(q).zip(k_s) {
+            *h = q + k;
+        }
+    }
+    tanh_slice(&mut h[..n * a]);
+}
+
+/// The row `t` of a standard-layout matrix as a slice.
+fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
+    m.index_axis_move(Axis(0), t).to_slice().unwrap_or_else(|| unreachable!("standard layout"))
+}
+
+/// The fused op: `softmax(tanh(Q' + K')·v)·V` for `q_proj (B, T, A)`,
+/// `k_proj (B, S, A)`, `v (A)`, `values (B, S, d_v)`.
+pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Tensor, mask: &Masking) -> Result<AttentionOutput> {
+    const OP: &str = "additive_attention";
+    let (n_b, n_t, n_s, n_a) = check(OP, q_proj.shape(), k_proj.shape(), v.shape(), values.shape(), mask)?;
+    let layout = Layout { heads: 1, context: values.shape()[2], src_len: n_s };
+    let flops = n_t * n_s * (4 * n_a + 2 * layout.context);
+    // Rows are read as slices, so the projections must be contiguous (they are, from `linear`).
+    let (qp, kp) = (q_proj.data().as_standard_layout(), k_proj.data().as_standard_layout());
+    let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(values.data()));
+    let v_col = v.data().view().into_dimensionality::<ndarray::Ix1>().unwrap_or_else(|_| unreachable!("checked")).insert_axis(Axis(1)); // (A, 1)
+
+    let mut packed = Array3::<f32>::zeros((n_b, n_t, layout.width()));
+    for_each_entry(packed.outer_iter_mut().collect(), flops, n_s * n_a, |b, out, h| {
+        let (mut context, mut weights) = out.split_at(Axis(1), layout.context);
+        let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
+        for t in 0..n_t {
+            let m = mask.row(b, t, n_t, n_s);
+            let mut x = weights.row_mut(t);
+            let x = x.as_slice_mut().unwrap_or_else(|| unreachable!());
+            if m.limit > 0 {
+                hidden(h, row(qp, t), kp, m.limit); // H_t = tanh(Q'_t + K')
+                let h_t = ArrayView2::from_shape((m.limit, n_a), &h[..m.limit * n_a]).unwrap_or_else(|_| unreachable!());
+                let x_t = ArrayViewMut2::from_shape((m.limit, 1), &mut x[..m.limit]).unwrap_or_else(|_| unreachable!());
+                gemm(1.0, h_t, v_col, 0.0, x_t); // X_t = H_t·v
+            }
+            masked_softmax(x, m);
+        }
+        gemm(1.0, weights.view(), vals.index_axis(Axis(0), b), 0.0, context.view_mut()); // C = W·V
+    });
+
+    let mask = mask.clone();
+    let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
+    let packed = Tensor::from_op("additive_attention", packed.into_dyn(), inputs, move |bw| {
+        let (qp, kp) = (bw.input(0).as_standard_layout(), bw.input(1).as_standard_layout());
+        let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(bw.input(3)));
+        let v = bw.input(2).as_standard_layout();
+        let v = v.as_slice().unwrap_or_else(|| unreachable!());
+        let (out, grad) = (checked3(bw.out), checked3(bw.grad));
+        let score_grads = bw.needs(0) || bw.needs(1) || bw.needs(2);
+        let mut dq = Array3::<f32>::zeros(if score_grads { qp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
+        let mut dk = Array3::<f32>::zeros(if score_grads { kp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
+        let mut dv_parts = Array2::<f32>::zeros((n_b, if score_grads { n_a } else { 0 }));
+        let mut dvals = bw.needs(3).then(|| Array3::<f32>::zeros(vals.raw_dim()));
+        let items: Vec<_> = if score_grads {
+            dq.outer_iter_mut().zip(dk.outer_iter_mut()).zip(dv_parts.outer_iter_mut()).map(Some).zip(entries(&mut dvals, n_b)).collect()
+        } else {
+            (0..n_b).map(|_| None).zip(entries(&mut dvals, n_b)).collect()
+        };
+        for_each_entry(items, 2 * flops, n_s * n_a + n_t * n_s, |b, (score, dvals_b), scratch| {
+            let (h, dw) = scratch.split_at_mut(n_s * n_a);
+            let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!());
+            let (out, grad) = (out.index_axis(Axis(0), b), grad.index_axis(Axis(0), b));
+            let (w, dc) = (out.slice(s![.., layout.context..]), grad.slice(s![.., ..layout.context]));
+            if let Some(mut dvals_b) = dvals_b {
+                gemm(1.0, w.t(), dc, 0.0, dvals_b.view_mut()); // dV = Wᵀ·dC
+            }
+            let Some(((dq_b, dk_b), dv_b)) = score else { return };
+            dw.assign(&grad.slice(s![.., layout.context..]));
+            gemm(1.0, dc, vals.index_axis(Axis(0), b).t(), 1.0, dw.view_mut()); // dW += dC·Vᵀ
+            let grads = ScoreGrads { dq: dq_b, dk: dk_b, dv: dv_b };
+            score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, &mask, grads);
+        });
+        let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
+        vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals.map(Array3::into_dyn)]
+    });
+    unpack(&packed, layout)
+}
+
+/// Where one batch entry's score gradients go: `dQ' (T, A)`, `dK' (S, A)`, its part of `dv (A)`.
+struct ScoreGrads<'a> {
+    dq: ArrayViewMut2<'a, f32>,
+    dk: ArrayViewMut2<'a, f32>,
+    dv: ArrayViewMut1<'a, f32>,
+}
+
+/// From `dW (T, S)` to the gradients of the projections and `v`, one query
+/// at a time (see the module docs): softmax backward, then `H_t` again, then
+/// `G_t` and its three sums in one pass.
+#[allow(clippy::too_many_arguments)]
+fn score_backward(b: usize, (qp, kp): (ArrayView2<'_, f32>, ArrayView2<'_, f32>), v: &[f32], w: ArrayView2<'_, f32>, mut dw: ArrayViewMut2<'_, f32>, h: &mut [f32], mask: &Masking, mut g: ScoreGrads<'_>) {
+    let (n_t, n_s, n_a) = (qp.nrows(), kp.nrows(), v.len());
+    let dv = g.dv.as_slice_mut().unwrap_or_else(|| unreachable!());
+    let dk = g.dk.as_slice_mut().unwrap_or_else(|| unreachable!());
+    for t in 0..n_t {
+        let m = mask.row(b, t, n_t, n_s);
+        let mut dx = dw.row_mut(t);
+        let dx = dx.as_slice_mut().unwrap_or_else(|| unreachable!());
+        masked_softmax_backward(w.row(t).to_slice().unwrap_or_else(|| unreachable!()), dx, m); // dX_t
+        if m.limit == 0 {
+            continue;
+        }
+        hidden(h, row(qp, t), kp, m.limit); // H_t again
+        let mut dq_t = g.dq.row_mut(t);
+        let dq_t = dq_t.as_slice_mut().unwrap_or_else(|| unreachable!());
+        for (s, &e) in dx[..m.limit].iter().enumerate().filter(|&(_, &e)| e != 0.0) {
+            let (h_s, dk_s) = (&h[s * n_a..(s + 1) * n_a], &mut dk[s * n_a..(s + 1) * n_a]);
+            for ((((dq, dk), dv), &h), &v) in dq_t.iter_mut().zip(dk_s).zip(dv.iter_mut()).zip(h_s).zip(v) {
+                let g = e * v * (1.0 - h * h); // G_t[s, a]
+                *dq += g;
+                *dk += g;
+                *dv += e * h;
+            }
+        }
+    }
+}

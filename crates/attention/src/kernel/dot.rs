@@ -1,0 +1,159 @@
+//! The dot-product family (dot, general, scaled dot, multi-head) as one
+//! fused op.
+//!
+//! # Forward (one batch entry, one head)
+//!
+//! With `Q (T, d)`, `K (S, d)`, `V (S, d_v)` the head's columns and `α` the
+//! scale (1, or `1/√d`):
+//!
+//! ```text
+//! X = α · Q·Kᵀ                 (T, S)  scores, one GEMM
+//! W = masked_softmax(X)        (T, S)  row by row, in place
+//! C = W·V                      (T, d_v) one GEMM, into the head's context columns
+//! ```
+//!
+//! With `H` heads, `Q`, `K`, `V` are column blocks of the projected inputs
+//! (strided views, no copies), the contexts land side by side, and the
+//! weights returned are the mean over heads, `W̄ = (1/H) Σ_h W_h`.
+//!
+//! # Backward (derivation)
+//!
+//! Given `dC` and `dW̄` (a loss may read the weights too), per head:
+//!
+//! ```text
+//! dW = dW̄ / H + dC·Vᵀ                          (C = W·V; W̄ averages the heads)
+//! dV = Wᵀ·dC
+//! dX = W ⊙ (dW - rowsum(dW ⊙ W)),  0 where masked    (softmax: ∂w_i/∂x_j = w_i(δ_ij - w_j))
+//! dQ = α · dX·K,   dK = α · dXᵀ·Q                    (X = α Q·Kᵀ)
+//! ```
+//!
+//! Four GEMMs and one pass over `(T, S)`; the transposes are stride swaps.
+
+use lingo_tensor::{Tensor, gemm};
+use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
+
+use super::{Layout, checked3, entries, for_each_entry, unpack};
+use crate::attention::AttentionOutput;
+use crate::error::{Result, mismatch};
+use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
+
+/// Checks `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`
+/// and returns `(B, T, S)`.
+fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], heads: usize, mask: &Masking) -> Result<(usize, usize, usize)> {
+    if q.len() != 3 || k.len() != 3 {
+        return Err(mismatch(op, q, k, "queries (batch, tgt_len, d) and keys (batch, src_len, d) must be 3-D"));
+    }
+    if v.len() != 3 || v[..2] != k[..2] {
+        return Err(mismatch(op, k, v, "values must be (batch, src_len, d_v) like the keys (batch, src_len, d)"));
+    }
+    if q[0] != k[0] {
+        return Err(mismatch(op, q, k, format!("batch sizes {} and {} differ", q[0], k[0])));
+    }
+    if q[2] != k[2] {
+        return Err(mismatch(op, q, k, format!("query size {} and key size {} differ: a dot product needs equal sizes; the `general` or `additive` scorer compares vectors of different sizes", q[2], k[2])));
+    }
+    if heads == 0 || !q[2].is_multiple_of(heads) || !v[2].is_multiple_of(heads) {
+        return Err(mismatch(op, q, v, format!("{heads} heads must divide the query size {} and the value size {}", q[2], v[2])));
+    }
+    mask.check(op, k)?;
+    Ok((q[0], q[1], k[1]))
+}
+
+/// The fused op: `heads` heads of `softmax(α Q·Kᵀ)·V` over the column blocks
+/// of `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`.
+pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, heads: usize, scale: f32, mask: &Masking) -> Result<AttentionOutput> {
+    const OP: &str = "dot_product_attention";
+    let (n_b, n_t, n_s) = check(OP, queries.shape(), keys.shape(), values.shape(), heads, mask)?;
+    let layout = Layout { heads, context: values.shape()[2], src_len: n_s };
+    let (dk, dv) = (queries.shape()[2] / heads, layout.context / heads);
+    let flops = 2 * n_t * n_s * (queries.shape()[2] + layout.context);
+
+    let (q, k, v) = (checked3(queries.data()), checked3(keys.data()), checked3(values.data()));
+    let mut packed = Array3::<f32>::zeros((n_b, n_t, layout.width()));
+    for_each_entry(packed.outer_iter_mut().collect(), flops, 0, |b, out, _| {
+        let (mut context, mut weights) = out.split_at(Axis(1), layout.context);
+        for h in 0..heads {
+            let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
+            let kh = k.slice(s![b, .., h * dk..(h + 1) * dk]);
+            let mut w = weights.slice_mut(s![.., layout.head(h)..layout.head(h) + n_s]);
+            gemm(scale, qh, kh.t(), 0.0, w.view_mut()); // X = α Q·Kᵀ
+            for (t, mut row) in w.rows_mut().into_iter().enumerate() {
+                masked_softmax(row.as_slice_mut().unwrap_or_else(|| unreachable!("rows of a packed entry are contiguous")), mask.row(b, t, n_t, n_s));
+            }
+            gemm(1.0, w.view(), v.slice(s![b, .., h * dv..(h + 1) * dv]), 0.0, context.slice_mut(s![.., h * dv..(h + 1) * dv])); // C = W·V
+        }
+        if heads > 1 {
+            mean_over_heads(weights, heads, n_s);
+        }
+    });
+
+    let mask = mask.clone();
+    let inputs = vec![queries.clone(), keys.clone(), values.clone()];
+    let packed = Tensor::from_op("dot_product_attention", packed.into_dyn(), inputs, move |bw| {
+        let (q, k, v) = (checked3(bw.input(0)), checked3(bw.input(1)), checked3(bw.input(2)));
+        let (out, grad) = (checked3(bw.out), checked3(bw.grad));
+        let mut dq = bw.needs(0).then(|| Array3::<f32>::zeros(q.raw_dim()));
+        let mut dk_ = bw.needs(1).then(|| Array3::<f32>::zeros(k.raw_dim()));
+        let mut dv_ = bw.needs(2).then(|| Array3::<f32>::zeros(v.raw_dim()));
+        let items: Vec<_> = entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
+        for_each_entry(items, 2 * flops, n_t * n_s, |b, ((mut dq_b, mut dk_b), mut dv_b), scratch| {
+            let (out, grad) = (out.index_axis(Axis(0), b), grad.index_axis(Axis(0), b));
+            let (w_all, g_all) = (out.slice(s![.., layout.context..]), grad.slice(s![.., layout.context..]));
+            let mut dw = ArrayViewMut2::from_shape((n_t, n_s), scratch).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
+            for h in 0..heads {
+                let cols = |d: usize| s![.., h * d..(h + 1) * d];
+                let w = w_all.slice(s![.., layout.head(h)..layout.head(h) + n_s]);
+                let dc = grad.slice(cols(dv));
+                let vh = v.slice(s![b, .., h * dv..(h + 1) * dv]);
+                if let Some(dv_b) = dv_b.as_mut() {
+                    gemm(1.0, w.t(), dc, 0.0, dv_b.slice_mut(cols(dv))); // dV = Wᵀ·dC
+                }
+                if dq_b.is_none() && dk_b.is_none() {
+                    continue;
+                }
+                weights_grad(g_all, layout, h, dw.view_mut());
+                gemm(1.0, dc, vh.t(), 1.0, dw.view_mut()); // dW += dC·Vᵀ
+                for (t, (w_row, mut dw_row)) in w.rows().into_iter().zip(dw.rows_mut()).enumerate() {
+                    let w_row = w_row.to_slice().unwrap_or_else(|| unreachable!());
+                    masked_softmax_backward(w_row, dw_row.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
+                }
+                if let Some(dq_b) = dq_b.as_mut() {
+                    gemm(scale, dw.view(), k.slice(s![b, .., h * dk..(h + 1) * dk]), 0.0, dq_b.slice_mut(cols(dk))); // dQ = α dX·K
+                }
+                if let Some(dk_b) = dk_b.as_mut() {
+                    gemm(scale, dw.t(), q.slice(s![b, .., h * dk..(h + 1) * dk]), 0.0, dk_b.slice_mut(cols(dk))); // dK = α dXᵀ·Q
+                }
+            }
+        });
+        vec![dq.map(Array3::into_dyn), dk_.map(Array3::into_dyn), dv_.map(Array3::into_dyn)]
+    });
+    unpack(&packed, layout)
+}
+
+/// `W̄ = (1/H) Σ_h W_h`, written into the first `S` columns of each row of
+/// `weights (T, S + H·S)`; heads are added in order, so the bits are fixed.
+fn mean_over_heads(mut weights: ArrayViewMut2<'_, f32>, heads: usize, n_s: usize) {
+    let inv = 1.0 / heads as f32;
+    for mut row in weights.rows_mut() {
+        let row = row.as_slice_mut().unwrap_or_else(|| unreachable!());
+        let (mean, per_head) = row.split_at_mut(n_s);
+        mean.copy_from_slice(&per_head[..n_s]);
+        for h in 1..heads {
+            mean.iter_mut().zip(&per_head[h * n_s..(h + 1) * n_s]).for_each(|(m, w)| *m += w);
+        }
+        mean.iter_mut().for_each(|m| *m *= inv);
+    }
+}
+
+/// The gradient reaching head `h`'s weights from outside the op: its own
+/// part of the packed gradient plus `1/H` of the mean's (`g (T, S + H·S)`).
+fn weights_grad(g: ArrayView2<'_, f32>, layout: Layout, h: usize, mut dw: ArrayViewMut2<'_, f32>) {
+    let n_s = layout.src_len;
+    let mean = g.slice(s![.., ..n_s]);
+    if layout.heads == 1 {
+        dw.assign(&mean);
+    } else {
+        let inv = 1.0 / layout.heads as f32;
+        Zip::from(dw).and(g.slice(s![.., layout.head(h)..layout.head(h) + n_s])).and(mean).for_each(|d, &gh, &gm| *d = gh + gm * inv);
+    }
+}

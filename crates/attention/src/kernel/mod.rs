@@ -1,0 +1,105 @@
+//! The fused kernels: each scorer's score, masked softmax and weighted sum as
+//! one autograd op with a hand-written backward ([`dot`] for the dot-product
+//! family, [`additive`] for Bahdanau's score).
+//!
+//! # One output for three results
+//!
+//! The autograd records one output per op, so a kernel returns the context,
+//! the weights and (with several heads) each head's weights packed side by
+//! side along the last axis, `(batch, tgt_len, width)`:
+//!
+//! ```text
+//! [ context (H·d_v) | weights (S) | head 0 weights (S) | … | head H-1 weights (S) ]
+//! ```
+//!
+//! (with one head the weights *are* that head's, and the last part is absent),
+//! and [`unpack`] cuts it into tensors with `narrow`. Every query row's
+//! results are contiguous, so the softmax runs over plain slices, and each
+//! head's `(T, S)` block is a strided view the GEMM reads and writes in place.
+//!
+//! # Threads
+//!
+//! Batch entries are independent: each is computed start to finish by one
+//! thread (rayon, when the batch has enough work to share), into its own slice
+//! of the output, so results are the same bits for any number of threads.
+//! The only sum across entries (a shared parameter's gradient) is done after
+//! the parallel part, in batch order.
+
+pub(crate) mod additive;
+pub(crate) mod dot;
+
+use lingo_tensor::Tensor;
+use ndarray::{Array3, ArrayBase, ArrayView3, ArrayViewMut2, Data, Ix3, IxDyn};
+use rayon::prelude::*;
+
+use crate::attention::AttentionOutput;
+use crate::error::Result;
+
+/// Below this many FLOPs per batch (≈ 0.1 ms of work), handing entries to
+/// other threads costs more than it saves.
+const PARALLEL_MIN_FLOPS: usize = 1 << 20;
+
+/// Where each result sits in a packed row (see the [module docs](self)).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Layout {
+    pub(crate) heads: usize,
+    /// `H·d_v`: the context's width.
+    pub(crate) context: usize,
+    pub(crate) src_len: usize,
+}
+
+impl Layout {
+    /// The packed row's width.
+    pub(crate) fn width(self) -> usize {
+        self.context + self.src_len + if self.heads > 1 { self.heads * self.src_len } else { 0 }
+    }
+
+    /// Offset of head `h`'s weights, counted from the start of the weights part.
+    pub(crate) fn head(self, h: usize) -> usize {
+        if self.heads == 1 { 0 } else { (1 + h) * self.src_len }
+    }
+}
+
+/// Cuts a packed `(batch, tgt_len, width)` kernel output into context,
+/// weights and, with several heads, per-head weights `(batch, heads, tgt_len, src_len)`.
+pub(crate) fn unpack(packed: &Tensor, layout: Layout) -> Result<AttentionOutput> {
+    let (s, h) = (layout.src_len, layout.heads);
+    let context = packed.narrow(2, 0, layout.context)?;
+    let weights = packed.narrow(2, layout.context, s)?;
+    let head_weights = if h > 1 {
+        let shape = packed.shape();
+        let per_head = packed.narrow(2, layout.context + s, h * s)?.reshape(&[shape[0], shape[1], h, s])?;
+        Some(per_head.permute(&[0, 2, 1, 3])?)
+    } else {
+        None
+    };
+    Ok(AttentionOutput { context, weights, head_weights })
+}
+
+/// An array already checked to be 3-D (by a kernel's `check`; backward rules see the forward's shapes).
+pub(crate) fn checked3<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> ArrayView3<'_, f32> {
+    a.view().into_dimensionality::<Ix3>().unwrap_or_else(|_| unreachable!("shapes are checked before"))
+}
+
+/// One mutable `(len, features)` view per batch entry of an optional gradient buffer.
+pub(crate) fn entries(buf: &mut Option<Array3<f32>>, batch: usize) -> Vec<Option<ArrayViewMut2<'_, f32>>> {
+    match buf {
+        Some(a) => a.outer_iter_mut().map(Some).collect(),
+        None => (0..batch).map(|_| None).collect(),
+    }
+}
+
+/// Runs `f(b, item, scratch)` for every batch entry `b`, with a scratch
+/// buffer of `scratch_len` floats allocated once per thread (not per entry):
+/// on rayon's pool when the whole batch has at least [`PARALLEL_MIN_FLOPS`]
+/// of work, in order on this thread otherwise.
+pub(crate) fn for_each_entry<I: Send>(items: Vec<I>, flops_per_entry: usize, scratch_len: usize, f: impl Fn(usize, I, &mut [f32]) + Send + Sync) {
+    if items.len() > 1 && items.len() * flops_per_entry >= PARALLEL_MIN_FLOPS {
+        items.into_par_iter().enumerate().for_each_init(|| vec![0.0_f32; scratch_len], |scratch, (b, item)| f(b, item, scratch));
+    } else {
+        let mut scratch = vec![0.0_f32; scratch_len];
+        for (b, item) in items.into_iter().enumerate() {
+            f(b, item, &mut scratch);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The fused kernels' hand-written backward rules against central finite
+//! differences, on random shapes, masks and values (proptest, fixed seed),
+//! and every layer's parameter gradients against finite differences of the
+//! layer itself.
+
+mod common;
+
+use common::{all_scorers, flat, layer, pad_mask, tensor, values};
+use lingo_attention::{Attention, additive_attention, dot_product_attention};
+use lingo_tensor::{GradCheck, Module, Tensor, check_gradients};
+use ndarray::{Array2, ArrayD};
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+
+fn lengths(batch: usize, src_len: usize, seed: u64) -> Vec<usize> {
+    // 0 (all padding) .. src_len (no padding), varied per row
+    (0..batch).map(|b| (seed as usize + 3 * b) % (src_len + 1)).collect()
+}
+
+fn check(f: impl Fn(&[Tensor]) -> lingo_tensor::Result<Tensor>, inputs: &[ArrayD<f32>]) -> Result<(), TestCaseError> {
+    check_gradients(f, inputs, GradCheck::default()).map(|_| ()).map_err(|e| TestCaseError::fail(e.to_string()))
+}
+
+/// `mask` as the kernels take it, or none.
+fn maybe(mask: &Array2<bool>, use_it: bool) -> Option<&Array2<bool>> {
+    use_it.then_some(mask)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, rng_seed: RngSeed::Fixed(20261130), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dot_product_kernel(b in 1usize..=2, t in 1usize..=3, s in 1usize..=4, heads in 1usize..=2, d in 1usize..=2, dv in 1usize..=2,
+                          scaled in any::<bool>(), padded in any::<bool>(), causal in any::<bool>(), seed in 0u64..1000) {
+        let mask = pad_mask(&lengths(b, s, seed), s);
+        let scale = if scaled { 0.7 } else { 1.0 };
+        let inputs = [values(&[b, t, heads * d], seed), values(&[b, s, heads * d], seed + 1), values(&[b, s, heads * dv], seed + 2)];
+        check(|x| flat(&dot_product_attention(&x[0], &x[1], &x[2], heads, scale, maybe(&mask, padded), causal).map_err(to_tensor)?), &inputs)?;
+    }
+
+    #[test]
+    fn additive_kernel(b in 1usize..=2, t in 1usize..=3, s in 1usize..=4, a in 1usize..=3, dv in 1usize..=2,
+                       padded in any::<bool>(), causal in any::<bool>(), seed in 0u64..1000) {
+        let mask = pad_mask(&lengths(b, s, seed), s);
+        let inputs = [values(&[b, t, a], seed), values(&[b, s, a], seed + 1), values(&[a], seed + 2), values(&[b, s, dv], seed + 3)];
+        check(|x| flat(&additive_attention(&x[0], &x[1], &x[2], &x[3], maybe(&mask, padded), causal).map_err(to_tensor)?), &inputs)?;
+    }
+
+    /// Whole layers, with respect to queries, keys and values.
+    #[test]
+    fn layers_wrt_inputs(scorer in 0usize..5, t in 1usize..=3, s in 1usize..=3, causal in any::<bool>(), seed in 0u64..1000) {
+        let attn = layer(all_scorers(2)[scorer], 4, 4, 4, seed);
+        let mask = pad_mask(&lengths(2, s, seed), s);
+        let inputs = [values(&[2, t, 4], seed), values(&[2, s, 4], seed + 1), values(&[2, s, 4], seed + 2)];
+        check(|x| flat(&attn.forward(&x[0], &x[1], &x[2], Some(&mask), causal).map_err(to_tensor)?), &inputs)?;
+    }
+}
+
+fn to_tensor(e: lingo_attention::Error) -> lingo_tensor::Error {
+    match e {
+        lingo_attention::Error::Tensor(e) => e,
+        other => panic!("unexpected error: {other}"),
+    }
+}
+
+/// `L = Σ w ⊙ flat(output)` for fixed inputs and projection `w`.
+fn loss(attn: &Attention, inputs: &[Tensor; 3], mask: &Array2<bool>, w: &Tensor) -> Tensor {
+    let out = attn.forward(&inputs[0], &inputs[1], &inputs[2], Some(mask), false).unwrap();
+    flat(&out).unwrap().mul(w).unwrap().sum_all()
+}
+
+/// Every element of every parameter: the analytic gradient against
+/// `(L(θ + ε) - L(θ - ε)) / 2ε`, perturbing the layer's own parameters.
+#[test]
+fn parameter_gradients_match_finite_differences() {
+    let (b, t, s, dq, dk, a) = (2, 3, 4, 3, 5, 4);
+    for (scorer, attn_dim) in [("general", 0), ("additive", a), ("multi_head:2", a)] {
+        let mut attn = layer(scorer.parse().unwrap(), dq, dk, attn_dim, 7);
+        let inputs = [tensor(&[b, t, dq], 1), tensor(&[b, s, dk], 2), tensor(&[b, s, dk], 3)];
+        let mask = pad_mask(&[4, 2], s);
+        let n_out = flat(&attn.forward(&inputs[0], &inputs[1], &inputs[2], Some(&mask), false).unwrap()).unwrap().len();
+        let w = tensor(&[n_out], 4);
+        let grads = loss(&attn, &inputs, &mask, &w).backward().unwrap();
+        let analytic: Vec<ArrayD<f32>> = attn.params().iter().map(|p| grads.get(p.tensor()).unwrap().clone()).collect();
+        let eps = 1e-2;
+        for (k, g) in analytic.iter().enumerate() {
+            for i in 0..g.len() {
+                let mut at = |delta: f32| {
+                    attn.params_mut()[k].update(|d| d.as_slice_mut().unwrap()[i] += delta);
+                    let l = f64::from(loss(&attn, &inputs, &mask, &w).item().unwrap());
+                    attn.params_mut()[k].update(|d| d.as_slice_mut().unwrap()[i] -= delta);
+                    l
+                };
+                let numeric = ((at(eps) - at(-eps)) / (2.0 * f64::from(eps))) as f32;
+                let a = g.as_slice().unwrap()[i];
+                assert!((a - numeric).abs() <= 2e-3 + 2e-2 * a.abs().max(numeric.abs()), "{scorer} param {k} element {i}: analytic {a}, numeric {numeric}");
+            }
+        }
+    }
+}
+
+/// A prepared source used for several decoder steps: the gradients reaching
+/// the source and the parameters are those of one forward over all steps.
+#[test]
+fn gradients_through_a_prepared_source_add_up_over_steps() {
+    for scorer in all_scorers(2) {
+        let attn = layer(scorer, 4, 4, 4, 11);
+        let enc_out = Tensor::variable(values(&[2, 5, 4], 12));
+        let dec = values(&[2, 3, 4], 13);
+        let mask = pad_mask(&[5, 3], 5);
+        let w = tensor(&[2, 3, 4], 14);
+        let all = attn.forward(&Tensor::new(dec.clone()), &enc_out, &enc_out, Some(&mask), false).unwrap();
+        let g_all = all.context.mul(&w).unwrap().sum_all().backward().unwrap();
+
+        let source = attn.prepare(&enc_out, &enc_out, Some(&mask)).unwrap();
+        let mut total = Tensor::scalar(0.0);
+        for step in 0..3 {
+            let q = Tensor::new(dec.slice(ndarray::s![.., step..step + 1, ..]).to_owned().into_dyn());
+            let out = source.attend(&q, false).unwrap();
+            let w_step = w.narrow(1, step, 1).unwrap();
+            total = total.add(&out.context.mul(&w_step).unwrap().sum_all()).unwrap();
+        }
+        let g_steps = total.backward().unwrap();
+        let close = |a: &ArrayD<f32>, b: &ArrayD<f32>| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-5 + 1e-4 * x.abs());
+        assert!(close(g_all.get(&enc_out).unwrap(), g_steps.get(&enc_out).unwrap()), "{scorer}: source gradients differ");
+        for p in attn.params() {
+            assert!(close(g_all.get(p.tensor()).unwrap(), g_steps.get(p.tensor()).unwrap()), "{scorer}: {} gradients differ", p.name());
+        }
+    }
+}
