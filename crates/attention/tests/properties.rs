@@ -1,0 +1,193 @@
+//! Properties every scorer must have, on random shapes, padding and values
+//! (proptest with a fixed seed), plus the identities between scorers.
+
+mod common;
+
+use common::{all_scorers, flat, layer, pad_mask, tensor};
+use lingo_attention::{Attention, AttentionConfig, Error, Scorer};
+use lingo_tensor::{Module, Tensor};
+use ndarray::{Array2, ArrayD, Axis};
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+
+/// Source lengths 0..=src_len per row, from a seed.
+fn lengths(batch: usize, src_len: usize, seed: u64) -> Vec<usize> {
+    (0..batch).map(|b| (seed as usize / 7 + 5 * b) % (src_len + 1)).collect()
+}
+
+fn forward(attn: &Attention, q: &Tensor, kv: &Tensor, mask: &Array2<bool>, causal: bool) -> (ArrayD<f32>, ArrayD<f32>) {
+    let out = attn.forward(q, kv, kv, Some(mask), causal).unwrap();
+    (out.context.data().clone(), out.weights.data().clone())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, rng_seed: RngSeed::Fixed(20261130), failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Rows are distributions; padding gets (almost exactly) nothing; rows with
+    /// nothing visible are finite; hidden positions of causal rows get nothing.
+    #[test]
+    fn weights_are_distributions_that_respect_the_masks(scorer in 0usize..5, b in 1usize..=3, t in 1usize..=5, s in 1usize..=6,
+                                                        causal in any::<bool>(), seed in 0u64..10_000) {
+        let attn = layer(all_scorers(2)[scorer], 4, 4, 6, seed);
+        let lens = lengths(b, s, seed);
+        let mask = pad_mask(&lens, s);
+        let (context, weights) = forward(&attn, &tensor(&[b, t, 4], seed), &tensor(&[b, s, 4], seed + 1), &mask, causal);
+        prop_assert!(context.iter().all(|v| v.is_finite()));
+        for ((bi, ti), row) in weights.lanes(Axis(2)).into_iter().enumerate().map(|(i, r)| ((i / t, i % t), r)) {
+            prop_assert!(row.iter().all(|&w| w.is_finite() && w >= 0.0));
+            prop_assert!((row.sum() - 1.0).abs() < 1e-5, "row sums to {}", row.sum());
+            let limit = if causal { (ti + 1 + s).saturating_sub(t) } else { s };
+            if lens[bi] > 0 && limit > 0 {
+                for si in (lens[bi]..s).chain(limit..s) {
+                    prop_assert!(row[si] < 1e-6, "hidden position {si} of row ({bi}, {ti}) has weight {}", row[si]);
+                }
+            }
+        }
+    }
+
+    /// Keys and values behind the padding change nothing, bit for bit.
+    #[test]
+    fn what_is_behind_the_mask_does_not_matter(scorer in 0usize..5, b in 1usize..=3, t in 1usize..=4, s in 2usize..=6, seed in 0u64..10_000) {
+        let attn = layer(all_scorers(2)[scorer], 4, 4, 6, seed);
+        let lens: Vec<usize> = lengths(b, s - 1, seed).iter().map(|l| l + 1).collect(); // at least one visible
+        let mask = pad_mask(&lens, s);
+        let source = tensor(&[b, s, 4], seed + 1);
+        let noise = tensor(&[b, s, 4], seed + 2).data().mapv(|v| 100.0 * v);
+        let mut changed = source.data().clone().into_dimensionality::<ndarray::Ix3>().unwrap();
+        ndarray::Zip::indexed(&mut changed).and(&noise.into_dimensionality::<ndarray::Ix3>().unwrap()).for_each(|(bi, si, _), x, &n| if mask[[bi, si]] { *x = n });
+        let changed = changed.into_dyn();
+        let q = tensor(&[b, t, 4], seed);
+        prop_assert_eq!(forward(&attn, &q, &source, &mask, false), forward(&attn, &q, &Tensor::new(changed), &mask, false));
+    }
+
+    /// Different target positions (queries) get different weights, and so does a different source.
+    #[test]
+    fn weights_change_with_the_target_position_and_the_source(scorer in 0usize..5, seed in 0u64..10_000) {
+        let attn = layer(all_scorers(2)[scorer], 4, 4, 6, seed);
+        let mask = pad_mask(&[5], 5);
+        let q = tensor(&[1, 2, 4], seed).mul_scalar(3.0);
+        let (_, w) = forward(&attn, &q, &tensor(&[1, 5, 4], seed + 1).mul_scalar(3.0), &mask, false);
+        let (_, w_other) = forward(&attn, &q, &tensor(&[1, 5, 4], seed + 2).mul_scalar(3.0), &mask, false);
+        let differ = |a: ArrayD<f32>, b: ArrayD<f32>| a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max) > 1e-4;
+        prop_assert!(differ(w.index_axis(Axis(1), 0).to_owned(), w.index_axis(Axis(1), 1).to_owned()));
+        prop_assert!(differ(w, w_other));
+    }
+}
+
+#[test]
+fn gradients_reach_every_parameter() {
+    for scorer in ["general", "additive", "multi_head:2"] {
+        let attn = layer(scorer.parse().unwrap(), 3, 5, 4, 1);
+        let enc_out = tensor(&[2, 4, 5], 2);
+        let out = attn.forward(&tensor(&[2, 3, 3], 3), &enc_out, &enc_out, Some(&pad_mask(&[4, 2], 4)), false).unwrap();
+        let grads = out.context.mul(&tensor(&[2, 3, 5], 4)).unwrap().sum_all().backward().unwrap();
+        assert!(!attn.params().is_empty());
+        for p in attn.params() {
+            let g = grads.get(p.tensor()).unwrap_or_else(|| panic!("{scorer}: no gradient for {}", p.name()));
+            assert!(g.iter().all(|v| v.is_finite()) && g.iter().any(|&v| v != 0.0), "{scorer}: {} has a zero gradient", p.name());
+        }
+    }
+}
+
+#[test]
+fn scaled_dot_is_dot_with_scaled_queries() {
+    let d = 16;
+    let (q, kv) = (tensor(&[2, 3, d], 1).mul_scalar(4.0), tensor(&[2, 5, d], 2));
+    let mask = pad_mask(&[5, 3], 5);
+    let scaled = forward(&layer(Scorer::ScaledDot, d, d, 0, 0), &q, &kv, &mask, false);
+    let dot = forward(&layer(Scorer::Dot, d, d, 0, 0), &q.mul_scalar(1.0 / (d as f32).sqrt()), &kv, &mask, false);
+    for (a, b) in [(&scaled.0, &dot.0), (&scaled.1, &dot.1)] {
+        assert!(a.iter().zip(b.iter()).all(|(x, y)| (x - y).abs() < 1e-6), "{a} vs {b}");
+    }
+}
+
+#[test]
+fn one_head_with_identity_projections_is_scaled_dot() {
+    let d = 6;
+    let mut multi = layer(Scorer::MultiHead { heads: 1 }, d, d, d, 0);
+    for p in multi.params_mut() {
+        p.set(Array2::<f32>::eye(d).into_dyn()).unwrap();
+    }
+    let (q, kv) = (tensor(&[2, 4, d], 1).mul_scalar(3.0), tensor(&[2, 5, d], 2));
+    let mask = pad_mask(&[2, 5], 5);
+    for causal in [false, true] {
+        let a = forward(&multi, &q, &kv, &mask, causal);
+        let b = forward(&layer(Scorer::ScaledDot, d, d, 0, 0), &q, &kv, &mask, causal);
+        assert!(a.0.iter().zip(&b.0).chain(a.1.iter().zip(&b.1)).all(|(x, y)| (x - y).abs() < 1e-6));
+    }
+}
+
+#[test]
+fn multi_head_weights_are_the_mean_of_the_head_weights() {
+    let attn = layer(Scorer::MultiHead { heads: 3 }, 5, 4, 6, 0);
+    let enc_out = tensor(&[2, 4, 4], 1);
+    let out = attn.forward(&tensor(&[2, 3, 5], 2), &enc_out, &enc_out, None, false).unwrap();
+    let heads = out.head_weights.unwrap().data().clone();
+    assert_eq!(heads.shape(), &[2, 3, 3, 4]);
+    let mean = heads.mean_axis(Axis(1)).unwrap();
+    assert!(mean.iter().zip(out.weights.data()).all(|(a, b)| (a - b).abs() < 1e-6));
+    for row in heads.lanes(Axis(3)) {
+        assert!((row.sum() - 1.0).abs() < 1e-5);
+    }
+}
+
+/// The same bits whether rayon has one thread or two (sizes big enough to be split).
+#[test]
+fn results_do_not_depend_on_the_number_of_threads() {
+    let run = |threads: usize, scorer: Scorer| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let attn = layer(scorer, 32, 32, 32, 0);
+            let enc_out = Tensor::variable(tensor(&[8, 32, 32], 1).data().clone());
+            let out = attn.forward(&tensor(&[8, 32, 32], 2), &enc_out, &enc_out, Some(&pad_mask(&[32, 20, 5, 32, 1, 32, 32, 9], 32)), false).unwrap();
+            let all = flat(&out).unwrap();
+            let grads = all.mul(&tensor(&[all.len()], 3)).unwrap().sum_all().backward().unwrap();
+            (all.to_vec(), grads.get(&enc_out).unwrap().clone())
+        })
+    };
+    for scorer in [Scorer::Dot, Scorer::Additive, Scorer::MultiHead { heads: 4 }] {
+        assert_eq!(run(1, scorer), run(2, scorer), "{scorer}");
+    }
+}
+
+#[test]
+fn scorer_names_round_trip_and_unknown_names_list_the_valid_ones() {
+    for scorer in all_scorers(4) {
+        assert_eq!(scorer.to_string().parse::<Scorer>().unwrap(), scorer);
+    }
+    assert_eq!(" scaled_dot ".parse::<Scorer>().unwrap(), Scorer::ScaledDot);
+    for bad in ["", "Dot", "multi_head:0", "multi_head:x", "multihead"] {
+        let err = bad.parse::<Scorer>().unwrap_err();
+        assert!(matches!(err, Error::UnknownScorer { .. }), "{bad}");
+        for name in Scorer::NAMES {
+            assert!(err.to_string().contains(name), "{err}");
+        }
+    }
+}
+
+#[test]
+fn configs_that_cannot_work_are_refused_with_advice() {
+    let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
+    let refuse = |scorer: Scorer, dq: usize, dk: usize, a: usize, rng: &mut rand::rngs::StdRng| {
+        Attention::new("attn", &AttentionConfig { scorer, query_dim: dq, key_dim: dk, attn_dim: a }, rng).unwrap_err().to_string()
+    };
+    for scorer in [Scorer::Dot, Scorer::ScaledDot] {
+        let err = refuse(scorer, 4, 6, 0, &mut rng);
+        assert!(err.contains("`general`") && err.contains("`additive`"), "{err}");
+    }
+    assert!(refuse(Scorer::MultiHead { heads: 3 }, 4, 4, 8, &mut rng).contains("multiple of the number of heads"));
+    assert!(refuse(Scorer::Additive, 4, 4, 0, &mut rng).contains("attn_dim"));
+    assert!(refuse(Scorer::General, 0, 4, 0, &mut rng).contains("positive"));
+}
+
+#[test]
+fn shape_errors_name_both_shapes() {
+    let attn = layer(Scorer::General, 3, 5, 0, 0);
+    let enc_out = tensor(&[2, 4, 5], 1);
+    let err = attn.forward(&tensor(&[2, 1, 4], 2), &enc_out, &enc_out, None, false).unwrap_err().to_string();
+    assert!(err.contains("[2, 1, 4]") && err.contains("[2, 4, 3]"), "{err}");
+    let err = attn.forward(&tensor(&[2, 1, 3], 2), &enc_out, &enc_out, Some(&pad_mask(&[1, 1, 1], 4)), false).unwrap_err().to_string();
+    assert!(err.contains("[2, 4, 5]") && err.contains("[3, 4]"), "{err}");
+    let err = lingo_attention::dot_product_attention(&tensor(&[2, 2, 3], 0), &enc_out, &enc_out, 1, 1.0, None, false).unwrap_err().to_string();
+    assert!(err.contains("`general` or `additive`"), "{err}");
+}
