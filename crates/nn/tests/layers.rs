@@ -10,6 +10,14 @@ fn rng(seed: u64) -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
+/// A seeded two-layer bidirectional stack and the RNG, ready for drawing inputs.
+fn bidirectional_stack(kind: RnnKind, seed: u64, input: usize, hidden: usize) -> (Rnn, RnnConfig, StdRng) {
+    let mut r = rng(seed);
+    let config = RnnConfig { num_layers: 2, bidirectional: true, ..RnnConfig::new(kind, input, hidden) };
+    let rnn = Rnn::new("encoder.rnn", config, Init::default(), &mut r).unwrap();
+    (rnn, config, r)
+}
+
 fn names(m: &dyn Module) -> Vec<String> {
     m.params().iter().map(|p| p.name().to_owned()).collect()
 }
@@ -172,9 +180,7 @@ fn random_state(config: &RnnConfig, batch: usize, rng: &mut StdRng) -> RnnState 
 #[test]
 fn two_layer_bidirectional_layer_equals_the_fused_ops_composed_by_hand() {
     for kind in [RnnKind::Lstm, RnnKind::Gru] {
-        let mut r = rng(11);
-        let config = RnnConfig { num_layers: 2, bidirectional: true, ..RnnConfig::new(kind, 3, 4) };
-        let rnn = Rnn::new("encoder.rnn", config, Init::default(), &mut r).unwrap();
+        let (rnn, config, mut r) = bidirectional_stack(kind, 11, 3, 4);
         let x = Tensor::randn(&[3, 6, 3], 1.0, &mut r).unwrap();
         let lengths = [6, 2, 4];
         let init = random_state(&config, 3, &mut r);
@@ -215,9 +221,7 @@ fn gradients_reach_every_parameter_and_the_initial_state() {
 #[test]
 fn padding_steps_change_nothing() {
     for kind in [RnnKind::Lstm, RnnKind::Gru] {
-        let mut r = rng(13);
-        let config = RnnConfig { num_layers: 2, bidirectional: true, ..RnnConfig::new(kind, 2, 3) };
-        let rnn = Rnn::new("rnn", config, Init::default(), &mut r).unwrap();
+        let (rnn, _, mut r) = bidirectional_stack(kind, 13, 2, 3);
         let x = Tensor::randn(&[2, 4, 2], 1.0, &mut r).unwrap();
         let lengths = [4, 2];
         let short = rnn.forward(&x, &lengths, None, Mode::Eval).unwrap();

@@ -2,27 +2,17 @@
 //! equations, clipping, failure modes and state round trips.
 
 use lingo_nn::{Algorithm, Error, Optimizer, ParamProblem, ParamState, clip_scale, grad_norm};
-use lingo_tensor::{Gradients, Module, Param, Tensor};
+mod common;
+use common::Params;
+use lingo_tensor::{Gradients, Param, Tensor};
 use ndarray::ArrayD;
 
-/// A model of named 1-D parameters.
-struct Vecs(Vec<Param>);
-
-impl Module for Vecs {
-    fn params(&self) -> Vec<&Param> {
-        self.0.iter().collect()
-    }
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        self.0.iter_mut().collect()
-    }
-}
-
-fn model(values: &[(&str, &[f32])]) -> Vecs {
-    Vecs(values.iter().map(|(n, v)| Param::new(*n, ArrayD::from_shape_vec(vec![v.len()], v.to_vec()).unwrap())).collect())
+fn model(values: &[(&str, &[f32])]) -> Params {
+    Params(values.iter().map(|(n, v)| Param::new(*n, ArrayD::from_shape_vec(vec![v.len()], v.to_vec()).unwrap())).collect())
 }
 
 /// Gradients `g_p` for the listed parameters (others get none): backward of `Σ g·θ`.
-fn grads(m: &Vecs, g: &[(&str, &[f32])]) -> Gradients {
+fn grads(m: &Params, g: &[(&str, &[f32])]) -> Gradients {
     let terms: Vec<Tensor> = g
         .iter()
         .map(|(n, v)| {
@@ -33,7 +23,7 @@ fn grads(m: &Vecs, g: &[(&str, &[f32])]) -> Gradients {
     terms[1..].iter().fold(terms[0].clone(), |a, t| a.add(t).unwrap()).backward().unwrap()
 }
 
-fn values(m: &Vecs, i: usize) -> Vec<f32> {
+fn values(m: &Params, i: usize) -> Vec<f32> {
     m.0[i].tensor().to_vec()
 }
 
@@ -172,7 +162,7 @@ fn non_finite_gradients_are_an_error_and_change_nothing() {
 
 #[test]
 fn state_survives_serialization_and_resuming_is_bit_identical() {
-    let run = |steps: usize, opt: &mut Optimizer, m: &mut Vecs| {
+    let run = |steps: usize, opt: &mut Optimizer, m: &mut Params| {
         for k in 0..steps {
             let g = [0.3 * k as f32 - 0.5, 1.0 / (k as f32 + 1.0)];
             let gr = grads(m, &[("w", &g)]);

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use lingo_nn::{Algorithm, Init, Mode, NamedTensor, Optimizer, Rnn, RnnConfig, RnnKind, RnnState, Schedule, Scheduler, StateDict};
+mod common;
+use common::Params;
 use lingo_tensor::{Gradients, Module, Param, Tensor};
 use ndarray::{ArrayD, IxDyn};
 use rand::SeedableRng;
@@ -69,24 +71,12 @@ fn fixture() -> Fixture {
     serde_json::from_str(text).expect("the committed fixture parses")
 }
 
-/// Two named parameters, in the fixture's order ("a", "b").
-struct Pair(Vec<Param>);
-
-impl Module for Pair {
-    fn params(&self) -> Vec<&Param> {
-        self.0.iter().collect()
-    }
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        self.0.iter_mut().collect()
-    }
-}
-
 fn array(shape: &[usize], data: &[f32]) -> ArrayD<f32> {
     ArrayD::from_shape_vec(IxDyn(shape), data.to_vec()).expect("fixture shapes fit")
 }
 
 /// Gradients `g` for every parameter: the backward of `Σ_p Σ_i g_pi · θ_pi`.
-fn gradients(model: &Pair, grads: &BTreeMap<String, Vec<f32>>) -> Gradients {
+fn gradients(model: &Params, grads: &BTreeMap<String, Vec<f32>>) -> Gradients {
     let terms: Vec<Tensor> = model
         .0
         .iter()
@@ -129,7 +119,7 @@ fn optimizers_match_pytorch_step_for_step() {
     let fx = fixture();
     assert_eq!(fx.optim.len(), 9);
     for case in &fx.optim {
-        let mut model = Pair(case.shapes.iter().map(|(n, s)| Param::new(n.clone(), array(s, &case.params[n]))).collect());
+        let mut model = Params(case.shapes.iter().map(|(n, s)| Param::new(n.clone(), array(s, &case.params[n]))).collect());
         let mut opt = Optimizer::new(algorithm(&case.config), case.steps[0].lr).unwrap();
         if let Some(max) = case.config.get("max_norm").and_then(serde_json::Value::as_f64) {
             opt = opt.with_max_grad_norm(max).unwrap();
