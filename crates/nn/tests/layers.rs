@@ -275,3 +275,53 @@ fn bad_inputs_and_states_are_errors() {
     let with_c = RnnState { h: Tensor::zeros(&[1, 2, 4]), c: Some(Tensor::zeros(&[1, 2, 4])) };
     assert!(gru.forward(&x, &[3, 3], Some(&with_c), Mode::Eval).is_err());
 }
+
+mod random_shapes {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngSeed};
+
+    proptest! {
+        #![proptest_config(Config { cases: 32, rng_seed: RngSeed::Fixed(0x6e6e), failure_persistence: None, ..Config::default() })]
+
+        /// Any stack shape and any lengths: the layer equals the by-hand
+        /// composition exactly, and its final state ignores what sits in
+        /// padded steps.
+        #[test]
+        fn any_stack_equals_composition_and_ignores_padding(
+            lstm in any::<bool>(),
+            layers in 1_usize..4,
+            bidirectional in any::<bool>(),
+            (input, hidden) in (1_usize..5, 1_usize..5),
+            lengths in proptest::collection::vec(0_usize..6, 1..4),
+            seed in any::<u64>(),
+        ) {
+            let kind = if lstm { RnnKind::Lstm } else { RnnKind::Gru };
+            let config = RnnConfig { num_layers: layers, bidirectional, ..RnnConfig::new(kind, input, hidden) };
+            let mut r = rng(seed);
+            let rnn = Rnn::new("rnn", config, Init::PyTorch, &mut r).unwrap();
+            let (batch, time) = (lengths.len(), 6);
+            let x = Tensor::randn(&[batch, time, input], 1.0, &mut r).unwrap();
+            let init = random_state(&config, batch, &mut r);
+            let out = rnn.forward(&x, &lengths, Some(&init), Mode::Eval).unwrap();
+            let (output, h_n, c_n) = by_hand(&rnn, &x, &lengths, &init);
+            prop_assert_eq!(out.output.to_vec(), output.to_vec());
+            prop_assert_eq!(out.state.h.to_vec(), h_n.to_vec());
+            prop_assert_eq!(out.state.c.map(|c| c.to_vec()), c_n.map(|c| c.to_vec()));
+
+            // Overwrite every padded step with other values: nothing may change.
+            let mut noisy = x.data().clone();
+            let noise = Tensor::randn(&[batch, time, input], 50.0, &mut r).unwrap();
+            for (b, &n) in lengths.iter().enumerate() {
+                for t in n..time {
+                    for i in 0..input {
+                        noisy[[b, t, i]] = noise.data()[[b, t, i]];
+                    }
+                }
+            }
+            let again = rnn.forward(&Tensor::new(noisy), &lengths, Some(&init), Mode::Eval).unwrap();
+            prop_assert_eq!(again.output.to_vec(), out.output.to_vec());
+            prop_assert_eq!(again.state.h.to_vec(), out.state.h.to_vec());
+        }
+    }
+}

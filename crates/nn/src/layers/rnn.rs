@@ -347,7 +347,10 @@ impl Rnn {
         let expected = [self.cells.len(), batch, self.config.hidden_size];
         let shapes_ok = s.h.shape() == expected && s.c.as_ref().is_none_or(|c| c.shape() == expected);
         match (self.config.kind, &s.c) {
-            _ if !shapes_ok => Err(config("rnn initial state", format!("expected (layers·dirs, batch, hidden) = {expected:?}, got h {:?}", s.h.shape()))),
+            _ if !shapes_ok => {
+                let c = s.c.as_ref().map(|c| c.shape().to_vec());
+                Err(config("rnn initial state", format!("expected (layers·dirs, batch, hidden) = {expected:?}, got h {:?} and c {c:?}", s.h.shape())))
+            }
             (RnnKind::Lstm, None) => Err(config("rnn initial state", "an LSTM needs a cell state c")),
             (RnnKind::Gru, Some(_)) => Err(config("rnn initial state", "a GRU has no cell state c")),
             _ => Ok(()),
