@@ -5,14 +5,18 @@
 //! optimizers with PyTorch's exact update equations, learning-rate
 //! schedules, and checkpoints that are checksummed and written atomically.
 //!
-//! | piece | items |
+//! Everything is re-exported at the root; the modules hold the longer
+//! explanations (the math of each update rule and schedule, the RNN stack,
+//! the file format).
+//!
+//! | module | items |
 //! |---|---|
-//! | layers ([`Module`](lingo_tensor::Module)s) | [`Embedding`], [`Linear`], [`Dropout`], [`Rnn`] (LSTM or GRU: multi-layer, bidirectional, padded batches) |
-//! | initialisation | [`Init`]: Xavier-uniform + orthogonal + zero (default), or PyTorch's defaults |
-//! | training mode | [`Mode`]: `Train(&mut rng)` (dropout drawn from a seeded RNG) or `Eval` |
-//! | optimizers | [`Optimizer`] with an [`Algorithm`]: SGD (momentum, Nesterov, weight decay), Adam, AdamW; clipping by global norm ([`grad_norm`], [`clip_scale`]) |
-//! | schedules | [`Scheduler`] with a [`Schedule`]: constant, linear warm-up, warm-up + cosine, inverse square root, reduce-on-plateau |
-//! | saving | [`StateDict`] (weights by name), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
+//! | [`layers`] ([`Module`](lingo_tensor::Module)s) | [`Embedding`], [`Linear`], [`Dropout`], [`Rnn`] (LSTM or GRU: multi-layer, bidirectional, padded batches) |
+//! | [`init`] | [`Init`]: Xavier-uniform + orthogonal + zero (default), or PyTorch's defaults |
+//! | [`layers`] | [`Mode`]: `Train(&mut rng)` (dropout drawn from a seeded RNG) or `Eval` |
+//! | [`optim`] | [`Optimizer`] with an [`Algorithm`]: SGD (momentum, Nesterov, weight decay), Adam, AdamW; clipping by global norm ([`grad_norm`], [`clip_scale`]) |
+//! | [`schedule`] | [`Scheduler`] with a [`Schedule`]: constant, linear warm-up, warm-up + cosine, inverse square root, reduce-on-plateau |
+//! | [`state_dict`], [`checkpoint`] | [`StateDict`] (weights by name), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
 //!
 //! ## A model is a tree of layers with one naming scheme
 //!
@@ -96,7 +100,7 @@
 //! configuration type; [`Checkpoint::save`] writes it atomically behind a
 //! magic header, a format version and a checksum, and [`Checkpoint::load`]
 //! rejects truncated, corrupt, foreign and version-mismatched files with an
-//! error naming the path (see the [`checkpoint`](Checkpoint) docs for the format).
+//! error naming the path (the [`checkpoint`] module documents the format).
 //!
 //! ## Errors
 //!
@@ -112,13 +116,13 @@
 
 #![warn(missing_docs)]
 
-mod checkpoint;
+pub mod checkpoint;
 mod error;
 pub mod init;
-mod layers;
-mod optim;
-mod schedule;
-mod state_dict;
+pub mod layers;
+pub mod optim;
+pub mod schedule;
+pub mod state_dict;
 
 pub use checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC, fnv1a64, write_atomic};
 pub use error::{CheckpointProblem, Error, ParamProblem, Result};

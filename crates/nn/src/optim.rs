@@ -7,6 +7,19 @@
 //! it survives a checkpoint round trip and fails loudly, naming the
 //! parameter, when it does not fit the model it is applied to.
 //!
+//! The arithmetic follows PyTorch's single-tensor (`foreach=False`) kernels
+//! operation by operation in `f32`, with hyperparameters kept as `f64` like
+//! Python floats; `tests/pytorch_parity.rs` checks three steps of each
+//! algorithm against `torch.optim` to within `f32` rounding (PyTorch's
+//! vectorized loops may fuse a multiply and an add where this code rounds twice).
+//!
+//! Clipping by global norm is a setting of the optimizer
+//! ([`Optimizer::with_max_grad_norm`]) rather than a pass that rewrites the
+//! gradients, because [`Gradients`] is read-only: the step multiplies each
+//! gradient by [`clip_scale`] as it reads it, which is the same `f32`
+//! product PyTorch's in-place `clip_grad_norm_` computes. The norm before
+//! clipping comes back in [`StepStats`], and [`grad_norm`] computes it alone.
+//!
 //! One training step:
 //!
 //! ```

@@ -7,10 +7,10 @@
 //! owns `out.weight` and `out.bias`, `Rnn::new("encoder.rnn", ..)` owns
 //! `encoder.rnn.weight_ih_l0`, `encoder.rnn.weight_hh_l1_reverse`, ...
 
-mod dropout;
-mod embedding;
-mod linear;
-mod rnn;
+pub mod dropout;
+pub mod embedding;
+pub mod linear;
+pub mod rnn;
 
 pub use dropout::Dropout;
 pub use embedding::Embedding;
