@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! H_t = tanh(Q'_t + K')        (S, A)  one query's hidden layer, in a scratch buffer
-//! X_t = H_t · v                (S)     its scores (a GEMM with one column)
+//! X_t = H_t · v                (S)     its scores
 //! W_t = masked_softmax(X_t)
 //! C = W·V                      (T, d_v) one GEMM
 //! ```
@@ -71,6 +71,22 @@ fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
     tanh_slice(&mut h[..n * a]);
 }
 
+/// `Σ_a x_a y_a` with eight partial sums, so the loop vectorizes (a single
+/// running sum would force one addition after another); the order is fixed,
+/// so the bits are too. (A GEMM with one column packs its operands and may
+/// hand them to other threads: far slower for one row of scores.)
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    let mut acc = [0.0_f32; 8];
+    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
+    let tail: f32 = xc.remainder().iter().zip(yc.remainder()).map(|(a, b)| a * b).sum();
+    for (xs, ys) in xc.zip(yc) {
+        for i in 0..8 {
+            acc[i] += xs[i] * ys[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
 /// The row `t` of a standard-layout matrix as a slice.
 fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
     m.index_axis_move(Axis(0), t).to_slice().unwrap_or_else(|| unreachable!("standard layout"))
@@ -86,7 +102,8 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     // Rows are read as slices, so the projections must be contiguous (they are, from `linear`).
     let (qp, kp) = (q_proj.data().as_standard_layout(), k_proj.data().as_standard_layout());
     let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(values.data()));
-    let v_col = v.data().view().into_dimensionality::<ndarray::Ix1>().unwrap_or_else(|_| unreachable!("checked")).insert_axis(Axis(1)); // (A, 1)
+    let v_data = v.data().as_standard_layout();
+    let v_slice = v_data.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
 
     let mut packed = Array3::<f32>::zeros((n_b, n_t, layout.width()));
     for_each_entry(packed.outer_iter_mut().collect(), flops, n_s * n_a, |b, out, h| {
@@ -98,9 +115,9 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             let x = x.as_slice_mut().unwrap_or_else(|| unreachable!());
             if m.limit > 0 {
                 hidden(h, row(qp, t), kp, m.limit); // H_t = tanh(Q'_t + K')
-                let h_t = ArrayView2::from_shape((m.limit, n_a), &h[..m.limit * n_a]).unwrap_or_else(|_| unreachable!());
-                let x_t = ArrayViewMut2::from_shape((m.limit, 1), &mut x[..m.limit]).unwrap_or_else(|_| unreachable!());
-                gemm(1.0, h_t, v_col, 0.0, x_t); // X_t = H_t·v
+                for (x, h_s) in x[..m.limit].iter_mut().zip(h.chunks_exact(n_a)) {
+                    *x = dot(h_s, v_slice); // X_t = H_t·v
+                }
             }
             masked_softmax(x, m);
         }
