@@ -23,6 +23,20 @@ pub enum Error {
     /// A data-crate operation failed.
     #[error(transparent)]
     Data(#[from] lingo_data::Error),
+    /// An attention scorer refused its configuration or inputs.
+    #[error(transparent)]
+    Attention(#[from] lingo_attention::Error),
+    /// The training loss became NaN or infinite: training stopped there,
+    /// and checkpoints of earlier epochs were left as they were.
+    #[error("training loss is {value} at epoch {epoch}, step {step}: stopped (lower the learning rate or clip gradients)")]
+    NonFiniteLoss {
+        /// The epoch (1-based) of the step.
+        epoch: u64,
+        /// The optimizer step (1-based, counted over the whole run).
+        step: u64,
+        /// The loss value seen.
+        value: f32,
+    },
     /// A layer, optimizer or schedule setting, or an argument, is out of range.
     #[error("invalid {what}: {reason}")]
     Config {

@@ -117,17 +117,23 @@
 #![warn(missing_docs)]
 
 pub mod checkpoint;
+pub mod decode;
 mod error;
 pub mod init;
 pub mod layers;
 pub mod optim;
 pub mod schedule;
+pub mod seq2seq;
 pub mod state_dict;
+pub mod train;
 
 pub use checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC, fnv1a64, write_atomic};
+pub use decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
 pub use error::{CheckpointProblem, Error, ParamProblem, Result};
 pub use init::Init;
 pub use layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnOutput, RnnState};
 pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
 pub use schedule::{Schedule, Scheduler};
+pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Step};
 pub use state_dict::{NamedTensor, StateDict};
+pub use train::{CheckpointSpec, Progress, TrainConfig, TrainResult, TrainedModel, evaluate, train_model};

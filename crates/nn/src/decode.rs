@@ -1,0 +1,254 @@
+//! Decoding: batched greedy search and batched beam search, for every model
+//! configuration, both able to return the attention of the chosen output.
+//!
+//! Both run under [`no_grad`]: no graph is recorded, nothing is kept for a
+//! backward pass. Both run the model one step at a time through
+//! [`Seq2Seq::decode_step`], the same code Bahdanau's placement trains with.
+
+use lingo_data::{EOS, SOS};
+use lingo_tensor::no_grad;
+use ndarray::{Array2, Axis};
+
+use crate::error::{Result, config};
+use crate::layers::Mode;
+use crate::seq2seq::Seq2Seq;
+
+/// One decoded output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hypothesis {
+    /// The output tokens, without `<sos>`; ends with `<eos>` when the model
+    /// finished the sentence within the length limit.
+    pub tokens: Vec<usize>,
+    /// `Σ log p(token)` over `tokens`.
+    pub log_prob: f32,
+    /// The score beams are ranked by: `log_prob / lp(|tokens|)` with GNMT's
+    /// length penalty `lp(n) = ((5 + n) / 6)^α` (equal to `log_prob` for greedy).
+    pub score: f32,
+    /// Attention over the source for each output token, `(tokens.len(), src_len)`,
+    /// when asked for and the model has attention.
+    pub attention: Option<Array2<f32>>,
+}
+
+impl Hypothesis {
+    /// Whether the model ended the output with `<eos>`.
+    ///
+    /// ```
+    /// let h = lingo_nn::Hypothesis { tokens: vec![7, lingo_data::EOS], log_prob: -1.0, score: -1.0, attention: None };
+    /// assert!(h.finished());
+    /// ```
+    pub fn finished(&self) -> bool {
+        self.tokens.last() == Some(&EOS)
+    }
+}
+
+/// `log_softmax` of each row of `(rows, vocab)` logits.
+fn log_probs(logits: &ndarray::ArrayD<f32>) -> Array2<f32> {
+    let mut out = logits.view().into_dimensionality::<ndarray::Ix2>().unwrap_or_else(|_| unreachable!("step logits are 2-D")).to_owned();
+    for mut row in out.rows_mut() {
+        let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        let log_sum = row.fold(0.0, |s, &v| s + (v - max).exp()).ln() + max;
+        row.mapv_inplace(|v| v - log_sum);
+    }
+    out
+}
+
+/// Greedy decoding of a batch: at each step every unfinished row takes its
+/// most probable token, until `<eos>` or `max_len` tokens.
+///
+/// ```
+/// use lingo_nn::{Seq2Seq, Seq2SeqConfig, greedy_decode};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let model = Seq2Seq::new(Seq2SeqConfig { attention: Some("dot".parse().unwrap()), ..Seq2SeqConfig::new(9, 9) }, &mut rng).unwrap();
+/// let src = ndarray::arr2(&[[2_usize, 5, 6, 3], [2, 7, 3, 0]]);
+/// let out = greedy_decode(&model, &src, &[4, 3], 5, true).unwrap();
+/// assert_eq!(out.len(), 2);
+/// assert!(out[0].tokens.len() <= 5);
+/// assert_eq!(out[1].attention.as_ref().unwrap().ncols(), 4);
+/// ```
+pub fn greedy_decode(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], max_len: usize, with_attention: bool) -> Result<Vec<Hypothesis>> {
+    no_grad(|| {
+        let batch = src.nrows();
+        let encoded = model.encode_source(src, src_lens, Mode::Eval)?;
+        let ctx = model.decoder_context(&encoded)?;
+        let mut state = encoded.state;
+        let mut prev = vec![SOS; batch];
+        let mut hyps: Vec<Hypothesis> = (0..batch).map(|_| Hypothesis { tokens: vec![], log_prob: 0.0, score: 0.0, attention: None }).collect();
+        let mut rows_attn: Vec<Vec<ndarray::Array1<f32>>> = vec![Vec::new(); batch];
+        for _ in 0..max_len {
+            if hyps.iter().all(Hypothesis::finished) {
+                break;
+            }
+            let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
+            let lp = log_probs(step.logits.data());
+            for (b, hyp) in hyps.iter_mut().enumerate().filter(|(_, h)| !h.finished()) {
+                let (best, &value) = lp.row(b).indexed_iter().fold((0, &f32::NEG_INFINITY), |m, (i, v)| if v > m.1 { (i, v) } else { m });
+                hyp.tokens.push(best);
+                hyp.log_prob += value;
+                prev[b] = best;
+                if with_attention && let Some(w) = &step.weights {
+                    rows_attn[b].push(row_of(w, b));
+                }
+            }
+            state = step.state;
+        }
+        for (hyp, rows) in hyps.iter_mut().zip(rows_attn) {
+            hyp.score = hyp.log_prob;
+            hyp.attention = stack_rows(&rows);
+        }
+        Ok(hyps)
+    })
+}
+
+/// Row `row` of a step's `(batch, src_len)` attention weights.
+fn row_of(weights: &lingo_tensor::Tensor, row: usize) -> ndarray::Array1<f32> {
+    weights.data().index_axis(Axis(0), row).iter().copied().collect()
+}
+
+/// Rows `(src_len)` stacked into `(n, src_len)`; `None` when there are none.
+fn stack_rows(rows: &[ndarray::Array1<f32>]) -> Option<Array2<f32>> {
+    let views: Vec<_> = rows.iter().map(|r| r.view()).collect();
+    (!views.is_empty()).then(|| ndarray::stack(Axis(0), &views).ok()).flatten()
+}
+
+/// Settings of [`beam_search`].
+///
+/// ```
+/// let c = lingo_nn::BeamConfig::default();
+/// assert_eq!((c.beam_size, c.n_best), (5, 1));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BeamConfig {
+    /// Hypotheses kept alive per input, `K ≥ 1`.
+    pub beam_size: usize,
+    /// GNMT length penalty exponent `α` (0: no normalisation; 0.6 to 1 are usual).
+    pub alpha: f32,
+    /// How many finished hypotheses to return per input (`≤ beam_size`).
+    pub n_best: usize,
+    /// The most tokens an output may have, `<eos>` included.
+    pub max_len: usize,
+}
+
+impl Default for BeamConfig {
+    fn default() -> Self {
+        BeamConfig { beam_size: 5, alpha: 0.6, n_best: 1, max_len: 50 }
+    }
+}
+
+/// GNMT's length penalty `lp(n) = ((5 + n) / 6)^α` (Wu et al., 2016).
+fn length_penalty(n: usize, alpha: f32) -> f32 {
+    ((5.0 + n as f32) / 6.0).powf(alpha)
+}
+
+/// A live beam: its tokens, log-probability and attention rows so far.
+#[derive(Clone)]
+struct Beam {
+    tokens: Vec<usize>,
+    log_prob: f32,
+    attention: Vec<ndarray::Array1<f32>>,
+}
+
+/// Beam search over a batch: `K = beam_size` hypotheses per input advance
+/// together as `batch · K` rows of one decoder step. Each step, every input
+/// keeps its `K` best continuations by log-probability; a continuation that
+/// ends in `<eos>` becomes a finished hypothesis, ranked by
+/// `log p / lp(length)`. An input is done when it has `K` finished
+/// hypotheses or `max_len` is reached (its live beams then count as
+/// unfinished outputs). Returns the `n_best` best per input, best first.
+///
+/// With `beam_size = 1` this is exactly greedy decoding.
+///
+/// ```
+/// use lingo_nn::{BeamConfig, Seq2Seq, Seq2SeqConfig, beam_search, greedy_decode};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+/// let model = Seq2Seq::new(Seq2SeqConfig::new(9, 9), &mut rng).unwrap();
+/// let src = ndarray::arr2(&[[2_usize, 5, 6, 3]]);
+/// let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 6 };
+/// let beam = beam_search(&model, &src, &[4], one, false).unwrap();
+/// let greedy = greedy_decode(&model, &src, &[4], 6, false).unwrap();
+/// assert_eq!(beam[0][0].tokens, greedy[0].tokens);
+/// ```
+pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg: BeamConfig, with_attention: bool) -> Result<Vec<Vec<Hypothesis>>> {
+    if cfg.beam_size == 0 || cfg.n_best == 0 || cfg.n_best > cfg.beam_size {
+        return Err(config("beam", format!("need 1 ≤ n_best ≤ beam_size, got n_best {} and beam_size {}", cfg.n_best, cfg.beam_size)));
+    }
+    no_grad(|| {
+        let (batch, k) = (src.nrows(), cfg.beam_size);
+        // Row b·K + j is beam j of input b; all K rows start as copies of the source.
+        let expand: Vec<usize> = (0..batch).flat_map(|b| std::iter::repeat_n(b, k)).collect();
+        let encoded = model.encode_source(src, src_lens, Mode::Eval)?.select_rows(&expand)?;
+        let ctx = model.decoder_context(&encoded)?;
+        let mut state = encoded.state;
+        let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
+        // At the start only beam 0 is real; the others are copies kept out of the race.
+        let mut beams: Vec<Vec<Beam>> = vec![vec![empty]; batch];
+        let mut finished: Vec<Vec<Hypothesis>> = vec![Vec::new(); batch];
+        let mut done = vec![false; batch];
+        for _ in 0..cfg.max_len {
+            if done.iter().all(|&d| d) {
+                break;
+            }
+            let prev: Vec<usize> = (0..batch * k).map(|row| beams[row / k].get(row % k).and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
+            let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
+            let lp = log_probs(step.logits.data());
+            let mut parents = Vec::with_capacity(batch * k);
+            for b in 0..batch {
+                if done[b] {
+                    parents.extend(std::iter::repeat_n(b * k, k));
+                    continue;
+                }
+                // All continuations of the live beams, best first.
+                let mut candidates: Vec<(f32, usize, usize)> = Vec::new();
+                for (j, beam) in beams[b].iter().enumerate() {
+                    for (token, &p) in lp.row(b * k + j).indexed_iter() {
+                        candidates.push((beam.log_prob + p, j, token));
+                    }
+                }
+                candidates.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+                let mut next = Vec::with_capacity(k);
+                for &(log_prob, j, token) in &candidates {
+                    if next.len() == k || finished[b].len() == k {
+                        break;
+                    }
+                    let parent = &beams[b][j];
+                    let mut tokens = parent.tokens.clone();
+                    tokens.push(token);
+                    let mut attention = parent.attention.clone();
+                    if with_attention && let Some(w) = &step.weights {
+                        attention.push(row_of(w, b * k + j));
+                    }
+                    let beam = Beam { tokens, log_prob, attention };
+                    if token == EOS {
+                        finished[b].push(finish(beam, cfg.alpha));
+                    } else {
+                        parents.push(b * k + j);
+                        next.push(beam);
+                    }
+                }
+                done[b] = finished[b].len() >= k || next.is_empty();
+                // Keep K rows per input: pad with the last parent (never read again).
+                while parents.len() < (b + 1) * k {
+                    parents.push(*parents.last().unwrap_or(&(b * k)));
+                }
+                beams[b] = next;
+            }
+            state = step.state.select_rows(&parents)?;
+        }
+        Ok((0..batch)
+            .map(|b| {
+                let mut all = std::mem::take(&mut finished[b]);
+                all.extend(beams[b].drain(..).map(|beam| finish(beam, cfg.alpha)));
+                // Finished outputs rank above unfinished ones, then by score.
+                all.sort_by(|x, y| y.finished().cmp(&x.finished()).then(y.score.total_cmp(&x.score)));
+                all.truncate(cfg.n_best);
+                all
+            })
+            .collect())
+    })
+}
+
+fn finish(beam: Beam, alpha: f32) -> Hypothesis {
+    let score = beam.log_prob / length_penalty(beam.tokens.len(), alpha);
+    Hypothesis { score, log_prob: beam.log_prob, attention: stack_rows(&beam.attention), tokens: beam.tokens }
+}

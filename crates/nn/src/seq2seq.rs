@@ -1,0 +1,521 @@
+//! The encoder–decoder model: attention off (the bottleneck baseline) or on,
+//! with any `lingo-attention` scorer, in Luong's or Bahdanau's placement.
+//!
+//! # The three models in one
+//!
+//! ```text
+//! encoder:   enc_out, (h, c) = RNN_enc(embed(src))            enc_out: (batch, src_len, D·H)
+//! bridge:    s_0 = tanh(W_b [h_fwd; h_bwd])   (bidirectional only; per layer, h and c)
+//!
+//! no attention (the bottleneck):     s_t = RNN_dec(embed(y_{t-1}), s_{t-1})
+//!                                    logits_t = W_out s_t            enc_out is never read
+//!
+//! Luong (attention after the RNN):   s_t = RNN_dec(embed(y_{t-1}), s_{t-1})
+//!                                    context_t, weights_t = attend(s_t, enc_out)
+//!                                    logits_t = W_out tanh(W_c [s_t; context_t])
+//!
+//! Bahdanau (attention before it):    context_t, weights_t = attend(s_{t-1}, enc_out)
+//!                                    s_t = RNN_dec([embed(y_{t-1}); context_t], s_{t-1})
+//!                                    logits_t = W_out s_t
+//! ```
+//!
+//! In Luong's placement the decoder RNN does not depend on the context, so
+//! teacher-forced training runs it over the whole target at once (one fused
+//! sequence op) and attends for all steps with one batched kernel call.
+//! Bahdanau's placement feeds each step's context into the RNN, so it runs
+//! step by step, through the same [`Seq2Seq::decode_step`] that decoding uses.
+//!
+//! # The bottleneck, visible
+//!
+//! [`Seq2Seq::encode_source`] returns `(enc_out, state, src_pad_mask)` for
+//! every configuration. Without attention, the decoder starts from `state`
+//! and nothing else ever reads `enc_out`: one vector per source token is
+//! computed and thrown away.
+
+use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
+use lingo_data::{Batch, PAD};
+use lingo_tensor::{CrossEntropy, Module, Param, Tensor};
+use ndarray::{Array2, Array3, Axis};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, config as invalid};
+use crate::init::Init;
+use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
+
+/// Where attention sits relative to the decoder RNN.
+///
+/// ```
+/// assert_eq!(lingo_nn::Placement::default(), lingo_nn::Placement::Luong);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Placement {
+    /// Luong et al. (2015): the RNN steps first, attention reads its output,
+    /// and `tanh(W_c [s_t; context_t])` feeds the output layer.
+    #[default]
+    Luong,
+    /// Bahdanau et al. (2014): attention reads the previous state, and the
+    /// context joins the RNN's input at each step.
+    Bahdanau,
+}
+
+/// Everything that shapes a [`Seq2Seq`]; stored in checkpoints.
+///
+/// The defaults are the tutorial's baseline: a one-layer LSTM, embedding
+/// and hidden size 64, no dropout, and **no attention**, the bottleneck
+/// model that attention is measured against.
+///
+/// ```
+/// use lingo_nn::Seq2SeqConfig;
+/// let base = Seq2SeqConfig::new(30, 30);
+/// assert!(base.attention.is_none());
+/// let dot = Seq2SeqConfig { attention: Some("dot".parse().unwrap()), ..base.clone() };
+/// assert_eq!(dot.attention.unwrap().to_string(), "dot");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Seq2SeqConfig {
+    /// Source vocabulary size.
+    pub src_vocab: usize,
+    /// Target vocabulary size.
+    pub tgt_vocab: usize,
+    /// LSTM or GRU, for both encoder and decoder.
+    pub rnn: RnnKind,
+    /// Embedding size (source and target).
+    pub emb_dim: usize,
+    /// Hidden size per direction of the encoder, and of the decoder.
+    pub hidden_dim: usize,
+    /// Layers of the encoder and of the decoder.
+    pub num_layers: usize,
+    /// Whether the encoder also reads the source backwards.
+    pub bidirectional: bool,
+    /// Dropout on embeddings, between layers and before the output layer.
+    pub dropout: f32,
+    /// The attention scorer, or `None` for the plain encoder–decoder.
+    #[serde(with = "scorer_name")]
+    pub attention: Option<Scorer>,
+    /// Where attention sits (ignored without attention).
+    pub placement: Placement,
+    /// Size of the additive scorer's hidden layer and of multi-head attention's model dimension.
+    pub attn_dim: usize,
+    /// How weights are initialised.
+    pub init: Init,
+}
+
+/// `Option<Scorer>` stored by name, so checkpoints stay readable across versions.
+mod scorer_name {
+    use lingo_attention::Scorer;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(scorer: &Option<Scorer>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&scorer.map(|k| k.to_string()).unwrap_or_default())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Scorer>, D::Error> {
+        let name = String::deserialize(d)?;
+        if name.is_empty() { Ok(None) } else { name.parse().map(Some).map_err(serde::de::Error::custom) }
+    }
+}
+
+impl Seq2SeqConfig {
+    /// The defaults for the given vocabulary sizes (see the type's docs).
+    ///
+    /// ```
+    /// let c = lingo_nn::Seq2SeqConfig::new(10, 12);
+    /// assert_eq!((c.emb_dim, c.hidden_dim, c.num_layers), (64, 64, 1));
+    /// ```
+    pub fn new(src_vocab: usize, tgt_vocab: usize) -> Seq2SeqConfig {
+        Seq2SeqConfig {
+            src_vocab,
+            tgt_vocab,
+            rnn: RnnKind::Lstm,
+            emb_dim: 64,
+            hidden_dim: 64,
+            num_layers: 1,
+            bidirectional: false,
+            dropout: 0.0,
+            attention: None,
+            placement: Placement::Luong,
+            attn_dim: 64,
+            init: Init::default(),
+        }
+    }
+
+    /// Features per source position in `enc_out`: `D·H`.
+    fn enc_dim(&self) -> usize {
+        self.hidden_dim * if self.bidirectional { 2 } else { 1 }
+    }
+}
+
+/// What [`Seq2Seq::encode_source`] returns.
+#[derive(Debug, Clone)]
+pub struct Encoded {
+    /// One vector per source token, `(batch, src_len, D·H)`.
+    pub enc_out: Tensor,
+    /// The decoder's initial state (after the bridge when bidirectional):
+    /// all a model without attention knows about the source.
+    pub state: RnnState,
+    /// `true` at source padding, `(batch, src_len)`.
+    pub src_pad_mask: Array2<bool>,
+}
+
+impl Encoded {
+    /// The same encodings for the given batch rows, in that order (repeats
+    /// allowed): how beam search makes one copy of each source per beam.
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// # let model = Seq2Seq::new(Seq2SeqConfig::new(8, 8), &mut rng).unwrap();
+    /// let src = ndarray::arr2(&[[2_usize, 5, 3]]);
+    /// let enc = model.encode_source(&src, &[3], Mode::Eval).unwrap();
+    /// let beams = enc.select_rows(&[0, 0, 0]).unwrap();
+    /// assert_eq!(beams.enc_out.shape(), &[3, 3, 64]);
+    /// ```
+    pub fn select_rows(&self, rows: &[usize]) -> Result<Encoded> {
+        Ok(Encoded {
+            enc_out: self.enc_out.index_select(0, rows)?,
+            state: self.state.select_rows(rows)?,
+            src_pad_mask: self.src_pad_mask.select(Axis(0), rows),
+        })
+    }
+}
+
+/// What [`Seq2Seq::forward`] returns.
+#[derive(Debug, Clone)]
+pub struct Forward {
+    /// Unnormalised scores over the target vocabulary, `(batch, tgt_len, tgt_vocab)`.
+    pub logits: Tensor,
+    /// Attention weights `(batch, tgt_len, src_len)`, `None` without attention.
+    pub weights: Option<Tensor>,
+}
+
+/// What every decoder step reads from the source: with attention, the
+/// keys prepared once per source (projected, for the scorers that project
+/// them) and the padding mask; without attention, nothing.
+#[derive(Debug, Clone)]
+pub struct DecoderContext {
+    prepared: Option<Prepared>,
+}
+
+/// What one [`Seq2Seq::decode_step`] returns.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Scores for the next token, `(batch, tgt_vocab)`.
+    pub logits: Tensor,
+    /// This step's attention over the source, `(batch, src_len)`.
+    pub weights: Option<Tensor>,
+    /// The decoder state after this step.
+    pub state: RnnState,
+}
+
+/// An encoder–decoder translation model; see the [module docs](self).
+///
+/// ```
+/// use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let config = Seq2SeqConfig { attention: Some("dot".parse().unwrap()), ..Seq2SeqConfig::new(20, 20) };
+/// let model = Seq2Seq::new(config, &mut rng).unwrap();
+/// let src = ndarray::arr2(&[[2_usize, 7, 9, 3], [2, 5, 3, 0]]);     // <sos> .. <eos>, padded
+/// let tgt_in = ndarray::arr2(&[[2_usize, 11, 12], [2, 13, 0]]);
+/// let out = model.forward(&src, &[4, 3], &tgt_in, &[3, 2], Mode::Eval).unwrap();
+/// assert_eq!(out.logits.shape(), &[2, 3, 20]);
+/// assert_eq!(out.weights.unwrap().shape(), &[2, 3, 4]);           // (batch, tgt_len, src_len)
+/// ```
+pub struct Seq2Seq {
+    config: Seq2SeqConfig,
+    src_embedding: Embedding,
+    encoder: Rnn,
+    /// Bidirectional only: `[W_b for h, W_b for c]` mapping `2H → H`.
+    bridge: Vec<Linear>,
+    tgt_embedding: Embedding,
+    decoder: Rnn,
+    attention: Option<Attention>,
+    /// Luong placement with attention only: `W_c`, `(H + D·H) → H`.
+    combine: Option<Linear>,
+    out: Linear,
+    dropout: Dropout,
+}
+
+impl Seq2Seq {
+    /// Builds and initialises a model from `rng`, after checking the
+    /// configuration: sizes must be positive, and the scorer must fit the
+    /// sizes (`dot` compares decoder states with encoder outputs directly, so
+    /// it needs `D·H = H`, i.e. a unidirectional encoder).
+    ///
+    /// ```
+    /// use lingo_nn::{Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let bad = Seq2SeqConfig { bidirectional: true, attention: Some("dot".parse().unwrap()), ..Seq2SeqConfig::new(9, 9) };
+    /// let err = Seq2Seq::new(bad, &mut rng).err().unwrap().to_string();
+    /// assert!(err.contains("general") || err.contains("additive"), "{err}");
+    /// ```
+    pub fn new(config: Seq2SeqConfig, rng: &mut impl Rng) -> Result<Seq2Seq> {
+        let c = &config;
+        if !(0.0..1.0).contains(&c.dropout) {
+            return Err(invalid("dropout", format!("must be in [0, 1), got {}", c.dropout)));
+        }
+        let (h, enc_dim) = (c.hidden_dim, c.enc_dim());
+        let src_embedding = Embedding::new("encoder.embedding", c.src_vocab, c.emb_dim, Some(PAD), c.init, rng)?;
+        let rnn = |input, bidirectional| RnnConfig { num_layers: c.num_layers, bidirectional, dropout: c.dropout, ..RnnConfig::new(c.rnn, input, h) };
+        let encoder = Rnn::new("encoder.rnn", rnn(c.emb_dim, c.bidirectional), c.init, rng)?;
+        let mut bridge = Vec::new();
+        if c.bidirectional {
+            bridge.push(Linear::new("bridge.h", 2 * h, h, true, c.init, rng)?);
+            if c.rnn == RnnKind::Lstm {
+                bridge.push(Linear::new("bridge.c", 2 * h, h, true, c.init, rng)?);
+            }
+        }
+        let tgt_embedding = Embedding::new("decoder.embedding", c.tgt_vocab, c.emb_dim, Some(PAD), c.init, rng)?;
+        let bahdanau = c.attention.is_some() && c.placement == Placement::Bahdanau;
+        let dec_input = c.emb_dim + if bahdanau { enc_dim } else { 0 };
+        let decoder = Rnn::new("decoder.rnn", rnn(dec_input, false), c.init, rng)?;
+        let attention = c
+            .attention
+            .map(|scorer| Attention::new("attention", &AttentionConfig { scorer, query_dim: h, key_dim: enc_dim, attn_dim: c.attn_dim }, rng))
+            .transpose()?;
+        let combine = (attention.is_some() && !bahdanau).then(|| Linear::new("combine", h + enc_dim, h, false, c.init, rng)).transpose()?;
+        let out = Linear::new("out", h, c.tgt_vocab, true, c.init, rng)?;
+        let dropout = Dropout::new(c.dropout)?;
+        Ok(Seq2Seq { config, src_embedding, encoder, bridge, tgt_embedding, decoder, attention, combine, out, dropout })
+    }
+
+    /// The configuration the model was built from.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let model = lingo_nn::Seq2Seq::new(lingo_nn::Seq2SeqConfig::new(5, 6), &mut rng).unwrap();
+    /// assert_eq!(model.config().tgt_vocab, 6);
+    /// ```
+    pub fn config(&self) -> &Seq2SeqConfig {
+        &self.config
+    }
+
+    /// Reads the source: `src (batch, src_len)` token ids, `src_lens[b]`
+    /// valid tokens per row. Returns `(enc_out, state, src_pad_mask)` as an
+    /// [`Encoded`]; the encoder ignores padding (padded steps leave the
+    /// state alone, in both directions).
+    ///
+    /// ```
+    /// use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let plain = Seq2Seq::new(Seq2SeqConfig::new(30, 30), &mut rng).unwrap();   // attention off
+    /// let src = ndarray::Array2::from_elem((1, 7), 5_usize);                   // one 7-token sentence
+    /// let enc = plain.encode_source(&src, &[7], Mode::Eval).unwrap();
+    /// assert_eq!(enc.enc_out.shape(), &[1, 7, 64]);   // one 64-dim vector per source token...
+    /// assert_eq!(enc.state.h.shape(), &[1, 1, 64]);   // ...and ONE vector for the whole sentence
+    /// ```
+    pub fn encode_source(&self, src: &Array2<usize>, src_lens: &[usize], mut mode: Mode<'_>) -> Result<Encoded> {
+        let emb = self.dropout.forward(&self.src_embedding.forward(src.view())?, mode.reborrow())?;
+        let enc = self.encoder.forward(&emb, src_lens, None, mode)?;
+        let state = self.bridge_state(enc.state)?;
+        let src_pad_mask = Array2::from_shape_fn(src.raw_dim(), |(b, s)| s >= src_lens[b]);
+        Ok(Encoded { enc_out: enc.output, state, src_pad_mask })
+    }
+
+    /// The decoder's initial state from the encoder's final one. Unidirectional:
+    /// unchanged. Bidirectional: per layer `s = tanh(W_b [fwd; bwd])`, for `h`
+    /// and (LSTM) `c`.
+    fn bridge_state(&self, state: RnnState) -> Result<RnnState> {
+        if self.bridge.is_empty() {
+            return Ok(state);
+        }
+        let (layers, h) = (self.config.num_layers, self.config.hidden_dim);
+        let bridge = |s: &Tensor, w: &Linear| -> Result<Tensor> {
+            // (L·2, batch, H) → (L, 2, batch, H) → (L, batch, 2H): [fwd; bwd] per layer
+            let batch = s.shape()[1];
+            let pairs = s.reshape(&[layers, 2, batch, h])?.permute(&[0, 2, 1, 3])?.reshape(&[layers, batch, 2 * h])?;
+            Ok(w.forward(&pairs)?.tanh())
+        };
+        let h_0 = bridge(&state.h, &self.bridge[0])?;
+        let c_0 = state.c.as_ref().map(|c| bridge(c, &self.bridge[1])).transpose()?;
+        Ok(RnnState { h: h_0, c: c_0 })
+    }
+
+    /// Teacher-forced scores: `tgt_in (batch, tgt_len)` is the target shifted
+    /// right (`<sos> y_1 .. y_n`), `tgt_lens[b]` its valid length. Returns the
+    /// logits for `y_1 .. y_n <eos>` and, with attention, the weights.
+    ///
+    /// (Example on the type, [`Seq2Seq`].)
+    pub fn forward(&self, src: &Array2<usize>, src_lens: &[usize], tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<Forward> {
+        let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
+        match (&self.attention, self.config.placement) {
+            (Some(_), Placement::Bahdanau) => self.forward_stepwise(encoded, tgt_in, mode),
+            _ => self.forward_whole(encoded, tgt_in, tgt_lens, mode),
+        }
+    }
+
+    /// No attention, or Luong's placement: the decoder RNN over the whole
+    /// target at once, then attention for all steps in one call.
+    fn forward_whole(&self, encoded: Encoded, tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<Forward> {
+        let emb = self.dropout.forward(&self.tgt_embedding.forward(tgt_in.view())?, mode.reborrow())?;
+        let dec_out = self.decoder.forward(&emb, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
+        let (features, weights) = match &self.attention {
+            None => (dec_out, None), // enc_out is not read: the bottleneck
+            Some(attention) => {
+                let a = attention.forward(&dec_out, &encoded.enc_out, &encoded.enc_out, Some(&encoded.src_pad_mask), false)?;
+                (self.combined(&dec_out, &a.context)?, Some(a.weights))
+            }
+        };
+        let logits = self.out.forward(&self.dropout.forward(&features, mode)?)?;
+        Ok(Forward { logits, weights })
+    }
+
+    /// Luong's attentional state `tanh(W_c [s; context])`, over the last axis.
+    fn combined(&self, dec_out: &Tensor, context: &Tensor) -> Result<Tensor> {
+        let combine = self.combine.as_ref().ok_or_else(|| invalid("combine", "only Luong attention has a combine layer"))?;
+        Ok(combine.forward(&Tensor::cat(&[dec_out.clone(), context.clone()], dec_out.ndim() - 1)?)?.tanh())
+    }
+
+    /// Bahdanau's placement: one [`decode_step`](Self::decode_step) per target position.
+    fn forward_stepwise(&self, encoded: Encoded, tgt_in: &Array2<usize>, mut mode: Mode<'_>) -> Result<Forward> {
+        let ctx = self.decoder_context(&encoded)?;
+        let mut state = encoded.state;
+        let (mut logits, mut weights) = (Vec::new(), Vec::new());
+        for column in tgt_in.columns() {
+            let prev: Vec<usize> = column.to_vec();
+            let step = self.decode_step(&ctx, &state, &prev, mode.reborrow())?;
+            logits.push(step.logits);
+            weights.extend(step.weights);
+            state = step.state;
+        }
+        let weights = (!weights.is_empty()).then(|| Tensor::stack(&weights, 1)).transpose()?;
+        Ok(Forward { logits: Tensor::stack(&logits, 1)?, weights })
+    }
+
+    /// Prepares what every decoder step reads from the source (for
+    /// attention: keys projected once, not once per step).
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// # let model = Seq2Seq::new(Seq2SeqConfig::new(8, 8), &mut rng).unwrap();
+    /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 4, 3]]), &[3], Mode::Eval).unwrap();
+    /// let ctx = model.decoder_context(&enc).unwrap();
+    /// let step = model.decode_step(&ctx, &enc.state, &[lingo_data::SOS], Mode::Eval).unwrap();
+    /// assert_eq!(step.logits.shape(), &[1, 8]);
+    /// ```
+    pub fn decoder_context(&self, encoded: &Encoded) -> Result<DecoderContext> {
+        let prepared = self
+            .attention
+            .as_ref()
+            .map(|a| a.prepare(&encoded.enc_out, &encoded.enc_out, Some(&encoded.src_pad_mask)))
+            .transpose()?;
+        Ok(DecoderContext { prepared })
+    }
+
+    /// One decoder step for a batch: from the previous tokens `prev (batch)`
+    /// and state, the next-token scores, this step's attention and the new
+    /// state. Greedy and beam search decode with it; Bahdanau's placement
+    /// also trains with it.
+    ///
+    /// (Example on [`Seq2Seq::decoder_context`].)
+    pub fn decode_step(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize], mut mode: Mode<'_>) -> Result<Step> {
+        let batch = prev.len();
+        let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).unwrap_or_else(|_| unreachable!("batch × 1 ids"));
+        let emb = self.dropout.forward(&self.tgt_embedding.forward(ids.view())?, mode.reborrow())?; // (batch, 1, E)
+        let ones = vec![1; batch];
+        let (features, weights, state) = match (&ctx.prepared, self.config.placement) {
+            (None, _) => {
+                let out = self.decoder.forward(&emb, &ones, Some(state), mode.reborrow())?;
+                (out.output, None, out.state)
+            }
+            (Some(prepared), Placement::Luong) => {
+                let out = self.decoder.forward(&emb, &ones, Some(state), mode.reborrow())?;
+                let a = prepared.attend(&out.output, false)?;
+                (self.combined(&out.output, &a.context)?, Some(a.weights), out.state)
+            }
+            (Some(prepared), Placement::Bahdanau) => {
+                let a = prepared.attend(&self.top_state(state)?, false)?; // query: s_{t-1}
+                let input = Tensor::cat(&[emb, a.context.clone()], 2)?;
+                let out = self.decoder.forward(&input, &ones, Some(state), mode.reborrow())?;
+                (out.output, Some(a.weights), out.state)
+            }
+        };
+        let logits = self.out.forward(&self.dropout.forward(&features, mode)?)?;
+        let squeeze = |t: Tensor| -> Result<Tensor> {
+            let shape = [t.shape()[0], t.shape()[2]];
+            Ok(t.reshape(&shape)?)
+        };
+        Ok(Step { logits: squeeze(logits)?, weights: weights.map(squeeze).transpose()?, state })
+    }
+
+    /// The top decoder layer's hidden state as a one-step query `(batch, 1, H)`.
+    fn top_state(&self, state: &RnnState) -> Result<Tensor> {
+        let (layers, batch, h) = (state.h.shape()[0], state.h.shape()[1], state.h.shape()[2]);
+        Ok(state.h.narrow(0, layers - 1, 1)?.reshape(&[batch, 1, h])?)
+    }
+
+    /// Mean cross-entropy of a batch's `tgt_out` under teacher forcing,
+    /// padding ignored, with label smoothing `epsilon`.
+    ///
+    /// ```
+    /// use lingo_data::Batch;
+    /// use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let model = Seq2Seq::new(Seq2SeqConfig::new(10, 10), &mut rng).unwrap();
+    /// let batch = Batch::from_examples(&[lingo_data::Example { src: vec![2, 5, 3], tgt: vec![2, 6, 7, 3] }]).unwrap();
+    /// let loss = model.loss(&batch, 0.0, Mode::Eval).unwrap().item().unwrap();
+    /// assert!((loss - 10_f32.ln()).abs() < 0.5);   // near chance before training
+    /// ```
+    pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
+        let out = self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
+        let (b, t, v) = (out.logits.shape()[0], out.logits.shape()[1], out.logits.shape()[2]);
+        let targets: Vec<usize> = batch.tgt_out.iter().copied().collect();
+        let opts = CrossEntropy { ignore_index: Some(PAD), label_smoothing };
+        Ok(out.logits.reshape(&[b * t, v])?.cross_entropy(&targets, opts)?)
+    }
+}
+
+impl Module for Seq2Seq {
+    fn params(&self) -> Vec<&Param> {
+        let mut p = self.src_embedding.params();
+        p.extend(self.encoder.params());
+        p.extend(self.bridge.iter().flat_map(Module::params));
+        p.extend(self.tgt_embedding.params());
+        p.extend(self.decoder.params());
+        p.extend(self.attention.iter().flat_map(Module::params));
+        p.extend(self.combine.iter().flat_map(Module::params));
+        p.extend(self.out.params());
+        p
+    }
+
+    fn params_mut(&mut self) -> Vec<&mut Param> {
+        let mut p = self.src_embedding.params_mut();
+        p.extend(self.encoder.params_mut());
+        p.extend(self.bridge.iter_mut().flat_map(Module::params_mut));
+        p.extend(self.tgt_embedding.params_mut());
+        p.extend(self.decoder.params_mut());
+        p.extend(self.attention.iter_mut().flat_map(Module::params_mut));
+        p.extend(self.combine.iter_mut().flat_map(Module::params_mut));
+        p.extend(self.out.params_mut());
+        p
+    }
+}
+
+impl Forward {
+    /// The attention weights as a plain `(batch, tgt_len, src_len)` array,
+    /// the form viz and the metrics take (`None` without attention).
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = Seq2SeqConfig { attention: Some("additive".parse().unwrap()), ..Seq2SeqConfig::new(9, 9) };
+    /// let model = Seq2Seq::new(config, &mut rng).unwrap();
+    /// let src = ndarray::arr2(&[[2_usize, 4, 5, 3]]);
+    /// let out = model.forward(&src, &[4], &ndarray::arr2(&[[2_usize, 6]]), &[2], Mode::Eval).unwrap();
+    /// let weights = out.weights_array().unwrap();
+    /// assert_eq!(weights.dim(), (1, 2, 4));
+    /// assert!((weights.sum() - 2.0).abs() < 1e-5);   // each row is a distribution
+    /// ```
+    pub fn weights_array(&self) -> Option<Array3<f32>> {
+        self.weights.as_ref().map(|w| w.data().clone().into_dimensionality().unwrap_or_else(|_| unreachable!("weights are 3-D")))
+    }
+}
