@@ -13,6 +13,12 @@
 /// The tensor and reverse-mode autograd core ([`lingo_tensor`]).
 pub use lingo_tensor as tensor;
 
+/// Attention scorers as fused kernels ([`lingo_attention`]).
+pub use lingo_attention as attention;
+
+/// Layers, the seq2seq model, optimizers, schedules, training, checkpoints, decoding ([`lingo_nn`]).
+pub use lingo_nn as nn;
+
 /// Vocabularies, corpora, batching, tasks with gold alignments, metrics ([`lingo_data`]).
 pub use lingo_data as data;
 
