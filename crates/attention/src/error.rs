@@ -2,8 +2,9 @@
 
 /// Everything that can go wrong in `lingo-attention`.
 ///
-/// Shape errors name both shapes involved; configuration errors say what to
-/// use instead.
+/// Shape errors are the tensor core's [`lingo_tensor::Error::ShapeMismatch`]
+/// (inside [`Error::Tensor`]), naming both shapes; configuration errors say
+/// what to use instead.
 ///
 /// ```
 /// use lingo_attention::{Error, Scorer};
@@ -14,7 +15,8 @@
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An error from the tensor core (a shape that an op refused, ...).
+    /// An error from the tensor core, and every shape error: two shapes that
+    /// do not fit, both named.
     #[error(transparent)]
     Tensor(#[from] lingo_tensor::Error),
     /// A scorer name that is not one of [`crate::Scorer::NAMES`].
@@ -33,24 +35,12 @@ pub enum Error {
         /// What is wrong and what to do instead.
         why: String,
     },
-    /// Two shapes that attention needs to agree do not.
-    #[error("{op}: shapes {lhs:?} and {rhs:?} do not fit: {why}")]
-    ShapeMismatch {
-        /// The function that refused them.
-        op: &'static str,
-        /// The first shape (queries, or keys).
-        lhs: Vec<usize>,
-        /// The second shape (keys, values or the padding mask).
-        rhs: Vec<usize>,
-        /// What exactly does not fit.
-        why: String,
-    },
 }
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Shorthand for an [`Error::ShapeMismatch`].
+/// A shape error, as the tensor core reports them (naming both shapes).
 pub(crate) fn mismatch(op: &'static str, lhs: &[usize], rhs: &[usize], why: impl Into<String>) -> Error {
-    Error::ShapeMismatch { op, lhs: lhs.to_vec(), rhs: rhs.to_vec(), why: why.into() }
+    Error::Tensor(lingo_tensor::Error::ShapeMismatch { op, lhs: lhs.to_vec(), rhs: rhs.to_vec(), why: why.into() })
 }

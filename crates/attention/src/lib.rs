@@ -66,9 +66,9 @@
 //! ## The kernels
 //!
 //! Each scorer's score, masked softmax and weighted sum is one node in the
-//! graph, with its backward written by hand (the derivations are in the
-//! docs of `src/kernel/dot.rs` and `src/kernel/additive.rs`, and
-//! `docs/attention.md`). The products go through `lingo_tensor::gemm`
+//! graph, with its backward written by hand (the derivations sit beside the
+//! code, in `src/kernel/dot.rs` and `src/kernel/additive.rs`). The products
+//! go through `lingo_tensor::gemm`
 //! (`matrixmultiply`) on strided views, so heads and transposes are never
 //! copied; batch entries are shared between threads by rayon when there is
 //! enough work, with the same bits for any number of threads. The projections
