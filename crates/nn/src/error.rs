@@ -53,6 +53,16 @@ pub enum Error {
         /// What does not match.
         problem: ParamProblem,
     },
+    /// A training step failed; says where, and why in `source`.
+    #[error("epoch {epoch}, step {step}: {source}")]
+    Training {
+        /// The epoch (1-based) of the step.
+        epoch: u64,
+        /// The optimizer step (1-based, counted over the whole run).
+        step: u64,
+        /// What went wrong (a non-finite gradient, say).
+        source: Box<Error>,
+    },
     /// A gradient holds NaN or infinity; the optimizer left every parameter unchanged.
     #[error("non-finite gradient (global norm {norm}) first seen in parameter {name}")]
     NonFiniteGradient {

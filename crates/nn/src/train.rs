@@ -228,7 +228,7 @@ pub fn train_model<E: SeqPair>(model: &mut Seq2Seq, train: &[E], val: &[E], conf
             }
             let grads = loss.backward()?;
             drop(loss); // free the graph so parameters update in place
-            optimizer.step(model, &grads)?;
+            optimizer.step(model, &grads).map_err(|e| Error::Training { epoch, step, source: Box::new(e) })?;
             sum += f64::from(value);
         }
         let train_loss = (sum / batches.len().max(1) as f64) as f32;

@@ -1,0 +1,305 @@
+//! The seq2seq model, its training loop and its decoders.
+
+use lingo_attention::Scorer;
+use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, SOS, Task};
+use lingo_nn::{
+    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Optimizer, Placement, Progress, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig,
+    TrainedModel, beam_search, greedy_decode, train_model,
+};
+use lingo_tensor::{Module, RnnWeights, Tensor, lstm_sequence, no_grad};
+use ndarray::{Array2, Axis};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+fn reverse_task() -> DigitTask {
+    DigitTask::new(DigitOp::Reverse, 6, 2, 4).expect("valid task")
+}
+
+fn tiny(task: &DigitTask, rnn: RnnKind, attention: Option<Scorer>, placement: Placement) -> Seq2SeqConfig {
+    Seq2SeqConfig {
+        rnn,
+        emb_dim: 16,
+        hidden_dim: 16,
+        attn_dim: 16,
+        attention,
+        placement,
+        ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
+    }
+}
+
+/// Every attention setting: off, and each scorer in each placement.
+fn all_attention() -> Vec<(Option<Scorer>, Placement)> {
+    let scorers = [Scorer::Dot, Scorer::General, Scorer::Additive, Scorer::ScaledDot, Scorer::MultiHead { heads: 2 }];
+    let mut all = vec![(None, Placement::Luong)];
+    for placement in [Placement::Luong, Placement::Bahdanau] {
+        all.extend(scorers.iter().map(|&s| (Some(s), placement)));
+    }
+    all
+}
+
+fn batch_of(examples: &[AlignedExample]) -> Batch {
+    Batch::from_examples(examples).expect("examples batch")
+}
+
+#[test]
+fn every_rnn_and_attention_configuration_overfits_a_small_set() {
+    let task = reverse_task();
+    let examples = task.generate(24, &mut StdRng::seed_from_u64(1));
+    let batch = batch_of(&examples);
+    for rnn in [RnnKind::Lstm, RnnKind::Gru] {
+        for (attention, placement) in all_attention() {
+            let mut model = Seq2Seq::new(tiny(&task, rnn, attention, placement), &mut StdRng::seed_from_u64(2)).expect("valid config");
+            let mut opt = Optimizer::new(Algorithm::adam(), 2e-2).expect("valid optimizer");
+            let first = model.loss(&batch, 0.0, Mode::Eval).unwrap().item().unwrap();
+            let mut last = first;
+            for _ in 0..150 {
+                let loss = model.loss(&batch, 0.0, Mode::Eval).unwrap();
+                last = loss.item().unwrap();
+                let grads = loss.backward().unwrap();
+                drop(loss);
+                opt.step(&mut model, &grads).unwrap();
+            }
+            let name = format!("{rnn:?} / {attention:?} / {placement:?}");
+            assert!(last < 0.1, "{name}: loss {first:.3} -> {last:.3}, expected below 0.1");
+        }
+    }
+}
+
+#[test]
+fn gradients_reach_every_parameter() {
+    let task = reverse_task();
+    let batch = batch_of(&task.generate(8, &mut StdRng::seed_from_u64(3)));
+    for rnn in [RnnKind::Lstm, RnnKind::Gru] {
+        for (attention, placement) in all_attention() {
+            let config = Seq2SeqConfig { num_layers: 2, bidirectional: attention != Some(Scorer::Dot) && attention != Some(Scorer::ScaledDot), ..tiny(&task, rnn, attention, placement) };
+            let model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(4)).expect("valid config");
+            let grads = model.loss(&batch, 0.1, Mode::Eval).unwrap().backward().unwrap();
+            for p in model.params() {
+                let g = grads.get(p.tensor()).unwrap_or_else(|| panic!("{rnn:?}/{attention:?}/{placement:?}: {} got no gradient", p.name()));
+                assert!(g.iter().any(|&v| v != 0.0), "{rnn:?}/{attention:?}/{placement:?}: {} has an all-zero gradient", p.name());
+            }
+        }
+    }
+}
+
+/// The same values computed two ways, as `(rows, features)` matrices.
+type TwoWays = (Array2<f32>, Array2<f32>);
+
+/// Teacher-forced logits and weights, and the same computed one decoder step at a time.
+fn whole_and_stepwise(model: &Seq2Seq, batch: &Batch) -> (TwoWays, Option<TwoWays>) {
+    no_grad(|| {
+        // Full lengths: step-by-step decoding has no notion of target padding.
+        let full = vec![batch.tgt_in.ncols(); batch.len()];
+        let whole = model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &full, Mode::Eval).unwrap();
+        let enc = model.encode_source(&batch.src, &batch.src_lens, Mode::Eval).unwrap();
+        let ctx = model.decoder_context(&enc).unwrap();
+        let mut state = enc.state.clone();
+        let (mut logits, mut weights) = (vec![], vec![]);
+        for column in batch.tgt_in.columns() {
+            let step = model.decode_step(&ctx, &state, &column.to_vec(), Mode::Eval).unwrap();
+            logits.push(step.logits.data().clone());
+            weights.extend(step.weights.map(|w| w.data().clone()));
+            state = step.state;
+        }
+        let flat = |parts: &[ndarray::ArrayD<f32>], full: &Tensor| {
+            let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
+            let stepwise = ndarray::stack(Axis(1), &views).unwrap();
+            let n = full.len() / full.shape()[full.ndim() - 1];
+            (full.data().to_shape((n, full.shape()[full.ndim() - 1])).unwrap().to_owned(), stepwise.to_shape((n, full.shape()[full.ndim() - 1])).unwrap().to_owned())
+        };
+        (flat(&logits, &whole.logits), whole.weights.as_ref().map(|w| flat(&weights, w)))
+    })
+}
+
+fn rnn(w: &[Tensor; 4]) -> RnnWeights<'_> {
+    RnnWeights { weight_ih: &w[0], weight_hh: &w[1], bias_ih: &w[2], bias_hh: &w[3] }
+}
+
+fn max_diff(a: &Array2<f32>, b: &Array2<f32>) -> f32 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+#[test]
+fn step_by_step_decoding_equals_the_full_forward_pass() {
+    let task = reverse_task();
+    let batch = batch_of(&task.generate(5, &mut StdRng::seed_from_u64(5)));
+    for rnn in [RnnKind::Lstm, RnnKind::Gru] {
+        for (attention, placement) in all_attention() {
+            let config = Seq2SeqConfig { num_layers: 2, ..tiny(&task, rnn, attention, placement) };
+            let model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(6)).unwrap();
+            let ((whole, stepwise), weights) = whole_and_stepwise(&model, &batch);
+            let name = format!("{rnn:?}/{attention:?}/{placement:?}");
+            assert!(max_diff(&whole, &stepwise) < 1e-5, "{name}: logits differ by {}", max_diff(&whole, &stepwise));
+            if let Some((w, s)) = weights {
+                assert!(max_diff(&w, &s) < 1e-6, "{name}: attention differs by {}", max_diff(&w, &s));
+            }
+        }
+    }
+}
+
+#[test]
+fn attention_off_is_exactly_the_plain_encoder_decoder() {
+    // Embed, run the encoder LSTM, hand its final state to the decoder LSTM,
+    // project: composed by hand from the fused ops and the model's own weights.
+    let task = reverse_task();
+    let batch = batch_of(&task.generate(6, &mut StdRng::seed_from_u64(7)));
+    let model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, None, Placement::Luong), &mut StdRng::seed_from_u64(8)).unwrap();
+    let p = |name: &str| model.params().into_iter().find(|p| p.name() == name).unwrap_or_else(|| panic!("no parameter {name}")).tensor().clone();
+    let weights = |side: &str| [p(&format!("{side}.rnn.weight_ih_l0")), p(&format!("{side}.rnn.weight_hh_l0")), p(&format!("{side}.rnn.bias_ih_l0")), p(&format!("{side}.rnn.bias_hh_l0"))];
+    let (enc_w, dec_w) = (weights("encoder"), weights("decoder"));
+    let zeros = Tensor::zeros(&[batch.len(), 16]);
+    let x = p("encoder.embedding.weight").embedding(batch.src.view().into_dyn(), None).unwrap();
+    let enc = lstm_sequence(&x, &zeros, &zeros, &batch.src_lens, false, rnn(&enc_w)).unwrap();
+    let y = p("decoder.embedding.weight").embedding(batch.tgt_in.view().into_dyn(), None).unwrap();
+    let dec = lstm_sequence(&y, &enc.h_n, &enc.c_n, &batch.tgt_lens, false, rnn(&dec_w)).unwrap();
+    let by_hand = dec.output.linear(&p("out.weight"), Some(&p("out.bias"))).unwrap();
+    let out = model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval).unwrap();
+    assert_eq!(out.logits.to_vec(), by_hand.to_vec(), "bit for bit");
+    assert!(out.weights.is_none());
+    // ...and enc_out, computed, is never read: changing it changes nothing.
+    let enc_out = model.encode_source(&batch.src, &batch.src_lens, Mode::Eval).unwrap().enc_out;
+    assert_eq!(enc_out.shape(), &[batch.len(), batch.src.ncols(), 16]);
+}
+
+fn quiet(epochs: usize) -> TrainConfig {
+    TrainConfig { progress: Progress::Silent, label_smoothing: 0.1, ..TrainConfig::new(epochs, 1e-2) }
+}
+
+#[test]
+fn the_same_seed_gives_bit_identical_losses() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(9);
+    let (train, val) = (task.generate(96, &mut rng), task.generate(16, &mut rng));
+    let config = tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau);
+    let run = |seed| {
+        let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(seed)).unwrap();
+        let settings = TrainConfig { seed, batching: lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true }, ..quiet(2) };
+        let r = train_model(&mut model, &train, &val, &settings, None).unwrap();
+        (r.train_losses, r.val_losses)
+    };
+    assert_eq!(run(1), run(1));
+    assert_ne!(run(1), run(2));
+}
+
+#[test]
+fn checkpoints_round_trip_and_resuming_gives_the_same_losses() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(10);
+    let (train, val) = (task.generate(96, &mut rng), task.generate(16, &mut rng));
+    let config = Seq2SeqConfig { dropout: 0.1, ..tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong) };
+    let dir = tempfile::tempdir().unwrap();
+    let spec = |sub: &str| {
+        let path = dir.path().join(sub);
+        std::fs::create_dir_all(&path).unwrap();
+        Some(CheckpointSpec { dir: path, src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() })
+    };
+    let batching = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
+    let settings = |epochs, sub| TrainConfig { batching, checkpoints: spec(sub), ..quiet(epochs) };
+
+    let mut whole = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap();
+    let straight = train_model(&mut whole, &train, &val, &settings(4, "straight"), None).unwrap();
+
+    let mut first = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap();
+    train_model(&mut first, &train, &val, &settings(2, "resumed"), None).unwrap();
+    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("resumed/last.ckpt")).unwrap();
+    assert_eq!(ckpt.epoch, 2);
+    // A fresh model with other weights picks everything up from the checkpoint.
+    let mut resumed = Seq2Seq::new(ckpt.config.model.clone(), &mut StdRng::seed_from_u64(99)).unwrap();
+    let rest = train_model(&mut resumed, &train, &val, &settings(4, "resumed"), Some(&ckpt)).unwrap();
+    assert_eq!(rest.train_losses, straight.train_losses, "train losses after resuming");
+    assert_eq!(rest.val_losses, straight.val_losses, "validation losses after resuming");
+    assert_eq!(rest.steps, straight.steps);
+
+    // The best checkpoint rebuilds a model that computes the same numbers.
+    let best: Checkpoint<TrainedModel> = Checkpoint::load(straight.best_checkpoint.as_ref().unwrap()).unwrap();
+    let mut rebuilt = Seq2Seq::new(best.config.model.clone(), &mut StdRng::seed_from_u64(12)).unwrap();
+    best.restore(&mut rebuilt).unwrap();
+    assert_eq!(best.epoch as usize, straight.best_epoch);
+    assert_eq!(best.tgt_vocab, *task.tgt_vocab());
+    if straight.best_epoch == 4 {
+        let b = batch_of(&val);
+        let loss = |m: &Seq2Seq| m.loss(&b, 0.1, Mode::Eval).unwrap().item().unwrap();
+        assert_eq!(loss(&rebuilt), loss(&whole));
+    }
+}
+
+#[test]
+fn an_exploding_learning_rate_stops_with_an_error_naming_the_step() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(13);
+    let (train, val) = (task.generate(64, &mut rng), task.generate(8, &mut rng));
+    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(14)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = CheckpointSpec { dir: dir.path().to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() };
+    let batching = lingo_data::BatchConfig { batch_size: 8, bucket: false, shuffle: true };
+    let settings = TrainConfig { algorithm: Algorithm::sgd(0.0), lr: 1e38, batching, checkpoints: Some(spec), ..quiet(5) };
+    let err = train_model(&mut model, &train, &val, &settings, None).unwrap_err();
+    assert!(matches!(err, Error::NonFiniteLoss { .. } | Error::Training { .. }), "{err}");
+    assert!(err.to_string().contains("step"), "{err}");
+    // Whatever was saved before the blow-up still loads.
+    if dir.path().join("last.ckpt").exists() {
+        Checkpoint::<TrainedModel>::load(dir.path().join("last.ckpt")).expect("the last good checkpoint loads");
+    }
+}
+
+#[test]
+fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(15);
+    let (train, val) = (task.generate(512, &mut rng), task.generate(32, &mut rng));
+    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau), &mut StdRng::seed_from_u64(16)).unwrap();
+    train_model(&mut model, &train, &val, &TrainConfig { label_smoothing: 0.0, ..quiet(20) }, None).unwrap();
+    let batch = batch_of(&val);
+    let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 8, true).unwrap();
+    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 8 };
+    let beam1 = beam_search(&model, &batch.src, &batch.src_lens, one, true).unwrap();
+    for (g, b) in greedy.iter().zip(&beam1) {
+        assert_eq!(g.tokens, b[0].tokens);
+        assert!((g.log_prob - b[0].log_prob).abs() < 1e-5);
+    }
+    let wide = BeamConfig { beam_size: 4, n_best: 3, alpha: 0.6, max_len: 8 };
+    let beams = beam_search(&model, &batch.src, &batch.src_lens, wide, false).unwrap();
+    let mut correct = 0;
+    for (ex, nbest) in val.iter().zip(&beams) {
+        assert_eq!(nbest.len(), 3);
+        assert!(nbest.windows(2).all(|w| w[0].finished() >= w[1].finished()), "finished first");
+        correct += usize::from(nbest[0].tokens == ex.tgt[1..]);
+    }
+    assert!(correct * 10 >= val.len() * 9, "beam search got {correct}/{} right", val.len());
+}
+
+#[test]
+fn a_teacher_forced_rerun_gives_the_attention_of_a_decoded_output() {
+    let task = reverse_task();
+    let batch = batch_of(&task.generate(4, &mut StdRng::seed_from_u64(17)));
+    for placement in [Placement::Luong, Placement::Bahdanau] {
+        let model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::General), placement), &mut StdRng::seed_from_u64(18)).unwrap();
+        let hyps = greedy_decode(&model, &batch.src, &batch.src_lens, 6, true).unwrap();
+        for (b, hyp) in hyps.iter().enumerate() {
+            let mut tgt_in = vec![SOS];
+            tgt_in.extend(&hyp.tokens[..hyp.tokens.len() - 1]);
+            let src = batch.src.select(Axis(0), &[b]);
+            let tgt = Array2::from_shape_vec((1, tgt_in.len()), tgt_in.clone()).unwrap();
+            let rerun = no_grad(|| model.forward(&src, &batch.src_lens[b..=b], &tgt, &[tgt_in.len()], Mode::Eval)).unwrap();
+            let rerun = rerun.weights_array().unwrap().index_axis(Axis(0), 0).to_owned();
+            let decoded = hyp.attention.as_ref().unwrap();
+            assert_eq!(decoded.dim(), rerun.dim());
+            assert!(max_diff(decoded, &rerun) <= 1e-6, "{placement:?}: {}", max_diff(decoded, &rerun));
+        }
+    }
+}
+
+#[test]
+fn bad_configurations_are_rejected_at_construction() {
+    let task = reverse_task();
+    let rng = &mut StdRng::seed_from_u64(19);
+    let dot_bidir = Seq2SeqConfig { bidirectional: true, ..tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong) };
+    let err = Seq2Seq::new(dot_bidir, rng).err().expect("dot needs equal sizes").to_string();
+    assert!(err.contains("general") && err.contains("additive"), "{err}");
+    let heads = Seq2SeqConfig { attn_dim: 15, ..tiny(&task, RnnKind::Lstm, Some(Scorer::MultiHead { heads: 4 }), Placement::Luong) };
+    assert!(Seq2Seq::new(heads, rng).is_err());
+    let zero = Seq2SeqConfig { hidden_dim: 0, ..tiny(&task, RnnKind::Lstm, None, Placement::Luong) };
+    assert!(Seq2Seq::new(zero, rng).is_err());
+    let dropout = Seq2SeqConfig { dropout: 1.0, ..tiny(&task, RnnKind::Lstm, None, Placement::Luong) };
+    assert!(Seq2Seq::new(dropout, rng).is_err());
+}
