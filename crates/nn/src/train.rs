@@ -13,9 +13,11 @@
 //! resumed from the checkpoint of epoch `e` replays epochs `e+1, ...` exactly
 //! as the uninterrupted run did, with no RNG state to save.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use indicatif::{ProgressBar, ProgressStyle};
 use lingo_data::{Batch, BatchConfig, SeqPair, Vocab};
 use lingo_tensor::no_grad;
 use rand::SeedableRng;
@@ -32,17 +34,30 @@ use serde::{Deserialize, Serialize};
 /// How progress is reported.
 ///
 /// ```
-/// assert_eq!(lingo_nn::Progress::default(), lingo_nn::Progress::Lines);
+/// assert_eq!(lingo_nn::Progress::default(), lingo_nn::Progress::Auto);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Progress {
-    /// One line per epoch on standard output: `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`.
+    /// A progress bar over each epoch's steps when standard error is a
+    /// terminal, then the epoch's line; only the lines otherwise (logs, CI).
     #[default]
+    Auto,
+    /// One line per epoch on standard output: `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`.
     Lines,
-    /// A progress bar on standard error when it is a terminal, and the lines as well.
-    Bar,
     /// Nothing.
     Silent,
+}
+
+impl Progress {
+    /// A bar over one epoch's `steps`, when this mode shows one.
+    fn bar(self, epoch: u64, epochs: usize, steps: usize) -> Option<ProgressBar> {
+        (self == Progress::Auto && std::io::stderr().is_terminal()).then(|| {
+            let style = ProgressStyle::with_template("Epoch {prefix} [{bar:30}] {pos}/{len} | loss {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
+            ProgressBar::new(steps as u64).with_style(style).with_prefix(format!("{epoch}/{epochs}"))
+        })
+    }
 }
 
 /// Where checkpoints go, and the vocabularies they carry.
@@ -87,7 +102,8 @@ pub struct TrainConfig {
 
 impl TrainConfig {
     /// Adam at `lr`, constant schedule, batches of 64, no smoothing, no
-    /// clipping, no early stopping, no checkpoints, seed 0, a line per epoch.
+    /// clipping, no early stopping, no checkpoints, seed 0, progress shown
+    /// as [`Progress::Auto`] (a bar in a terminal, else a line per epoch).
     ///
     /// ```
     /// let c = lingo_nn::TrainConfig::new(16, 5e-3);
@@ -106,7 +122,7 @@ impl TrainConfig {
             time_budget: None,
             checkpoints: None,
             seed: 0,
-            progress: Progress::Lines,
+            progress: Progress::Auto,
         }
     }
 }
@@ -217,6 +233,7 @@ pub fn train_model<E: SeqPair>(model: &mut Seq2Seq, train: &[E], val: &[E], conf
     for epoch in first_epoch..=config.epochs as u64 {
         let mut rng = epoch_rng(config.seed, epoch);
         let batches = config.batching.batches(train, &mut rng)?;
+        let bar = config.progress.bar(epoch, config.epochs, batches.len());
         let mut sum = 0.0_f64;
         for batch in &batches {
             step += 1;
@@ -230,6 +247,13 @@ pub fn train_model<E: SeqPair>(model: &mut Seq2Seq, train: &[E], val: &[E], conf
             drop(loss); // free the graph so parameters update in place
             optimizer.step(model, &grads).map_err(|e| Error::Training { epoch, step, source: Box::new(e) })?;
             sum += f64::from(value);
+            if let Some(bar) = &bar {
+                bar.set_message(format!("{value:.4}"));
+                bar.inc(1);
+            }
+        }
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
         }
         let train_loss = (sum / batches.len().max(1) as f64) as f32;
         let val_loss = evaluate(model, &val_batches, config.label_smoothing)?;
