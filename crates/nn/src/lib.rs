@@ -17,6 +17,29 @@
 //! | [`optim`] | [`Optimizer`] with an [`Algorithm`]: SGD (momentum, Nesterov, weight decay), Adam, AdamW; clipping by global norm ([`grad_norm`], [`clip_scale`]) |
 //! | [`schedule`] | [`Scheduler`] with a [`Schedule`]: constant, linear warm-up, warm-up + cosine, inverse square root, reduce-on-plateau |
 //! | [`state_dict`], [`checkpoint`] | [`StateDict`] (weights by name), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
+//! | [`seq2seq`] | [`Seq2Seq`] and [`Seq2SeqConfig`]: the encoder–decoder with attention off (the bottleneck baseline, the default) or any `lingo-attention` scorer, in Luong's or Bahdanau's [`Placement`] |
+//! | [`train`] | [`train_model`] with a [`TrainConfig`]: epochs, validation, checkpoints, early stopping, a NaN stop |
+//! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best), both with attention |
+//!
+//! ## The translation model in five lines
+//!
+//! ```
+//! use lingo_data::{LexiconReverse, Task};
+//! use lingo_nn::{Progress, Seq2Seq, Seq2SeqConfig, TrainConfig, greedy_decode, train_model};
+//! use rand::{SeedableRng, rngs::StdRng};
+//!
+//! let task = LexiconReverse::default();                       // translate word by word, then reverse
+//! let mut rng = StdRng::seed_from_u64(0);
+//! let (train, val) = (task.generate(256, &mut rng), task.generate(32, &mut rng));
+//! let config = Seq2SeqConfig { attention: Some("dot".parse()?), ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+//! let mut model = Seq2Seq::new(config, &mut rng)?;
+//! let result = train_model(&mut model, &train, &val, &TrainConfig { progress: Progress::Silent, ..TrainConfig::new(2, 5e-3) }, None)?;
+//! assert!(result.val_losses[1] < result.val_losses[0]);
+//! let batch = lingo_data::Batch::from_examples(&val[..2])?;
+//! let outputs = greedy_decode(&model, &batch.src, &batch.src_lens, 10, true)?;
+//! assert_eq!(outputs.len(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! ## A model is a tree of layers with one naming scheme
 //!
