@@ -1,0 +1,199 @@
+//! `lingo ablation`: the attention tutorial's experiment, one flag changed
+//! between otherwise identical runs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use lingo::data::{AlignedExample, AlignmentAccuracy, Batch, LexiconReverse, Task};
+use lingo::nn::{Mode, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model};
+use lingo::tensor::no_grad;
+use lingo::viz::{HeatmapOptions, Series, TextOptions};
+use ndarray::{Axis, s};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::json;
+
+use crate::args::{AttentionChoice, positive, positive_real, unit_fraction};
+use crate::error::{Error, Result};
+use crate::output::{Output, example_tokens};
+
+/// Settings of `lingo ablation`; the defaults are the tutorial's.
+#[derive(Args, Debug, Clone)]
+pub struct AblationArgs {
+    /// The configurations to train, in order: none, dot, general, additive, scaled_dot, multi_head:H
+    #[arg(long, value_delimiter = ',', default_value = "none,dot,additive")]
+    pub configs: Vec<AttentionChoice>,
+    /// Training pairs
+    #[arg(long, default_value = "3000", value_parser = positive)]
+    pub train_size: usize,
+    /// Validation pairs
+    #[arg(long, default_value = "300", value_parser = positive)]
+    pub val_size: usize,
+    /// Fewest words per sentence
+    #[arg(long, default_value = "3", value_parser = positive)]
+    pub min_words: usize,
+    /// Most words per sentence
+    #[arg(long, default_value = "6", value_parser = positive)]
+    pub max_words: usize,
+    /// Epochs per configuration
+    #[arg(long, default_value = "16", value_parser = positive)]
+    pub epochs: usize,
+    /// Sentences per batch
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub batch_size: usize,
+    /// Adam's learning rate
+    #[arg(long, default_value = "5e-3", value_parser = positive_real)]
+    pub lr: f64,
+    /// Embedding size
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub emb: usize,
+    /// LSTM hidden size
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub hidden: usize,
+    /// Label smoothing of the loss
+    #[arg(long, default_value = "0.1", value_parser = unit_fraction)]
+    pub label_smoothing: f32,
+    /// Linear learning-rate warm-up over this many steps (0: constant rate)
+    #[arg(long, default_value = "4000")]
+    pub warmup: u64,
+    /// Sentences whose attention is scored against the known alignment
+    #[arg(long, default_value = "200", value_parser = positive)]
+    pub align_samples: usize,
+    /// Directory for the PNG heatmaps and the loss chart
+    #[arg(long, default_value = "target/lingo-out")]
+    pub out: PathBuf,
+    /// Write no pictures
+    #[arg(long)]
+    pub no_png: bool,
+}
+
+/// One trained configuration and its measurements.
+struct Row {
+    choice: AttentionChoice,
+    model: Seq2Seq,
+    val_losses: Vec<f32>,
+    /// `(accuracy, chance)`; `None` without attention.
+    alignment: Option<(f64, f64)>,
+    seconds: f64,
+}
+
+/// Runs the ablation: trains every configuration, prints the table (or
+/// JSON lines), a text heatmap of one example and writes the pictures.
+pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
+    if args.max_words < args.min_words {
+        return Err(Error::invalid("--max-words", format!("must be at least --min-words ({}), got {}", args.min_words, args.max_words)));
+    }
+    let task = LexiconReverse::new(&lingo::data::DEFAULT_LEXICON, args.min_words, args.max_words)?;
+    // One stream draws training then validation data, as the tutorial does.
+    let mut data_rng = StdRng::seed_from_u64(seed);
+    let train = task.generate(args.train_size, &mut data_rng);
+    let val = task.generate(args.val_size, &mut data_rng);
+    // Alignment is scored on fresh sentences, the same for every configuration.
+    let probe = task.generate(args.align_samples, &mut StdRng::seed_from_u64(seed.wrapping_add(99)));
+    let total = Instant::now();
+    let mut rows = Vec::new();
+    for &choice in &args.configs {
+        out.say(&format!("\n== {} ==", choice.label()));
+        let row = train_one(args, &task, (&train, &val), &probe, choice, seed, out)?;
+        out.json(&json!({
+            "config": choice.to_string(),
+            "val_loss": row.val_losses.last(),
+            "alignment_accuracy": row.alignment.map(|a| a.0),
+            "train_seconds": row.seconds,
+        }));
+        rows.push(row);
+    }
+    print_table(&rows, total.elapsed().as_secs_f64(), out);
+    let example = task.sample(&mut StdRng::seed_from_u64(seed.wrapping_add(7)));
+    show_example(args, &task, &example, &rows, out)
+}
+
+/// Trains one configuration with the tutorial's recipe and measures it.
+fn train_one(
+    args: &AblationArgs,
+    task: &LexiconReverse,
+    (train, val): (&[AlignedExample], &[AlignedExample]),
+    probe: &[AlignedExample],
+    choice: AttentionChoice,
+    seed: u64,
+    out: &Output,
+) -> Result<Row> {
+    let config = Seq2SeqConfig {
+        attention: choice.0,
+        emb_dim: args.emb,
+        hidden_dim: args.hidden,
+        attn_dim: args.hidden,
+        ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
+    };
+    // Every configuration starts from the same seed, so only the flag differs.
+    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(seed))?;
+    let mut train_config = TrainConfig::new(args.epochs, args.lr);
+    train_config.batching.batch_size = args.batch_size;
+    train_config.label_smoothing = args.label_smoothing;
+    train_config.schedule = if args.warmup == 0 { Schedule::Constant } else { Schedule::LinearWarmup { warmup_steps: args.warmup } };
+    train_config.seed = seed;
+    train_config.progress = if out.is_json() { Progress::Silent } else { Progress::Lines };
+    let result = train_model(&mut model, train, val, &train_config, None)?;
+    let alignment = alignment_accuracy(&model, probe)?.map(|s| (s.accuracy, s.chance));
+    Ok(Row { choice, model, val_losses: result.val_losses, alignment, seconds: result.seconds })
+}
+
+/// Share of output words whose attention peak sits on the source word they
+/// translate (the anti-diagonal), with its chance level; `None` without
+/// attention. All probe sentences go through one padded batch: the encoder
+/// and the attention ignore padding, so each row is scored as if alone.
+pub(crate) fn alignment_accuracy(model: &Seq2Seq, probe: &[AlignedExample]) -> Result<Option<lingo::data::AlignmentScore>> {
+    let batch = Batch::from_examples(probe)?;
+    let out = no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
+    let Some(weights) = out.weights_array() else { return Ok(None) }; // (batch, tgt_len, src_len)
+    let mut acc = AlignmentAccuracy::new();
+    for (b, ex) in probe.iter().enumerate() {
+        acc.add(weights.index_axis(Axis(0), b), &ex.gold, batch.src_lens[b])?;
+    }
+    Ok(Some(acc.score()))
+}
+
+fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
+    let mut lines = vec![format!("\n{:<24} {:>9} {:>10} {:>7} {:>8}", "configuration", "val loss", "alignment", "chance", "seconds")];
+    for row in rows {
+        let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+        let (align, chance) = row.alignment.map_or(("n/a".into(), "n/a".into()), |(a, c)| (pct(a), pct(c)));
+        let loss = row.val_losses.last().copied().unwrap_or(f32::NAN);
+        lines.push(format!("{:<24} {loss:>9.4} {align:>10} {chance:>7} {:>8.2}", row.choice.label(), row.seconds));
+    }
+    lines.push(format!("{:<24} {:>37.2}", "total (with scoring)", total_seconds));
+    out.say(&lines.join("\n"));
+}
+
+/// The text heatmap of one sentence under the first attention model, and
+/// the pictures: a heatmap per attention model, validation loss per epoch.
+fn show_example(args: &AblationArgs, task: &LexiconReverse, example: &AlignedExample, rows: &[Row], out: &Output) -> Result<()> {
+    let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), example);
+    let batch = Batch::from_examples(std::slice::from_ref(example))?;
+    let mut shown = false;
+    for row in rows.iter().filter(|r| r.alignment.is_some()) {
+        let fwd = no_grad(|| row.model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
+        let Some(weights) = fwd.weights_array() else { continue };
+        let weights = weights.slice_move(s![0, .., ..]); // (tgt_len, src_len)
+        if !shown {
+            let text = lingo::viz::format_attention(weights.view(), &src_tokens, &tgt_tokens, &TextOptions::default())?;
+            out.say(&format!("\n{}: {}\n{}", row.choice.label(), src_tokens[1..src_tokens.len() - 1].join(" "), text));
+            shown = true;
+        }
+        if !args.no_png {
+            let path = out.file(&args.out, &format!("ablation-{}.png", row.choice.to_string().replace(':', "-")))?;
+            let options = HeatmapOptions::default().title(row.choice.label()).show_values(true);
+            lingo::viz::plot_attention(weights.view(), &src_tokens, &tgt_tokens, &path, &options)?;
+            out.note(&format!("wrote {}", path.display()));
+        }
+    }
+    if !args.no_png && !rows.is_empty() {
+        let series: Vec<Series> = rows.iter().map(|r| Series::new(r.choice.label(), &r.val_losses)).collect();
+        let path = out.file(&args.out, "ablation-val-loss.png")?;
+        let options = lingo::viz::LineOptions::default().title("validation loss").y_label("cross-entropy (label smoothing)");
+        lingo::viz::plot_lines(&series, &path, &options)?;
+        out.note(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}

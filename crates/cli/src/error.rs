@@ -1,0 +1,97 @@
+//! The one error type of the command line, and how it becomes one line.
+
+use std::path::{Path, PathBuf};
+
+/// Everything that can stop a `lingo` command.
+///
+/// Errors of the library crates pass through unchanged (they already name
+/// the file, line, flag or parameter); the command line adds its own for
+/// files it reads or writes itself and for arguments that only make sense
+/// together.
+///
+/// ```
+/// use lingo_cli::Error;
+/// let err = Error::invalid("--max-words", "must be at least --min-words (3), got 2");
+/// assert_eq!(err.to_string(), "invalid --max-words: must be at least --min-words (3), got 2");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Model, training, decoding or checkpoint errors.
+    #[error(transparent)]
+    Nn(#[from] lingo::nn::Error),
+    /// Corpus, vocabulary and metric errors.
+    #[error(transparent)]
+    Data(#[from] lingo::data::Error),
+    /// Heatmap and chart errors.
+    #[error(transparent)]
+    Viz(#[from] lingo::viz::Error),
+    /// A file or directory the command line reads or writes itself.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// Arguments that are each valid but do not fit together, or input
+    /// that cannot be used (an empty sentence, a corpus too small to split).
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// The flag or input concerned.
+        what: String,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// The rayon thread pool could not be set up.
+    #[error("--threads: {0}")]
+    Threads(String),
+}
+
+impl Error {
+    /// An [`Error::Invalid`] about `what`.
+    ///
+    /// ```
+    /// let err = lingo_cli::Error::invalid("sentence", "is empty");
+    /// assert_eq!(err.to_string(), "invalid sentence: is empty");
+    /// ```
+    pub fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::Invalid { what: what.into(), reason: reason.into() }
+    }
+
+    /// An [`Error::Io`] naming `path`.
+    ///
+    /// ```
+    /// use std::io;
+    /// let err = lingo_cli::Error::io("out/x.png", io::Error::new(io::ErrorKind::PermissionDenied, "denied"));
+    /// assert_eq!(err.to_string(), "out/x.png: denied");
+    /// ```
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Error {
+        Error::Io { path: path.as_ref().to_path_buf(), source }
+    }
+}
+
+/// `Result` with the command line's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// The error and every cause below it that it does not already spell out,
+/// joined into one line (`a: b: c`), for `error: ...` on standard error.
+///
+/// ```
+/// use std::io;
+/// let err = lingo_cli::Error::io("data.tsv", io::Error::new(io::ErrorKind::NotFound, "No such file"));
+/// assert_eq!(lingo_cli::one_line(&err), "data.tsv: No such file");
+/// ```
+pub fn one_line(err: &dyn std::error::Error) -> String {
+    let mut line = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+        cause = c.source();
+    }
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}

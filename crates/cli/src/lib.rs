@@ -1,0 +1,114 @@
+//! # lingo-cli
+//!
+//! The `lingo` command line. Each command reproduces or extends one of the
+//! lessons lingo teaches, prints a table a person can read (or, with
+//! `--json`, one JSON object per line), and writes its pictures to an
+//! output directory (`target/lingo-out` unless `--out` says otherwise):
+//!
+//! | command | what it runs |
+//! |---|---|
+//! | `lingo ablation` | the attention tutorial: one LSTM encoder–decoder trained without attention, with Luong's dot score and with Bahdanau's additive score on lexicon-translate-then-reverse; validation loss and alignment accuracy against the known anti-diagonal |
+//! | `lingo sort-study` | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at lengths 5 and 10; sequence accuracy, attention entropy per epoch, and the failure modes (duplicates, longer inputs, rare values) |
+//! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set |
+//! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap |
+//!
+//! Every command takes `--seed` (the same seed gives the same output),
+//! `--threads` (rayon's pool and `matrixmultiply`'s threads) and `--json`.
+//!
+//! ## Errors
+//!
+//! Bad arguments are rejected while they are read, before any work, by
+//! clap with a message naming the flag; problems found later (a missing
+//! file, a malformed corpus line, a corrupt checkpoint) come back as one
+//! [`Error`], which the binary prints as a single `error: ...` line
+//! ([`one_line`]) before exiting with status 1 (2 for usage errors).
+//!
+//! ## Running a command from code
+//!
+//! ```
+//! use clap::Parser;
+//! use lingo_cli::Cli;
+//! let cli = Cli::try_parse_from(["lingo", "ablation", "--epochs", "1", "--train-size", "64",
+//!     "--val-size", "16", "--align-samples", "8", "--configs", "dot", "--no-png", "--json"]).unwrap();
+//! lingo_cli::run(&cli).unwrap();
+//! ```
+//!
+//! ## Tutorials
+//!
+//! The tutorials in `docs/tutorials/` are compiled into this crate's
+//! documentation as the [`tutorials`] modules, so every Rust block in them
+//! runs as a doctest.
+
+#![warn(missing_docs)]
+
+mod ablation;
+pub mod args;
+mod error;
+mod output;
+mod training;
+
+use clap::{Parser, Subcommand};
+
+pub use ablation::AblationArgs;
+pub use error::{Error, Result, one_line};
+pub use output::Output;
+
+/// The `lingo` command line: global options and one command.
+///
+/// ```
+/// use clap::Parser;
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "--seed", "3", "ablation"]).unwrap();
+/// assert_eq!(cli.seed, 3);
+/// let err = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--batch-size", "0"]).unwrap_err();
+/// assert!(err.to_string().contains("--batch-size"));
+/// ```
+#[derive(Parser, Debug)]
+#[command(name = "lingo", version, about = "Attention in neural machine translation, taught and measured.")]
+#[command(after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data ../shared/data/eng-spa.tsv --time-budget 600\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"")]
+pub struct Cli {
+    /// Seed of every random choice (data, initialisation, batch order)
+    #[arg(long, global = true, default_value_t = 0)]
+    pub seed: u64,
+    /// Worker threads for rayon and matrixmultiply (default: all cores)
+    #[arg(long, global = true, value_parser = args::positive)]
+    pub threads: Option<usize>,
+    /// Print one JSON object per line instead of tables
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to run
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The attention tutorial's ablation: no attention, dot (Luong), additive (Bahdanau)
+    #[command(after_help = "Examples:\n  lingo ablation\n  lingo ablation --configs dot,general,scaled_dot --out /tmp/pics\n  lingo ablation --warmup 0        # see dot attention's alignment collapse")]
+    Ablation(AblationArgs),
+}
+
+/// Runs a parsed command line: sets up the threads, then the command.
+/// (The binary also sets `MATMUL_NUM_THREADS` before calling this, which
+/// only a single-threaded `main` may do.)
+///
+/// ```
+/// use clap::Parser;
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--max-words", "2"]).unwrap();
+/// let err = lingo_cli::run(&cli).unwrap_err();
+/// assert_eq!(err.to_string(), "invalid --max-words: must be at least --min-words (3), got 2");
+/// ```
+pub fn run(cli: &Cli) -> Result<()> {
+    if let Some(threads) = cli.threads {
+        // Fails only if the global pool already exists (a second call in one process).
+        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()
+            && rayon::current_num_threads() != threads
+        {
+            return Err(Error::Threads(e.to_string()));
+        }
+    }
+    let out = Output::new(cli.json);
+    match &cli.command {
+        Command::Ablation(args) => ablation::run(args, cli.seed, &out),
+    }
+}

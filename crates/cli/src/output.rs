@@ -1,0 +1,93 @@
+//! Where a command's output goes: tables and notes for people, or one JSON
+//! object per line for programs (and nothing else on standard output then).
+
+use std::path::{Path, PathBuf};
+
+use lingo::data::{AlignedExample, Vocab};
+
+use crate::error::{Error, Result};
+
+/// Text or JSON output, chosen once by `--json`.
+///
+/// ```
+/// let out = lingo_cli::Output::new(true);
+/// assert!(out.is_json());
+/// out.say("not printed: standard output holds only JSON");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    json: bool,
+}
+
+impl Output {
+    /// Text output (`json = false`) or JSON lines (`json = true`).
+    ///
+    /// ```
+    /// assert!(!lingo_cli::Output::new(false).is_json());
+    /// ```
+    pub fn new(json: bool) -> Output {
+        Output { json }
+    }
+
+    /// Whether `--json` was given.
+    ///
+    /// ```
+    /// assert!(lingo_cli::Output::new(true).is_json());
+    /// ```
+    pub fn is_json(self) -> bool {
+        self.json
+    }
+
+    /// Prints text for people (tables, heatmaps); silent under `--json`.
+    ///
+    /// ```
+    /// lingo_cli::Output::new(false).say("configuration  val loss");
+    /// ```
+    pub fn say(self, text: &str) {
+        if !self.json {
+            println!("{text}");
+        }
+    }
+
+    /// Prints a side remark (a file written, a setting chosen): on standard
+    /// output in text mode, on standard error under `--json`.
+    ///
+    /// ```
+    /// lingo_cli::Output::new(true).note("wrote target/lingo-out/x.png");
+    /// ```
+    pub fn note(self, text: &str) {
+        if self.json { eprintln!("{text}") } else { println!("{text}") }
+    }
+
+    /// Prints one JSON object on its own line; silent in text mode.
+    ///
+    /// ```
+    /// lingo_cli::Output::new(true).json(&serde_json::json!({"bleu": 21.5}));
+    /// ```
+    pub fn json(self, value: &serde_json::Value) {
+        if self.json {
+            println!("{value}");
+        }
+    }
+
+    /// `dir/name`, creating `dir` first if needed.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = lingo_cli::Output::new(false).file(&dir.path().join("pics"), "a.png").unwrap();
+    /// assert!(path.parent().unwrap().is_dir());
+    /// ```
+    pub fn file(self, dir: &Path, name: &str) -> Result<PathBuf> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        Ok(dir.join(name))
+    }
+}
+
+/// The tokens that label a heatmap of `example`: every source token
+/// (`<sos>` and `<eos>` included, the columns) and the decoder's inputs
+/// (`<sos> y1 .. yn`, the rows: row `n` predicts token `n + 1`).
+pub(crate) fn example_tokens(src_vocab: &Vocab, tgt_vocab: &Vocab, example: &AlignedExample) -> (Vec<String>, Vec<String>) {
+    let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
+    let tgt_in = &example.tgt[..example.tgt.len().saturating_sub(1)];
+    (owned(src_vocab.decode(&example.src, false)), owned(tgt_vocab.decode(tgt_in, false)))
+}

@@ -1,0 +1,118 @@
+//! Training one epoch at a time, so a command can measure the model after
+//! every epoch (attention entropy) or stop before a time budget runs out.
+//!
+//! `lingo_nn::train_model` runs all its epochs in one call. Running it with
+//! `epochs = e` and resuming from the checkpoint of epoch `e - 1` trains
+//! exactly epoch `e`: the optimizer and schedule state come from the
+//! checkpoint and each epoch's batch order is seeded by `(seed, e)`, so the
+//! run is the same as one uninterrupted call.
+
+use std::path::Path;
+
+use lingo::data::{SeqPair, Vocab};
+use lingo::nn::{Checkpoint, CheckpointSpec, Progress, Seq2Seq, TrainConfig, TrainedModel, train_model};
+
+use crate::error::Result;
+
+/// The numbers of one finished epoch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct EpochReport {
+    /// 1-based.
+    pub epoch: usize,
+    /// Mean training loss over the epoch's batches.
+    pub train_loss: f32,
+    /// Validation loss after the epoch.
+    pub val_loss: f32,
+    /// Seconds spent training so far (all epochs up to this one).
+    pub seconds: f64,
+}
+
+/// Whether to go on after an epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    Continue,
+    Stop,
+}
+
+/// Trains up to `config.epochs` epochs, calling `after_epoch` with the
+/// epoch's numbers and the model after each; checkpoints (`last.ckpt`,
+/// `best.ckpt`) go to `dir`.
+pub(crate) fn train_by_epoch<E: SeqPair>(
+    model: &mut Seq2Seq,
+    data: (&[E], &[E]),
+    config: &TrainConfig,
+    dir: &Path,
+    vocabs: (&Vocab, &Vocab),
+    mut after_epoch: impl FnMut(&EpochReport, &Seq2Seq) -> Result<Next>,
+) -> Result<Vec<EpochReport>> {
+    let spec = CheckpointSpec { dir: dir.to_path_buf(), src_vocab: vocabs.0.clone(), tgt_vocab: vocabs.1.clone() };
+    let mut resume: Option<Checkpoint<TrainedModel>> = None;
+    let mut reports = Vec::with_capacity(config.epochs);
+    let mut seconds = 0.0;
+    for epoch in 1..=config.epochs {
+        let one = TrainConfig { epochs: epoch, checkpoints: Some(spec.clone()), progress: Progress::Silent, time_budget: None, ..config.clone() };
+        let result = train_model(model, data.0, data.1, &one, resume.as_ref())?;
+        seconds += result.seconds;
+        let report = EpochReport {
+            epoch,
+            train_loss: result.train_losses.last().copied().unwrap_or(f32::NAN),
+            val_loss: result.val_losses.last().copied().unwrap_or(f32::NAN),
+            seconds,
+        };
+        reports.push(report);
+        if after_epoch(&report, model)? == Next::Stop {
+            break;
+        }
+        resume = Some(Checkpoint::load(dir.join("last.ckpt"))?);
+    }
+    Ok(reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lingo::data::{DigitOp, DigitTask, Task};
+    use lingo::nn::Seq2SeqConfig;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    /// Epoch-by-epoch training gives the same losses as one call of `train_model`.
+    #[test]
+    fn epochs_one_at_a_time_match_one_call() {
+        let task = DigitTask::new(DigitOp::Reverse, 6, 2, 4).unwrap();
+        let mut rng = StdRng::seed_from_u64(5);
+        let (train, val) = (task.generate(96, &mut rng), task.generate(32, &mut rng));
+        let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+        let fresh = || Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(1)).unwrap();
+        let train_config = TrainConfig { progress: Progress::Silent, ..TrainConfig::new(3, 1e-2) };
+
+        let whole = train_model(&mut fresh(), &train, &val, &train_config, None).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut seen = Vec::new();
+        let reports = train_by_epoch(&mut fresh(), (&train, &val), &train_config, dir.path(), (task.src_vocab(), task.tgt_vocab()), |r, _| {
+            seen.push(r.epoch);
+            Ok(Next::Continue)
+        })
+        .unwrap();
+        assert_eq!(seen, [1, 2, 3]);
+        let by_epoch: Vec<f32> = reports.iter().map(|r| r.val_loss).collect();
+        assert_eq!(by_epoch, whole.val_losses);
+    }
+
+    #[test]
+    fn a_hook_can_stop_training() {
+        let task = DigitTask::new(DigitOp::Copy, 4, 2, 3).unwrap();
+        let mut rng = StdRng::seed_from_u64(2);
+        let (train, val) = (task.generate(32, &mut rng), task.generate(8, &mut rng));
+        let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 4, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+        let mut model = Seq2Seq::new(config, &mut rng).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let train_config = TrainConfig { progress: Progress::Silent, ..TrainConfig::new(5, 1e-2) };
+        let reports = train_by_epoch(&mut model, (&train, &val), &train_config, dir.path(), (task.src_vocab(), task.tgt_vocab()), |r, _| {
+            Ok(if r.epoch == 2 { Next::Stop } else { Next::Continue })
+        })
+        .unwrap();
+        assert_eq!(reports.len(), 2);
+        assert!(dir.path().join("best.ckpt").exists());
+    }
+}
