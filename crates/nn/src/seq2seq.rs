@@ -106,11 +106,11 @@ mod scorer_name {
     use lingo_attention::Scorer;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(scorer: &Option<Scorer>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(scorer: &Option<Scorer>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&scorer.map(|k| k.to_string()).unwrap_or_default())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Scorer>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Scorer>, D::Error> {
         let name = String::deserialize(d)?;
         if name.is_empty() { Ok(None) } else { name.parse().map(Some).map_err(serde::de::Error::custom) }
     }
@@ -340,7 +340,17 @@ impl Seq2Seq {
     /// right (`<sos> y_1 .. y_n`), `tgt_lens[b]` its valid length. Returns the
     /// logits for `y_1 .. y_n <eos>` and, with attention, the weights.
     ///
-    /// (Example on the type, [`Seq2Seq`].)
+    /// ```
+    /// use lingo_nn::{Mode, Placement, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = Seq2SeqConfig { attention: Some("additive".parse().unwrap()), placement: Placement::Bahdanau, ..Seq2SeqConfig::new(9, 9) };
+    /// let model = Seq2Seq::new(config, &mut rng).unwrap();
+    /// let (src, tgt_in) = (ndarray::arr2(&[[2_usize, 4, 5, 6, 3]]), ndarray::arr2(&[[2_usize, 6, 5, 4]]));
+    /// let out = model.forward(&src, &[5], &tgt_in, &[4], Mode::Eval).unwrap();
+    /// assert_eq!(out.logits.shape(), &[1, 4, 9]);         // (batch, tgt_len, tgt_vocab)
+    /// assert_eq!(out.weights.unwrap().shape(), &[1, 4, 5]); // (batch, tgt_len, src_len)
+    /// ```
     pub fn forward(&self, src: &Array2<usize>, src_lens: &[usize], tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<Forward> {
         let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
         match (&self.attention, self.config.placement) {
@@ -414,7 +424,19 @@ impl Seq2Seq {
     /// state. Greedy and beam search decode with it; Bahdanau's placement
     /// also trains with it.
     ///
-    /// (Example on [`Seq2Seq::decoder_context`].)
+    /// ```
+    /// use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = Seq2SeqConfig { attention: Some("dot".parse().unwrap()), ..Seq2SeqConfig::new(8, 8) };
+    /// let model = Seq2Seq::new(config, &mut rng).unwrap();
+    /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 4, 3], [2, 5, 3]]), &[3, 3], Mode::Eval).unwrap();
+    /// let ctx = model.decoder_context(&enc).unwrap();
+    /// let first = model.decode_step(&ctx, &enc.state, &[lingo_data::SOS; 2], Mode::Eval).unwrap();
+    /// let second = model.decode_step(&ctx, &first.state, &[6, 7], Mode::Eval).unwrap();
+    /// assert_eq!(second.logits.shape(), &[2, 8]);            // (batch, tgt_vocab)
+    /// assert_eq!(second.weights.unwrap().shape(), &[2, 3]);  // (batch, src_len)
+    /// ```
     pub fn decode_step(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize], mut mode: Mode<'_>) -> Result<Step> {
         let batch = prev.len();
         let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).unwrap_or_else(|_| unreachable!("batch × 1 ids"));

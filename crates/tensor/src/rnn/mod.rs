@@ -123,7 +123,7 @@ pub(crate) struct Dims {
 impl Dims {
     /// Checks `x (batch, time, input)`, the states `(batch, hidden)`, the
     /// weights and the lengths, naming both shapes when they disagree.
-    pub fn check(op: &'static str, x: &Tensor, states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<Dims> {
+    pub(crate) fn check(op: &'static str, x: &Tensor, states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<Dims> {
         let hidden = w.hidden_size(gates)?;
         let xs = x.shape();
         if xs.len() != 3 || xs[2] != w.input_size() {
@@ -145,12 +145,12 @@ impl Dims {
     }
 
     /// Whether step `t` is a real (not padded) step of row `b`.
-    pub fn valid(t: usize, b: usize, lengths: &[usize]) -> bool {
+    pub(crate) fn valid(t: usize, b: usize, lengths: &[usize]) -> bool {
         t < lengths[b]
     }
 
     /// The order steps run in: forwards, or backwards for the reverse direction.
-    pub fn steps(&self, reverse: bool) -> Box<dyn DoubleEndedIterator<Item = usize>> {
+    pub(crate) fn steps(&self, reverse: bool) -> Box<dyn DoubleEndedIterator<Item = usize>> {
         if reverse { Box::new((0..self.time).rev()) } else { Box::new(0..self.time) }
     }
 }
