@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use lingo::data::{AlignedExample, AlignmentAccuracy, Batch, LexiconReverse, Task};
+use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
 use lingo::nn::{Mode, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model};
 use lingo::tensor::no_grad;
 use lingo::viz::{HeatmapOptions, Series, TextOptions};
-use ndarray::{Axis, s};
+use ndarray::s;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
@@ -135,23 +135,8 @@ fn train_one(
     train_config.seed = seed;
     train_config.progress = if out.is_json() { Progress::Silent } else { Progress::Lines };
     let result = train_model(&mut model, train, val, &train_config, None)?;
-    let alignment = alignment_accuracy(&model, probe)?.map(|s| (s.accuracy, s.chance));
+    let alignment = crate::measure::alignment_accuracy(&model, probe)?.map(|s| (s.accuracy, s.chance));
     Ok(Row { choice, model, val_losses: result.val_losses, alignment, seconds: result.seconds })
-}
-
-/// Share of output words whose attention peak sits on the source word they
-/// translate (the anti-diagonal), with its chance level; `None` without
-/// attention. All probe sentences go through one padded batch: the encoder
-/// and the attention ignore padding, so each row is scored as if alone.
-pub(crate) fn alignment_accuracy(model: &Seq2Seq, probe: &[AlignedExample]) -> Result<Option<lingo::data::AlignmentScore>> {
-    let batch = Batch::from_examples(probe)?;
-    let out = no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
-    let Some(weights) = out.weights_array() else { return Ok(None) }; // (batch, tgt_len, src_len)
-    let mut acc = AlignmentAccuracy::new();
-    for (b, ex) in probe.iter().enumerate() {
-        acc.add(weights.index_axis(Axis(0), b), &ex.gold, batch.src_lens[b])?;
-    }
-    Ok(Some(acc.score()))
 }
 
 fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {

@@ -44,14 +44,19 @@
 mod ablation;
 pub mod args;
 mod error;
+mod measure;
 mod output;
+mod sort_study;
 mod training;
+mod translate;
 
 use clap::{Parser, Subcommand};
 
 pub use ablation::AblationArgs;
 pub use error::{Error, Result, one_line};
 pub use output::Output;
+pub use sort_study::SortStudyArgs;
+pub use translate::{TokenizerChoice, TrainArgs, TranslateArgs};
 
 /// The `lingo` command line: global options and one command.
 ///
@@ -86,6 +91,15 @@ pub enum Command {
     /// The attention tutorial's ablation: no attention, dot (Luong), additive (Bahdanau)
     #[command(after_help = "Examples:\n  lingo ablation\n  lingo ablation --configs dot,general,scaled_dot --out /tmp/pics\n  lingo ablation --warmup 0        # see dot attention's alignment collapse")]
     Ablation(AblationArgs),
+    /// The sorting case study: bidirectional GRU + Bahdanau attention, with and without attention
+    #[command(after_help = "Examples:\n  lingo sort-study\n  lingo sort-study --lengths 5 --epochs 5 --json\n  lingo sort-study --rare-digit 3 --rare-share 0.005")]
+    SortStudy(SortStudyArgs),
+    /// Train a translation model on a parallel corpus (TSV) within a time budget; BLEU and chrF on held-out pairs
+    #[command(after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer bpe --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive")]
+    Train(TrainArgs),
+    /// Translate a sentence with a model written by `lingo train`, and show where it looked
+    #[command(after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\"")]
+    Translate(TranslateArgs),
 }
 
 /// Runs a parsed command line: sets up the threads, then the command.
@@ -110,5 +124,8 @@ pub fn run(cli: &Cli) -> Result<()> {
     let out = Output::new(cli.json);
     match &cli.command {
         Command::Ablation(args) => ablation::run(args, cli.seed, &out),
+        Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),
+        Command::Train(args) => translate::train(args, cli.seed, &out),
+        Command::Translate(args) => translate::translate(args, &out),
     }
 }

@@ -6,6 +6,11 @@
 //! exactly epoch `e`: the optimizer and schedule state come from the
 //! checkpoint and each epoch's batch order is seeded by `(seed, e)`, so the
 //! run is the same as one uninterrupted call.
+//!
+//! On a large corpus one pass over the data can outlast a time budget, so
+//! a "round" may also cover one slice of the training data at a time
+//! (`round_size`): round `r` trains on slice `(r - 1) mod k` of `k`, and the
+//! optimizer state carries on from slice to slice exactly as within a pass.
 
 use std::path::Path;
 
@@ -34,12 +39,14 @@ pub(crate) enum Next {
     Stop,
 }
 
-/// Trains up to `config.epochs` epochs, calling `after_epoch` with the
-/// epoch's numbers and the model after each; checkpoints (`last.ckpt`,
+/// Trains up to `config.epochs` rounds (whole passes when `round_size` is
+/// at least the training set's size), calling `after_epoch` with the
+/// round's numbers and the model after each; checkpoints (`last.ckpt`,
 /// `best.ckpt`) go to `dir`.
 pub(crate) fn train_by_epoch<E: SeqPair>(
     model: &mut Seq2Seq,
     data: (&[E], &[E]),
+    round_size: usize,
     config: &TrainConfig,
     dir: &Path,
     vocabs: (&Vocab, &Vocab),
@@ -49,9 +56,11 @@ pub(crate) fn train_by_epoch<E: SeqPair>(
     let mut resume: Option<Checkpoint<TrainedModel>> = None;
     let mut reports = Vec::with_capacity(config.epochs);
     let mut seconds = 0.0;
+    let slices: Vec<&[E]> = data.0.chunks(round_size.max(1)).collect();
     for epoch in 1..=config.epochs {
         let one = TrainConfig { epochs: epoch, checkpoints: Some(spec.clone()), progress: Progress::Silent, time_budget: None, ..config.clone() };
-        let result = train_model(model, data.0, data.1, &one, resume.as_ref())?;
+        let train = slices.get((epoch - 1) % slices.len().max(1)).copied().unwrap_or_default();
+        let result = train_model(model, train, data.1, &one, resume.as_ref())?;
         seconds += result.seconds;
         let report = EpochReport {
             epoch,
@@ -89,7 +98,7 @@ mod tests {
         let whole = train_model(&mut fresh(), &train, &val, &train_config, None).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let mut seen = Vec::new();
-        let reports = train_by_epoch(&mut fresh(), (&train, &val), &train_config, dir.path(), (task.src_vocab(), task.tgt_vocab()), |r, _| {
+        let reports = train_by_epoch(&mut fresh(), (&train, &val), train.len(), &train_config, dir.path(), (task.src_vocab(), task.tgt_vocab()), |r, _| {
             seen.push(r.epoch);
             Ok(Next::Continue)
         })
@@ -108,7 +117,7 @@ mod tests {
         let mut model = Seq2Seq::new(config, &mut rng).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let train_config = TrainConfig { progress: Progress::Silent, ..TrainConfig::new(5, 1e-2) };
-        let reports = train_by_epoch(&mut model, (&train, &val), &train_config, dir.path(), (task.src_vocab(), task.tgt_vocab()), |r, _| {
+        let reports = train_by_epoch(&mut model, (&train, &val), 16, &train_config, dir.path(), (task.src_vocab(), task.tgt_vocab()), |r, _| {
             Ok(if r.epoch == 2 { Next::Stop } else { Next::Continue })
         })
         .unwrap();

@@ -1,0 +1,364 @@
+//! `lingo sort-study`: the sorting case study. A bidirectional GRU encoder
+//! and a GRU decoder learn to sort digit sequences, with Bahdanau's
+//! additive attention (in Bahdanau's placement: the context joins the
+//! decoder's input) and without it, at two sequence lengths; then the
+//! failure modes the case study describes are measured instead of
+//! described: duplicates, inputs longer than any seen in training, and a
+//! digit that is rare in training.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use lingo::attention::Scorer;
+use lingo::data::{AlignedExample, DigitOp, DigitTask, Task};
+use lingo::nn::{Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig};
+use lingo::viz::{CellStyle, HeatmapOptions, LineOptions, Series, TextOptions};
+use rand::distr::Distribution;
+use rand::distr::weighted::WeightedIndex;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+
+use crate::args::{positive, positive_real, unit_fraction};
+use crate::error::{Error, Result};
+use crate::measure::{alignment_accuracy, mean_entropy, sequence_accuracy};
+use crate::output::{Output, example_tokens};
+use crate::training::{Next, train_by_epoch};
+
+/// Settings of `lingo sort-study`.
+#[derive(Args, Debug, Clone)]
+pub struct SortStudyArgs {
+    /// Sequence lengths to train at (each trained with and without attention)
+    #[arg(long, value_delimiter = ',', default_value = "5,10", value_parser = positive)]
+    pub lengths: Vec<usize>,
+    /// Distinct digits (the vocabulary besides the specials)
+    #[arg(long, default_value = "10", value_parser = positive)]
+    pub digits: usize,
+    /// Training sequences per run
+    #[arg(long, default_value = "10000", value_parser = positive)]
+    pub train_size: usize,
+    /// Validation sequences (loss and attention entropy after each epoch)
+    #[arg(long, default_value = "500", value_parser = positive)]
+    pub val_size: usize,
+    /// Test sequences per measurement
+    #[arg(long, default_value = "1000", value_parser = positive)]
+    pub test_size: usize,
+    /// Epochs per run
+    #[arg(long, default_value = "8", value_parser = positive)]
+    pub epochs: usize,
+    /// Sequences per batch
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub batch_size: usize,
+    /// Adam's learning rate
+    #[arg(long, default_value = "3e-3", value_parser = positive_real)]
+    pub lr: f64,
+    /// Embedding size
+    #[arg(long, default_value = "32", value_parser = positive)]
+    pub emb: usize,
+    /// GRU hidden size (per direction in the encoder)
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub hidden: usize,
+    /// How much longer than trained the test inputs get (comma-separated offsets)
+    #[arg(long, value_delimiter = ',', default_value = "1,2,5", value_parser = positive)]
+    pub longer: Vec<usize>,
+    /// The digit made rare in the rare-value run
+    #[arg(long, default_value = "7")]
+    pub rare_digit: usize,
+    /// Probability of the rare digit at each position in the rare-value run's training data (0: skip that run)
+    #[arg(long, default_value = "0.01", value_parser = unit_fraction)]
+    pub rare_share: f32,
+    /// Directory for the entropy chart and the heatmaps
+    #[arg(long, default_value = "target/lingo-out")]
+    pub out: PathBuf,
+    /// Write no pictures
+    #[arg(long)]
+    pub no_png: bool,
+}
+
+/// The measurements of one trained model.
+struct RunResult {
+    len: usize,
+    attention: bool,
+    variant: String,
+    accuracy: f64,
+    duplicates: f64,
+    /// `None` unless the length is below the number of digits (at equal
+    /// numbers, distinct digits are a permutation and the output is constant).
+    distinct: Option<f64>,
+    longer: Vec<(usize, f64)>,
+    alignment: Option<f64>,
+    entropy: Vec<f32>,
+    seconds: f64,
+}
+
+/// Runs the case study; see the module docs.
+pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
+    if args.rare_digit >= args.digits {
+        return Err(Error::invalid("--rare-digit", format!("must be below --digits ({}), got {}", args.digits, args.rare_digit)));
+    }
+    let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let mut results = Vec::new();
+    let mut first_attention_model = None;
+    for &len in &args.lengths {
+        let task = DigitTask::new(DigitOp::Sort, args.digits, len, len)?;
+        let mut rng = StdRng::seed_from_u64(seed ^ len as u64);
+        let train = task.generate(args.train_size, &mut rng);
+        let val = task.generate(args.val_size, &mut rng);
+        for attention in [true, false] {
+            let name = format!("len {len}, {}", if attention { "attention" } else { "no attention" });
+            let (result, model) = train_and_measure(args, &task, (&train, &val), (attention, &name, "uniform"), seed, scratch.path(), out)?;
+            emit(&result, out);
+            results.push(result);
+            if attention {
+                show_heatmap(args, &task, &model, out)?;
+            }
+            if attention && first_attention_model.is_none() {
+                first_attention_model = Some((task.clone(), model));
+            }
+        }
+    }
+    let mut rare = Vec::new();
+    if args.rare_share > 0.0
+        && let Some((task, uniform)) = &first_attention_model
+    {
+        let (result, rows) = rare_value_run(args, task, uniform, seed, scratch.path(), out)?;
+        emit(&result, out);
+        results.push(result);
+        rare = rows;
+    }
+    print_tables(args, &results, &rare, out);
+    if !args.no_png {
+        plot_entropy(args, &results, out)?;
+    }
+    Ok(())
+}
+
+/// The case study's model: bidirectional GRU encoder, GRU decoder, and
+/// Bahdanau's additive attention in Bahdanau's placement (or none).
+fn model_config(args: &SortStudyArgs, task: &DigitTask, attention: bool) -> Seq2SeqConfig {
+    Seq2SeqConfig {
+        rnn: RnnKind::Gru,
+        bidirectional: true,
+        emb_dim: args.emb,
+        hidden_dim: args.hidden,
+        attn_dim: args.hidden,
+        attention: attention.then_some(Scorer::Additive),
+        placement: Placement::Bahdanau,
+        ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
+    }
+}
+
+/// Trains one model, printing a line per epoch with the attention entropy,
+/// then measures it on fresh test sets.
+fn train_and_measure(
+    args: &SortStudyArgs,
+    task: &DigitTask,
+    (train, val): (&[AlignedExample], &[AlignedExample]),
+    (attention, name, variant): (bool, &str, &str),
+    seed: u64,
+    scratch: &std::path::Path,
+    out: &Output,
+) -> Result<(RunResult, Seq2Seq)> {
+    let len = task_len(train);
+    let mut model = Seq2Seq::new(model_config(args, task, attention), &mut StdRng::seed_from_u64(seed))?;
+    let mut config = TrainConfig::new(args.epochs, args.lr);
+    config.batching.batch_size = args.batch_size;
+    config.seed = seed;
+    let mut entropy = Vec::new();
+    let reports = train_by_epoch(&mut model, (train, val), train.len(), &config, scratch, (task.src_vocab(), task.tgt_vocab()), |r, model| {
+        let h = mean_entropy(model, val)?;
+        entropy.extend(h);
+        let h = h.map_or(String::new(), |h| format!(" | attention entropy: {h:.3}"));
+        out.say(&format!("{name} ({variant}) | Epoch {}/{} | Train: {:.4} | Val: {:.4}{h}", r.epoch, args.epochs, r.train_loss, r.val_loss));
+        Ok(Next::Continue)
+    })?;
+    let seconds = reports.last().map_or(0.0, |r| r.seconds);
+    // Test sets from their own seed, the same for every model of this length.
+    let mut rng = StdRng::seed_from_u64(seed.wrapping_add(1000 + len as u64));
+    let test = task.generate(args.test_size, &mut rng);
+    let duplicates: Vec<AlignedExample> = std::iter::repeat_with(|| task.sample(&mut rng)).filter(has_duplicates).take(args.test_size).collect();
+    let distinct = (len < args.digits).then(|| distinct_examples(task, args.digits, len, args.test_size, &mut rng)).transpose()?;
+    let mut longer = Vec::new();
+    for &extra in &args.longer {
+        let longer_task = DigitTask::new(DigitOp::Sort, args.digits, len + extra, len + extra)?;
+        longer.push((len + extra, sequence_accuracy(&model, &longer_task.generate(args.test_size, &mut rng))?));
+    }
+    let result = RunResult {
+        len,
+        attention,
+        variant: variant.to_string(),
+        accuracy: sequence_accuracy(&model, &test)?,
+        duplicates: sequence_accuracy(&model, &duplicates)?,
+        distinct: distinct.map(|d| sequence_accuracy(&model, &d)).transpose()?,
+        longer,
+        alignment: alignment_accuracy(&model, &test)?.map(|s| s.accuracy),
+        entropy,
+        seconds,
+    };
+    Ok((result, model))
+}
+
+/// The number of digits of the examples (all of one length here).
+fn task_len(examples: &[AlignedExample]) -> usize {
+    examples.first().map_or(0, |e| e.src.len() - 2)
+}
+
+/// Whether some digit occurs twice in the source.
+fn has_duplicates(example: &AlignedExample) -> bool {
+    let digits = &example.src[1..example.src.len() - 1];
+    digits.iter().enumerate().any(|(i, d)| digits[..i].contains(d))
+}
+
+/// `n` examples of `len` different digits each (a random selection, in random order).
+fn distinct_examples(task: &DigitTask, digits: usize, len: usize, n: usize, rng: &mut StdRng) -> Result<Vec<AlignedExample>> {
+    let mut pool: Vec<usize> = (0..digits).collect();
+    (0..n)
+        .map(|_| {
+            pool.shuffle(rng);
+            Ok(task.example(&pool[..len])?)
+        })
+        .collect()
+}
+
+/// Accuracy on sequences that contain the rare digit and on sequences that
+/// do not, for one model.
+struct RareRow {
+    training: String,
+    with_rare: f64,
+    without_rare: f64,
+    /// Alignment accuracy on the sequences with the rare digit.
+    alignment: Option<f64>,
+}
+
+/// Trains the attention model again on data where one digit is rare, then
+/// compares it with the uniformly trained `uniform` model on test sequences
+/// that contain the rare digit and on sequences that do not.
+fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, seed: u64, scratch: &std::path::Path, out: &Output) -> Result<(RunResult, Vec<RareRow>)> {
+    let (len, rare) = (args.lengths[0], args.rare_digit);
+    let others = (1.0 - f64::from(args.rare_share)) / (args.digits - 1).max(1) as f64;
+    let weights: Vec<f64> = (0..args.digits).map(|d| if d == rare { f64::from(args.rare_share) } else { others }).collect();
+    let skewed = WeightedIndex::new(&weights).map_err(|e| Error::invalid("--rare-share", e.to_string()))?;
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5EED ^ len as u64);
+    let mut draw = |n: usize| -> Result<Vec<AlignedExample>> {
+        (0..n).map(|_| Ok(task.example(&(0..len).map(|_| skewed.sample(&mut rng)).collect::<Vec<_>>())?)).collect()
+    };
+    let (train, val) = (draw(args.train_size)?, draw(args.val_size)?);
+    let variant = format!("digit {rare} at {}%", 100.0 * args.rare_share);
+    let (result, model) = train_and_measure(args, task, (&train, &val), (true, &format!("len {len}, attention"), &variant), seed, scratch, out)?;
+    // Uniform test sequences with the rare digit forced into a random position, and uniform ones without it.
+    let mut rng = StdRng::seed_from_u64(seed.wrapping_add(2000));
+    let with_rare = (0..args.test_size)
+        .map(|_| {
+            let mut digits: Vec<usize> = (0..len).map(|_| rng.random_range(0..args.digits)).collect();
+            digits[rng.random_range(0..len)] = rare;
+            Ok(task.example(&digits)?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let rare_id = task.src_vocab().id(&rare.to_string());
+    let without: Vec<AlignedExample> = std::iter::repeat_with(|| task.sample(&mut rng)).filter(|e| !e.src.contains(&rare_id)).take(args.test_size).collect();
+    let row = |training: String, model: &Seq2Seq| -> Result<RareRow> {
+        Ok(RareRow {
+            training,
+            with_rare: sequence_accuracy(model, &with_rare)?,
+            without_rare: sequence_accuracy(model, &without)?,
+            alignment: alignment_accuracy(model, &with_rare)?.map(|s| s.accuracy),
+        })
+    };
+    Ok((result, vec![row("uniform".into(), uniform)?, row(variant, &model)?]))
+}
+
+/// The attention of one sequence, as numbers (like the case study's
+/// table) and as a PNG: the case study's `7 2 5 2 9` at length 5, the
+/// digits of π otherwise.
+fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &Seq2Seq, out: &Output) -> Result<()> {
+    let len = task_len(&task.generate(1, &mut StdRng::seed_from_u64(0)));
+    let digits: Vec<usize> = if len == 5 { vec![7, 2, 5, 2, 9] } else { [3, 1, 4, 1, 5, 9, 2, 6, 5, 3].iter().cycle().take(len).map(|d| d % args.digits).collect() };
+    let example = task.example(&digits)?;
+    let batch = lingo::data::Batch::from_examples(std::slice::from_ref(&example))?;
+    let fwd = lingo::tensor::no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, lingo::nn::Mode::Eval))?;
+    let Some(weights) = fwd.weights_array() else { return Ok(()) };
+    let weights = weights.index_axis_move(ndarray::Axis(0), 0); // (tgt_len, src_len)
+    let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), &example);
+    let options = TextOptions::default().cells(CellStyle::Number).mark_peak(true);
+    out.say(&format!("\nattention, length {len} (row n predicts output token n + 1):\n{}", lingo::viz::format_attention(weights.view(), &src_tokens, &tgt_tokens, &options)?));
+    if !args.no_png {
+        let path = out.file(&args.out, &format!("sort-len{len}.png"))?;
+        let title = format!("sorting, length {len}: additive attention");
+        lingo::viz::plot_attention(weights.view(), &src_tokens, &tgt_tokens, &path, &HeatmapOptions::default().title(title).show_values(true))?;
+        out.note(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}
+
+/// Percent with one decimal, or `n/a`.
+fn pct(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x))
+}
+
+/// One JSON object per trained model.
+fn emit(r: &RunResult, out: &Output) {
+    let longer: serde_json::Map<String, serde_json::Value> = r.longer.iter().map(|&(l, a)| (l.to_string(), json!(a))).collect();
+    out.json(&json!({
+        "seq_len": r.len,
+        "attention": r.attention,
+        "sequence_accuracy": r.accuracy,
+        "training_data": r.variant,
+        "with_duplicates": r.duplicates,
+        "without_duplicates": r.distinct,
+        "longer": longer,
+        "alignment_accuracy": r.alignment,
+        "final_entropy": r.entropy.last(),
+        "train_seconds": r.seconds,
+    }));
+}
+
+fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], out: &Output) {
+    let mut lines = vec![format!(
+        "\n{:<6} {:<13} {:<14} {:>9} {:>10} {:>12} {:>10} {:>8}",
+        "length", "attention", "training data", "accuracy", "with dups", "without dups", "alignment", "seconds"
+    )];
+    for r in results {
+        lines.push(format!(
+            "{:<6} {:<13} {:<14} {:>9} {:>10} {:>12} {:>10} {:>8.1}",
+            r.len,
+            if r.attention { "additive" } else { "none" },
+            r.variant,
+            pct(Some(r.accuracy)),
+            pct(Some(r.duplicates)),
+            pct(r.distinct),
+            pct(r.alignment),
+            r.seconds
+        ));
+    }
+    lines.push("\nlonger than trained (sequence accuracy, greedy):".into());
+    for r in results.iter().filter(|r| r.variant == "uniform") {
+        let cells: Vec<String> = r.longer.iter().map(|&(l, a)| format!("len {l}: {}", pct(Some(a)))).collect();
+        lines.push(format!("  trained at {:>2}, {:<13} {}", r.len, if r.attention { "additive" } else { "none" }, cells.join("  ")));
+    }
+    if !rare.is_empty() {
+        lines.push(format!("\nrare digit {} (length {}, attention):", args.rare_digit, args.lengths[0]));
+        lines.push(format!("  {:<16} {:>12} {:>14} {:>22}", "training data", "with the digit", "without it", "alignment (with it)"));
+        for row in rare {
+            lines.push(format!("  {:<16} {:>12} {:>14} {:>22}", row.training, pct(Some(row.with_rare)), pct(Some(row.without_rare)), pct(row.alignment)));
+        }
+    }
+    out.say(&lines.join("\n"));
+}
+
+/// Attention entropy per epoch of every attention model, one chart.
+fn plot_entropy(args: &SortStudyArgs, results: &[RunResult], out: &Output) -> Result<()> {
+    let series: Vec<Series> = results
+        .iter()
+        .filter(|r| !r.entropy.is_empty())
+        .map(|r| Series::new(format!("length {} ({})", r.len, r.variant), &r.entropy))
+        .collect();
+    if series.is_empty() {
+        return Ok(());
+    }
+    let path = out.file(&args.out, "sort-entropy.png")?;
+    let options = LineOptions::default().title("attention entropy while learning to sort").y_label("mean entropy (nats)");
+    lingo::viz::plot_lines(&series, &path, &options)?;
+    out.note(&format!("wrote {}", path.display()));
+    Ok(())
+}

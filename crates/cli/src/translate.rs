@@ -1,0 +1,369 @@
+//! `lingo train` and `lingo translate`: a translation model on a real
+//! parallel corpus, trained within a time budget and scored with BLEU and
+//! chrF on held-out sentences, then used to translate new ones.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use lingo::data::{
+    Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, Wrap,
+    corpus_bleu, corpus_chrf,
+};
+use lingo::nn::{BeamConfig, Checkpoint, Hypothesis, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode};
+use lingo::viz::{HeatmapOptions, TextOptions};
+use ndarray::Array2;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::args::{AttentionChoice, positive, positive_real, unit_fraction};
+use crate::error::{Error, Result};
+use crate::output::Output;
+use crate::training::{Next, train_by_epoch};
+
+/// Word-level or subword vocabulary.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenizerChoice {
+    /// Lowercased words and punctuation marks
+    Word,
+    /// Byte-pair encoding learned on the training sentences of both languages
+    Bpe,
+}
+
+/// Settings of `lingo train`.
+#[derive(Args, Debug, Clone)]
+pub struct TrainArgs {
+    /// Parallel corpus: one `source<TAB>target` pair per line
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Directory for checkpoints (`model.ckpt` is the one to translate with)
+    #[arg(long, default_value = "target/lingo-out/train")]
+    pub out: PathBuf,
+    /// Skip malformed lines instead of stopping at the first
+    #[arg(long)]
+    pub lenient: bool,
+    /// Keep pairs of at most this many word tokens per side
+    #[arg(long, default_value = "10", value_parser = positive)]
+    pub max_len: usize,
+    /// Held-out test pairs (BLEU and chrF)
+    #[arg(long, default_value = "1000", value_parser = positive)]
+    pub test_size: usize,
+    /// Validation pairs (loss after each round, best checkpoint)
+    #[arg(long, default_value = "1000", value_parser = positive)]
+    pub valid_size: usize,
+    /// Word or BPE vocabulary
+    #[arg(long, value_enum, default_value_t = TokenizerChoice::Word)]
+    pub tokenizer: TokenizerChoice,
+    /// BPE merges (with --tokenizer bpe)
+    #[arg(long, default_value = "4000", value_parser = positive)]
+    pub bpe_merges: usize,
+    /// Largest vocabulary per language, the four specials included
+    #[arg(long, default_value = "6000", value_parser = positive)]
+    pub vocab_size: usize,
+    /// Attention scorer, or none
+    #[arg(long, default_value = "general")]
+    pub attention: AttentionChoice,
+    /// Embedding size
+    #[arg(long, default_value = "128", value_parser = positive)]
+    pub emb: usize,
+    /// LSTM hidden size
+    #[arg(long, default_value = "256", value_parser = positive)]
+    pub hidden: usize,
+    /// Dropout on embeddings and before the output layer
+    #[arg(long, default_value = "0", value_parser = unit_fraction)]
+    pub dropout: f32,
+    /// Sentence pairs per batch
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub batch_size: usize,
+    /// Adam's learning rate
+    #[arg(long, default_value = "2e-3", value_parser = positive_real)]
+    pub lr: f64,
+    /// Label smoothing of the loss
+    #[arg(long, default_value = "0.1", value_parser = unit_fraction)]
+    pub label_smoothing: f32,
+    /// Training pairs per round (validation and a checkpoint after each)
+    #[arg(long, default_value = "16000", value_parser = positive)]
+    pub round_size: usize,
+    /// Most rounds
+    #[arg(long, default_value = "100", value_parser = positive)]
+    pub rounds: usize,
+    /// Seconds of training; no round starts that would end after it
+    #[arg(long, default_value = "600", value_parser = positive_real)]
+    pub time_budget: f64,
+    /// Beam size for the test set (1: greedy)
+    #[arg(long, default_value = "1", value_parser = positive)]
+    pub beam: usize,
+    /// Example translations to print
+    #[arg(long, default_value = "5")]
+    pub show: usize,
+}
+
+/// Settings of `lingo translate`.
+#[derive(Args, Debug, Clone)]
+pub struct TranslateArgs {
+    /// A `model.ckpt` written by `lingo train`
+    #[arg(long)]
+    pub checkpoint: PathBuf,
+    /// The sentence to translate
+    pub sentence: String,
+    /// Beam size (1: greedy)
+    #[arg(long, default_value = "1", value_parser = positive)]
+    pub beam: usize,
+    /// Most output tokens
+    #[arg(long, default_value = "30", value_parser = positive)]
+    pub max_len: usize,
+    /// Also draw the attention heatmap to this PNG file
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+}
+
+/// How text becomes tokens: stored in `model.ckpt`, so translating needs
+/// nothing but the checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum TextTokenizer {
+    Word(WordTokenizer),
+    Bpe(Bpe),
+}
+
+impl Tokenizer for TextTokenizer {
+    fn for_each_token(&self, text: &str, f: &mut dyn FnMut(&str)) {
+        match self {
+            TextTokenizer::Word(t) => t.for_each_token(text, f),
+            TextTokenizer::Bpe(t) => t.for_each_token(text, f),
+        }
+    }
+
+    fn detokenize(&self, tokens: &[&str]) -> String {
+        let spaced = match self {
+            TextTokenizer::Word(t) => t.detokenize(tokens),
+            TextTokenizer::Bpe(t) => t.detokenize(tokens),
+        };
+        readable(&spaced)
+    }
+}
+
+/// Word tokens joined by spaces made readable: no space before closing
+/// punctuation, none after Spanish opening marks (`¿ dónde ?` → `¿dónde?`).
+fn readable(spaced: &str) -> String {
+    let mut out = String::with_capacity(spaced.len());
+    for word in spaced.split_whitespace() {
+        let closes = word.chars().all(|c| ".,;:?!)»%".contains(c));
+        let after_opener = out.ends_with(['¿', '¡', '(', '«']);
+        if !out.is_empty() && !closes && !after_opener {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// The configuration `model.ckpt` stores.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Translator {
+    model: Seq2SeqConfig,
+    tokenizer: TextTokenizer,
+}
+
+/// Pairs encoded for training, with the raw target sentences for BLEU.
+struct Prepared {
+    tokenizer: TextTokenizer,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    train: Vec<Example>,
+    valid: Vec<Example>,
+    test: Corpus,
+}
+
+/// Reads, filters, splits and encodes the corpus.
+fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
+    let loaded = Corpus::read_tsv(&args.data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
+    let mut corpus = loaded.corpus;
+    let read = corpus.len();
+    let words = WordTokenizer::lowercased();
+    corpus.filter_max_len(&words, args.max_len, args.max_len);
+    corpus.dedup();
+    let held_out = args.test_size + args.valid_size;
+    if corpus.len() < 2 * held_out {
+        return Err(Error::invalid(
+            "--data",
+            format!("{}: {} usable pairs (of {read}, up to {} tokens) is too few for {} test and {} validation pairs", args.data.display(), corpus.len(), args.max_len, args.test_size, args.valid_size),
+        ));
+    }
+    let n = corpus.len() as f64;
+    let fractions = SplitFractions { valid: args.valid_size as f64 / n, test: args.test_size as f64 / n };
+    let split = corpus.split(fractions, &mut StdRng::seed_from_u64(seed))?;
+    let tokenizer = match args.tokenizer {
+        TokenizerChoice::Word => TextTokenizer::Word(words),
+        TokenizerChoice::Bpe => {
+            let texts = split.train.pairs.iter().flat_map(|p| [p.src.as_str(), p.tgt.as_str()]);
+            TextTokenizer::Bpe(Bpe::learn(texts, &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() }))
+        }
+    };
+    let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
+    let src_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
+    let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
+    out.note(&format!(
+        "{}: {read} pairs read, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
+        args.data.display(),
+        corpus.len(),
+        args.max_len,
+        split.train.len(),
+        split.valid.len(),
+        split.test.len(),
+        src_vocab.len(),
+        tgt_vocab.len()
+    ));
+    Ok(Prepared {
+        train: split.train.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
+        valid: split.valid.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
+        test: split.test,
+        tokenizer,
+        src_vocab,
+        tgt_vocab,
+    })
+}
+
+/// `lingo train`: prepare, train within the budget, keep the best round,
+/// write `model.ckpt`, score the test set.
+pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
+    let data = prepare(args, seed, out)?;
+    let model_config = Seq2SeqConfig {
+        attention: args.attention.0,
+        emb_dim: args.emb,
+        hidden_dim: args.hidden,
+        attn_dim: args.hidden,
+        dropout: args.dropout,
+        ..Seq2SeqConfig::new(data.src_vocab.len(), data.tgt_vocab.len())
+    };
+    let mut model = Seq2Seq::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
+    let mut config = TrainConfig::new(args.rounds, args.lr);
+    config.batching.batch_size = args.batch_size;
+    config.batching.bucket = true; // similar lengths together: less padding
+    config.label_smoothing = args.label_smoothing;
+    config.schedule = Schedule::LinearWarmup { warmup_steps: 500 };
+    config.max_grad_norm = Some(5.0);
+    config.seed = seed;
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+    let budget = Duration::from_secs_f64(args.time_budget);
+    let start = Instant::now();
+    let reports = train_by_epoch(&mut model, (&data.train, &data.valid), args.round_size, &config, &args.out, (&data.src_vocab, &data.tgt_vocab), |r, _| {
+        let elapsed = start.elapsed();
+        out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
+        // Stop when another round like the last would overrun the budget.
+        let per_round = elapsed.as_secs_f64() / r.epoch as f64;
+        Ok(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
+    })?;
+    let train_seconds = reports.last().map_or(0.0, |r| r.seconds);
+    // The best round's weights, saved with the tokenizer for `lingo translate`.
+    let best: Checkpoint<lingo::nn::TrainedModel> = Checkpoint::load(args.out.join("best.ckpt"))?;
+    best.restore(&mut model)?;
+    let translator = Translator { model: model_config, tokenizer: data.tokenizer.clone() };
+    let path = args.out.join("model.ckpt");
+    Checkpoint::new(translator, &model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path)?;
+    out.note(&format!("best round {} (validation loss {:.4}); wrote {}", best.config.best_epoch, best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN), path.display()));
+
+    let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
+    let hyps = translate_all(&model, &data.tokenizer, &data.src_vocab, &data.tgt_vocab, &sources, args.beam)?;
+    // The word tokenizer lowercases, so the references are lowercased too:
+    // this is case-insensitive BLEU (sacrebleu -lc).
+    let refs: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
+    let bleu = corpus_bleu(&hyps, &refs)?;
+    let chrf = corpus_chrf(&hyps, &refs)?;
+    let mut lines = vec![format!("\ntest set ({} pairs, {}): {bleu}", refs.len(), if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() })];
+    lines.push(format!("chrF = {chrf:.2}   (lowercased; {train_seconds:.0} s of training)"));
+    for ((src, hyp), reference) in sources.iter().zip(&hyps).zip(&data.test.pairs).take(args.show) {
+        lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
+    }
+    out.say(&lines.join("\n"));
+    out.json(&json!({ "bleu": bleu.score, "chrf": chrf, "train_seconds": train_seconds, "rounds": reports.len(), "test_pairs": refs.len() }));
+    Ok(())
+}
+
+/// Translates sentences in batches of similar length; returns readable text.
+fn translate_all(model: &Seq2Seq, tokenizer: &TextTokenizer, src_vocab: &Vocab, tgt_vocab: &Vocab, sources: &[&str], beam: usize) -> Result<Vec<String>> {
+    let encoded: Vec<Vec<usize>> = sources
+        .iter()
+        .map(|s| {
+            let mut ids = Vec::new();
+            src_vocab.encode_text(s, tokenizer, Wrap::SosEos, &mut ids);
+            ids
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..sources.len()).collect();
+    order.sort_by_key(|&i| encoded[i].len());
+    let mut out = vec![String::new(); sources.len()];
+    for chunk in order.chunks(128) {
+        let rows: Vec<&[usize]> = chunk.iter().map(|&i| encoded[i].as_slice()).collect();
+        let hyps = decode(model, &rows, beam, 3 * rows.iter().map(|r| r.len()).max().unwrap_or(1) + 5, false)?;
+        for (&i, hyp) in chunk.iter().zip(hyps) {
+            out[i] = tokenizer.detokenize(&tgt_vocab.decode(&hyp.tokens, true));
+        }
+    }
+    Ok(out)
+}
+
+/// Greedy (`beam = 1`) or beam-search decoding of padded source rows.
+fn decode(model: &Seq2Seq, rows: &[&[usize]], beam: usize, max_len: usize, with_attention: bool) -> Result<Vec<Hypothesis>> {
+    let width = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let src = Array2::from_shape_fn((rows.len(), width), |(b, t)| rows[b].get(t).copied().unwrap_or(lingo::data::PAD));
+    let src_lens: Vec<usize> = rows.iter().map(|r| r.len()).collect();
+    if beam == 1 {
+        return Ok(greedy_decode(model, &src, &src_lens, max_len, with_attention)?);
+    }
+    let config = BeamConfig { beam_size: beam, max_len, ..BeamConfig::default() };
+    let mut best = beam_search(model, &src, &src_lens, config, with_attention)?;
+    Ok(best.iter_mut().map(|n_best| n_best.remove(0)).collect())
+}
+
+/// Loads a `model.ckpt` written by `lingo train`.
+fn load(path: &Path) -> Result<(Seq2Seq, Checkpoint<Translator>)> {
+    let ckpt: Checkpoint<Translator> = Checkpoint::load(path)?;
+    let mut model = Seq2Seq::new(ckpt.config.model.clone(), &mut StdRng::seed_from_u64(0))?;
+    ckpt.restore(&mut model)?;
+    Ok((model, ckpt))
+}
+
+/// `lingo translate`: one sentence, its translation and where the model looked.
+pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
+    let (model, ckpt) = load(&args.checkpoint)?;
+    let tokenizer = &ckpt.config.tokenizer;
+    let mut src = Vec::new();
+    ckpt.src_vocab.encode_text(&args.sentence, tokenizer, Wrap::SosEos, &mut src);
+    if src.len() <= 2 {
+        return Err(Error::invalid("sentence", format!("{:?} has no tokens", args.sentence)));
+    }
+    let hyp = decode(&model, &[&src], args.beam, args.max_len, true)?.remove(0);
+    let output_tokens = ckpt.tgt_vocab.decode(&hyp.tokens, true);
+    let translation = tokenizer.detokenize(&output_tokens);
+    out.say(&translation);
+    out.json(&json!({ "translation": translation, "tokens": output_tokens, "log_prob": hyp.log_prob, "finished": hyp.finished() }));
+    let Some(weights) = &hyp.attention else {
+        out.note("(this model has no attention to show)");
+        return Ok(());
+    };
+    // Columns: every source token; rows: the decoder's inputs, <sos> then the output but its last token.
+    let src_tokens = ckpt.src_vocab.decode(&src, false);
+    let mut rows = vec!["<sos>"];
+    rows.extend(ckpt.tgt_vocab.decode(&hyp.tokens[..hyp.tokens.len().saturating_sub(1)], false));
+    let rows = &rows[..weights.nrows()];
+    out.say(&format!("\n{}", lingo::viz::format_attention(weights.view(), &src_tokens, rows, &TextOptions::default())?));
+    if let Some(path) = &args.png {
+        lingo::viz::plot_attention(weights.view(), &src_tokens, rows, path, &HeatmapOptions::default().title(translation.clone()))?;
+        out.note(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readable;
+
+    #[test]
+    fn readable_text_glues_punctuation() {
+        assert_eq!(readable("¿ dónde está el gato ?"), "¿dónde está el gato?");
+        assert_eq!(readable("¡ hola , tom !"), "¡hola, tom!");
+        assert_eq!(readable("sí ... claro ."), "sí... claro.");
+    }
+}
