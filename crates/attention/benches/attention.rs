@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use lingo_attention::{Attention, AttentionConfig, Scorer};
@@ -93,22 +93,9 @@ impl Reference {
     }
 }
 
-/// The median of repeated timings, about a second's worth (at least 5 runs).
-fn median_seconds(mut f: impl FnMut()) -> f64 {
-    let start = Instant::now();
-    f(); // warm up, and estimate
-    let once = start.elapsed().as_secs_f64();
-    let runs = ((1.0 / once.max(1e-6)) as usize).clamp(5, 500);
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
-}
+#[path = "../../../benches/common/timing.rs"]
+mod timing;
+use timing::median_seconds;
 
 fn main() {
     // Criterion reads the same filter; `summary...` matches none of its names.

@@ -12,7 +12,7 @@
 //! forward+backward is `6·B·T·G·(I + H)` with `G = 4H` (LSTM) or `3H` (GRU).
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use lingo_tensor::{RnnWeights, Tensor, gru_sequence, lstm_sequence};
@@ -100,18 +100,9 @@ fn gemm_once(a: &Array2<f32>, b: &Array2<f32>, c: &mut Array2<f32>) {
     }
 }
 
-fn median_seconds(mut f: impl FnMut(), runs: usize) -> f64 {
-    f(); // warm up
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
-}
+#[path = "../../../benches/common/timing.rs"]
+mod timing;
+use timing::median_seconds;
 
 fn main() {
     let mut c = Criterion::default().sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3)).configure_from_args();
@@ -138,14 +129,14 @@ fn main() {
 
     // The summary: medians of plain timing loops, so the GFLOP/s figures and
     // the ratio to the GEMM reference come from one run on one machine state.
-    let gemm_rate = gemm_flops as f64 / median_seconds(|| gemm_once(&a, &b, &mut out), 2000) / 1e9;
+    let gemm_rate = gemm_flops as f64 / median_seconds(|| gemm_once(&a, &b, &mut out)) / 1e9;
     println!("\nsummary (median of repeated runs; GFLOP/s of GEMM work)");
     println!("{:<34} {:>10} {:>10} {:>12}", "workload", "ms", "GFLOP/s", "of sgemm");
     println!("{:<34} {:>10.4} {:>10.1} {:>11.0}%", "sgemm 64x128x256", gemm_flops as f64 / gemm_rate / 1e6, gemm_rate, 100.0);
     for w in &workloads {
         let (bs, t, i, h) = w.dims;
         for backward in [false, true] {
-            let secs = median_seconds(|| w.run(backward), 30);
+            let secs = median_seconds(|| w.run(backward));
             let rate = w.flops(backward) as f64 / secs / 1e9;
             let name = format!("{} {} b{bs} t{t} i{i} h{h}", w.kind.name(), if backward { "fwd+bwd" } else { "fwd" });
             println!("{name:<34} {:>10.3} {rate:>10.1} {:>11.0}%", secs * 1e3, 100.0 * rate / gemm_rate);
