@@ -16,9 +16,11 @@ fn main() -> ExitCode {
             return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
         Err(e) => {
-            // clap's message is several lines (usage, a hint); its first line says it all.
+            // clap's message is a paragraph (the error, sometimes a list of
+            // missing flags), then usage and a hint: keep the paragraph, as one line.
             let text = e.render().to_string();
-            eprintln!("{}", text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: bad arguments"));
+            let paragraph: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+            eprintln!("{}", if paragraph.is_empty() { "error: bad arguments".to_string() } else { paragraph.join(" ") });
             return ExitCode::from(2);
         }
     };
