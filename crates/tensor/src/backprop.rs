@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use ndarray::ArrayD;
 
 use crate::error::{Result, bad_shape, mismatch};
-use crate::tensor::{Backward, Tensor, TensorId};
+use crate::tensor::{Backward, BackwardMulti, Rule, Tensor, TensorId};
 
 /// The gradients of one backward pass, keyed by tensor identity.
 ///
@@ -165,12 +165,33 @@ impl Tensor {
             return Ok(grads);
         }
         grads.accumulate(self.id(), grad);
+        // Gradients of the outputs of multi-output ops, gathered per op node.
+        let mut parts: HashMap<TensorId, Vec<Option<ArrayD<f32>>>> = HashMap::new();
         for node in topological_order(self).iter().rev() {
             let Some(f) = node.grad_fn() else { continue };
             // Every consumer of `node` has run, so its gradient is complete;
             // it is an intermediate, so it can leave the store now.
-            let Some(grad) = grads.map.remove(&node.id()) else { continue };
-            let input_grads = (f.backward)(&Backward { grad: &grad, out: node.data(), inputs: &f.inputs });
+            let input_grads = match &f.rule {
+                Rule::One(backward) => {
+                    let Some(grad) = grads.map.remove(&node.id()) else { continue };
+                    backward(&Backward { grad: &grad, out: node.data(), inputs: &f.inputs })
+                }
+                Rule::Part(k) => {
+                    // Hand the gradient to the op that made this output.
+                    let Some(grad) = grads.map.remove(&node.id()) else { continue };
+                    let op = &f.inputs[0];
+                    let outputs = match op.grad_fn().map(|g| &g.rule) {
+                        Some(Rule::Multi { outputs, .. }) => *outputs,
+                        _ => unreachable!("a part's input is its multi-output op"),
+                    };
+                    parts.entry(op.id()).or_insert_with(|| vec![None; outputs])[*k] = Some(grad);
+                    continue;
+                }
+                Rule::Multi { backward, .. } => {
+                    let Some(output_grads) = parts.remove(&node.id()) else { continue };
+                    backward(&BackwardMulti { grads: &output_grads, inputs: &f.inputs })
+                }
+            };
             debug_assert_eq!(input_grads.len(), f.inputs.len(), "op {} returned the wrong number of gradients", f.name);
             for (input, g) in f.inputs.iter().zip(input_grads) {
                 if let Some(g) = g.filter(|_| input.requires_grad()) {

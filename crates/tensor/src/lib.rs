@@ -88,4 +88,4 @@ pub use rnn::RnnWeights;
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
 pub use gemm::gemm;
-pub use tensor::{Backward, Tensor, TensorId, is_grad_enabled, no_grad};
+pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad};

@@ -79,15 +79,92 @@ impl Backward<'_> {
     }
 }
 
+/// What the backward rule of an op with several outputs is given: the
+/// gradient of each output (`None` for an output nothing downstream used)
+/// and the op's inputs. See [`Tensor::from_op_multi`].
+pub struct BackwardMulti<'a> {
+    /// dL/d(output k), for each output `k`; `None` reads as all zeros.
+    pub grads: &'a [Option<ArrayD<f32>>],
+    /// The op's inputs, in the order the op listed them.
+    pub inputs: &'a [Tensor],
+}
+
+impl BackwardMulti<'_> {
+    /// Whether input `i` wants a gradient.
+    ///
+    /// ```
+    /// # use lingo_tensor::Tensor;
+    /// let x = Tensor::variable(ndarray::arr1(&[1.0_f32]).into_dyn());
+    /// let outs = Tensor::from_op_multi("twice", vec![x.data().clone(), x.data().clone()], vec![x.clone()], |b| {
+    ///     assert!(b.needs(0));
+    ///     vec![Some(b.grad(0).cloned().unwrap_or_else(|| ndarray::ArrayD::zeros(vec![1])))]
+    /// });
+    /// outs[0].sum_all().backward().unwrap();
+    /// ```
+    pub fn needs(&self, i: usize) -> bool {
+        self.inputs[i].requires_grad()
+    }
+
+    /// The data of input `i`.
+    ///
+    /// ```
+    /// # use lingo_tensor::Tensor;
+    /// let x = Tensor::variable(ndarray::arr1(&[2.0_f32]).into_dyn());
+    /// // (x², x³): the rule reads x back
+    /// let outs = Tensor::from_op_multi("powers", vec![x.data().mapv(|v| v * v), x.data().mapv(|v| v * v * v)], vec![x.clone()], |b| {
+    ///     let x = b.input(0);
+    ///     let mut g = ndarray::ArrayD::zeros(x.raw_dim());
+    ///     if let Some(g0) = b.grad(0) { g = g + g0 * &x.mapv(|v| 2.0 * v); }
+    ///     if let Some(g1) = b.grad(1) { g = g + g1 * &x.mapv(|v| 3.0 * v * v); }
+    ///     vec![Some(g)]
+    /// });
+    /// let loss = outs[0].add(&outs[1]).unwrap().sum_all();
+    /// assert_eq!(loss.backward().unwrap().get(&x).unwrap()[[0]], 16.0);   // 2x + 3x²
+    /// ```
+    pub fn input(&self, i: usize) -> &ArrayD<f32> {
+        self.inputs[i].data()
+    }
+
+    /// The gradient of output `k`, `None` when no loss depends on it.
+    ///
+    /// ```
+    /// # use lingo_tensor::Tensor;
+    /// let x = Tensor::variable(ndarray::arr1(&[1.0_f32]).into_dyn());
+    /// let outs = Tensor::from_op_multi("pair", vec![x.data().clone(), x.data().clone()], vec![x.clone()], |b| {
+    ///     assert!(b.grad(0).is_none() && b.grad(1).is_some());   // only the second output was used
+    ///     vec![b.grad(1).cloned()]
+    /// });
+    /// outs[1].sum_all().backward().unwrap();
+    /// ```
+    pub fn grad(&self, k: usize) -> Option<&ArrayD<f32>> {
+        self.grads.get(k).and_then(Option::as_ref)
+    }
+}
+
 /// A backward rule: gradients of the inputs (`None` where not needed), one per input.
 type BackwardFn = Box<dyn Fn(&Backward<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync>;
+/// The backward rule of an op with several outputs.
+type BackwardMultiFn = Box<dyn Fn(&BackwardMulti<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync>;
+
+/// How a gradient passes through the op that made a tensor.
+pub(crate) enum Rule {
+    /// A one-output op: output gradient in, input gradients out.
+    One(BackwardFn),
+    /// An op with `outputs` results. The tensor holding this rule is a hidden
+    /// node (no data) whose consumers are the outputs, each a [`Rule::Part`];
+    /// it runs once, after every output has handed it its gradient.
+    Multi { outputs: usize, backward: BackwardMultiFn },
+    /// Output `k` of the multi-output op that is this tensor's one input:
+    /// its gradient is handed to that op rather than computed here.
+    Part(usize),
+}
 
 /// How a tensor was made: by which op, from which inputs, and how to push a
 /// gradient back through it.
 pub(crate) struct GradFn {
     pub name: &'static str,
     pub inputs: Vec<Tensor>,
-    pub backward: BackwardFn,
+    pub rule: Rule,
 }
 
 struct Inner {
@@ -304,11 +381,55 @@ impl Tensor {
         backward: impl Fn(&Backward<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync + 'static,
     ) -> Tensor {
         if is_grad_enabled() && inputs.iter().any(Tensor::requires_grad) {
-            let grad_fn = GradFn { name, inputs, backward: Box::new(backward) };
+            let grad_fn = GradFn { name, inputs, rule: Rule::One(Box::new(backward)) };
             Tensor::wrap(data, true, Some(grad_fn))
         } else {
             Tensor::new(data)
         }
+    }
+
+    /// Records an op with several results, such as a recurrent layer's
+    /// outputs and final states, or attention's context and weights. Each
+    /// output is an ordinary tensor; the backward rule runs once with the
+    /// gradients of all of them (`None` for outputs no loss depends on).
+    ///
+    /// Why not one packed output cut into views: the views would copy, and
+    /// each view's backward would hand back a zero-filled gradient of the
+    /// whole packed shape, to be summed; here nothing is copied or zeroed.
+    ///
+    /// ```
+    /// use lingo_tensor::Tensor;
+    /// // (sum, product) of a pair
+    /// let x = Tensor::variable(ndarray::arr1(&[2.0_f32, 5.0]).into_dyn());
+    /// let (a, b) = (x.data()[[0]], x.data()[[1]]);
+    /// let outs = Tensor::from_op_multi("sum_and_product", vec![
+    ///     ndarray::arr0(a + b).into_dyn(),
+    ///     ndarray::arr0(a * b).into_dyn(),
+    /// ], vec![x.clone()], move |bw| {
+    ///     let (gs, gp) = (bw.grad(0).map_or(0.0, |g| g[[]]), bw.grad(1).map_or(0.0, |g| g[[]]));
+    ///     // d(a+b) = (1, 1), d(ab) = (b, a)
+    ///     vec![Some(ndarray::arr1(&[gs + gp * b, gs + gp * a]).into_dyn())]
+    /// });
+    /// assert_eq!(outs[1].item().unwrap(), 10.0);
+    /// let grads = outs[0].add(&outs[1]).unwrap().backward().unwrap();
+    /// assert_eq!(grads.get(&x).unwrap().as_slice().unwrap(), &[6.0, 3.0]);
+    /// ```
+    pub fn from_op_multi(
+        name: &'static str,
+        outputs: Vec<ArrayD<f32>>,
+        inputs: Vec<Tensor>,
+        backward: impl Fn(&BackwardMulti<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync + 'static,
+    ) -> Vec<Tensor> {
+        if !(is_grad_enabled() && inputs.iter().any(Tensor::requires_grad)) {
+            return outputs.into_iter().map(Tensor::new).collect();
+        }
+        let rule = Rule::Multi { outputs: outputs.len(), backward: Box::new(backward) };
+        let node = Tensor::wrap(ArrayD::zeros(IxDyn(&[0])), true, Some(GradFn { name, inputs, rule }));
+        outputs
+            .into_iter()
+            .enumerate()
+            .map(|(k, data)| Tensor::wrap(data, true, Some(GradFn { name, inputs: vec![node.clone()], rule: Rule::Part(k) })))
+            .collect()
     }
 
     /// This tensor's identity (the key of its gradient in [`crate::Gradients`]).

@@ -32,7 +32,7 @@
 use ndarray::{Array2, Array3, s};
 
 use super::lstm::as_one_step;
-use super::{Dims, H0, RnnWeights, as_matrix, input_projection, matrix, rows, step_rows, unpack, weight_grads};
+use super::{Dims, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, rows, step_rows, weight_grads};
 use crate::error::Result;
 use crate::gemm::gemm;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
@@ -127,7 +127,7 @@ pub fn gru_sequence(x: &Tensor, h0: &Tensor, lengths: &[usize], reverse: bool, w
     let mut h_prev = vec![0.0_f32; n_b * n_t * n_h];
     let mut h: Vec<f32> = h0.data().iter().copied().collect();
     let mut h_hat = Array2::<f32>::zeros((n_b, n_g));
-    let mut packed = Array3::<f32>::zeros((n_b, n_t + 1, n_h));
+    let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
 
     for t in d.steps(reverse) {
         // ĥ = h_{t-1}·W_hhᵀ + b_hh for the whole batch: one GEMM per step.
@@ -144,16 +144,18 @@ pub fn gru_sequence(x: &Tensor, h0: &Tensor, lengths: &[usize], reverse: bool, w
             let h_hat_b = h_hat.row(b);
             let h_hat_b = h_hat_b.as_slice().unwrap_or_else(|| unreachable!());
             step_forward(&xp[gate_rows.clone()], h_hat_b, &mut gates[gate_rows], &mut h_hat_n[saved], &mut h[state.clone()]);
-            packed.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
+            output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
-    packed.slice_mut(s![.., n_t, ..]).assign(&as_matrix(&h, n_h));
+    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).unwrap_or_else(|_| unreachable!()).into_dyn();
+    let outputs = vec![output.into_dyn(), state(h)];
 
     let lengths = lengths.to_vec();
     let inputs = vec![x.clone(), h0.clone(), w.weight_ih.clone(), w.weight_hh.clone(), w.bias_ih.clone(), w.bias_hh.clone()];
-    let packed = Tensor::from_op("gru_sequence", packed.into_dyn(), inputs, move |bw| {
-        let grad = bw.grad.as_standard_layout();
-        let mut dh: Vec<f32> = grad.slice(s![.., n_t, ..]).iter().copied().collect();
+    let results = Tensor::from_op_multi("gru_sequence", outputs, inputs, move |bw| {
+        // Gradients at the outputs and h_n; an unused one is zero.
+        let d_out = bw.grad(0).map(|g| g.as_standard_layout());
+        let mut dh = final_grad(bw.grad(1), n_b * n_h);
         let w_hh = matrix(&bw.inputs[W_IH + 1]);
         let mut dx_hat = vec![0.0_f32; n_b * n_t * n_g];
         let mut dh_hat = vec![0.0_f32; n_b * n_t * n_g];
@@ -162,8 +164,10 @@ pub fn gru_sequence(x: &Tensor, h0: &Tensor, lengths: &[usize], reverse: bool, w
             for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
                 let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
                 let saved = row * n_h..(row + 1) * n_h;
-                for (acc, g) in dh[state.clone()].iter_mut().zip(grad.slice(s![b, t, ..])) {
-                    *acc += g; // the output at t is h_t
+                if let Some(d_out) = &d_out {
+                    for (acc, g) in dh[state.clone()].iter_mut().zip(d_out.slice(s![b, t, ..])) {
+                        *acc += g; // the output at t is h_t
+                    }
                 }
                 let gate_rows = row * n_g..(row + 1) * n_g;
                 step_backward(&gates[gate_rows.clone()], &h_hat_n[saved.clone()], &h_prev[saved], &mut dh[state], &mut dx_hat[gate_rows.clone()], &mut dh_hat[gate_rows]);
@@ -177,11 +181,9 @@ pub fn gru_sequence(x: &Tensor, h0: &Tensor, lengths: &[usize], reverse: bool, w
             }
         }
         let wg = weight_grads(bw, W_IH, &d, as_matrix(&dx_hat, n_g), as_matrix(&dh_hat, n_g), as_matrix(&h_prev, n_h));
-        let dh0 = bw.needs(H0).then(|| Array2::from_shape_vec((n_b, n_h), dh).unwrap_or_else(|_| unreachable!()).into_dyn());
-        vec![wg.dx, dh0, wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
+        vec![wg.dx, bw.needs(H0).then(|| state(dh)), wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
     });
-    let (output, mut finals) = unpack(&packed, &d, 1)?;
-    let h_n = finals.pop().unwrap_or_else(|| unreachable!());
+    let [output, h_n] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));
     Ok(GruOutput { output, h_n })
 }
 

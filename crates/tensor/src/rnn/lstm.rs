@@ -29,9 +29,9 @@
 //! `db_ih = db_hh = Σ_t da`, `dx_t = da · W_ih`: four GEMMs over all steps
 //! at once, see [`weight_grads`].
 
-use ndarray::{Array3, s};
+use ndarray::{Array2, Array3, s};
 
-use super::{Dims, H0, RnnWeights, as_matrix, input_projection, matrix, rows, step_rows, step_rows_mut, unpack, weight_grads};
+use super::{Dims, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, rows, step_rows, step_rows_mut, weight_grads};
 use crate::error::Result;
 use crate::gemm::gemm;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
@@ -137,7 +137,7 @@ pub fn lstm_sequence(x: &Tensor, h0: &Tensor, c0: &Tensor, lengths: &[usize], re
     let mut tanh_c = vec![0.0_f32; n_b * n_t * n_h];
     let mut h: Vec<f32> = h0.data().iter().copied().collect();
     let mut c: Vec<f32> = c0.data().iter().copied().collect();
-    let mut packed = Array3::<f32>::zeros((n_b, n_t + 2, n_h));
+    let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
 
     for t in d.steps(reverse) {
         // a_t = (x_t·W_ihᵀ + b) + h_{t-1}·W_hhᵀ, written straight into the gate buffer.
@@ -154,18 +154,19 @@ pub fn lstm_sequence(x: &Tensor, h0: &Tensor, c0: &Tensor, lengths: &[usize], re
                 continue;
             }
             step_forward(&mut gates[row * n_g..(row + 1) * n_g], &mut c[state.clone()], &mut h[state.clone()], &mut tanh_c[saved]);
-            packed.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
+            output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
-    packed.slice_mut(s![.., n_t, ..]).assign(&as_matrix(&h, n_h));
-    packed.slice_mut(s![.., n_t + 1, ..]).assign(&as_matrix(&c, n_h));
+    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).unwrap_or_else(|_| unreachable!()).into_dyn();
+    let outputs = vec![output.into_dyn(), state(h), state(c)];
 
     let lengths = lengths.to_vec();
     let inputs = vec![x.clone(), h0.clone(), c0.clone(), w.weight_ih.clone(), w.weight_hh.clone(), w.bias_ih.clone(), w.bias_hh.clone()];
-    let packed = Tensor::from_op("lstm_sequence", packed.into_dyn(), inputs, move |bw| {
-        let grad = bw.grad.as_standard_layout();
-        let mut dh: Vec<f32> = grad.slice(s![.., n_t, ..]).iter().copied().collect();
-        let mut dc: Vec<f32> = grad.slice(s![.., n_t + 1, ..]).iter().copied().collect();
+    let results = Tensor::from_op_multi("lstm_sequence", outputs, inputs, move |bw| {
+        // Gradients at the outputs, h_n and c_n; an unused one is zero.
+        let d_out = bw.grad(0).map(|g| g.as_standard_layout());
+        let mut dh = final_grad(bw.grad(1), n_b * n_h);
+        let mut dc = final_grad(bw.grad(2), n_b * n_h);
         let w_hh = matrix(&bw.inputs[W_IH + 1]);
         let mut d_gates = vec![0.0_f32; n_b * n_t * n_g];
         let mut dh_prev = ndarray::Array2::<f32>::zeros((n_b, n_h));
@@ -176,8 +177,10 @@ pub fn lstm_sequence(x: &Tensor, h0: &Tensor, c0: &Tensor, lengths: &[usize], re
                 }
                 let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
                 let saved = row * n_h..(row + 1) * n_h;
-                for (acc, g) in dh[state.clone()].iter_mut().zip(grad.slice(s![b, t, ..])) {
-                    *acc += g; // the output at t is h_t
+                if let Some(d_out) = &d_out {
+                    for (acc, g) in dh[state.clone()].iter_mut().zip(d_out.slice(s![b, t, ..])) {
+                        *acc += g; // the output at t is h_t
+                    }
                 }
                 let gate_rows = row * n_g..(row + 1) * n_g;
                 step_backward(&gates[gate_rows.clone()], &tanh_c[saved.clone()], &c_prev[saved], &dh[state.clone()], &mut dc[state], &mut d_gates[gate_rows]);
@@ -190,12 +193,9 @@ pub fn lstm_sequence(x: &Tensor, h0: &Tensor, c0: &Tensor, lengths: &[usize], re
         }
         let d_a = as_matrix(&d_gates, n_g);
         let wg = weight_grads(bw, W_IH, &d, d_a, d_a, as_matrix(&h_prev, n_h));
-        let state = |v: Vec<f32>| ndarray::Array2::from_shape_vec((n_b, n_h), v).unwrap_or_else(|_| unreachable!()).into_dyn();
         vec![wg.dx, bw.needs(H0).then(|| state(dh)), bw.needs(C0).then(|| state(dc)), wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
     });
-    let (output, mut finals) = unpack(&packed, &d, 2)?;
-    let c_n = finals.pop().unwrap_or_else(|| unreachable!());
-    let h_n = finals.pop().unwrap_or_else(|| unreachable!());
+    let [output, h_n, c_n] = <[Tensor; 3]>::try_from(results).unwrap_or_else(|_| unreachable!("three outputs"));
     Ok(LstmOutput { output, h_n, c_n })
 }
 

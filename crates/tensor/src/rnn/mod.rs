@@ -33,13 +33,12 @@
 //! * GRU gates are stacked `r, z, n` along the rows of `(3H, ·)` weights, and
 //!   `n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))`.
 //!
-//! # One output for several results
+//! # Several results, one op
 //!
-//! The autograd records one output tensor per op. A sequence op produces the
-//! outputs and the final state(s), so the fused op returns them packed along
-//! the time axis, `(batch, T + 1 or 2, H)` = `[outputs; h_n; c_n]`, and the
-//! public functions cut that into views with `narrow`. Gradients flowing into
-//! the views land in the right part of the packed gradient for free.
+//! A sequence op produces the outputs and the final state(s); it records them
+//! with [`Tensor::from_op_multi`], so each is an ordinary tensor and the
+//! backward pass runs once with all their gradients (an unused one, say `c_n`
+//! of an encoder whose cell state is dropped, counts as zero).
 
 pub mod gru;
 pub mod lstm;
@@ -171,12 +170,10 @@ pub(crate) fn rows(a: &ndarray::ArrayD<f32>, n_rows: usize, n_cols: usize) -> Co
     a.as_standard_layout().into_shape_with_order((n_rows, n_cols)).unwrap_or_else(|_| unreachable!("callers pass n_rows * n_cols == a.len()"))
 }
 
-/// Cuts a packed `(batch, time + n_states, H)` result into the outputs
-/// `(batch, time, H)` and each final state `(batch, H)`.
-pub(crate) fn unpack(packed: &Tensor, d: &Dims, n_states: usize) -> Result<(Tensor, Vec<Tensor>)> {
-    let output = packed.narrow(1, 0, d.time)?;
-    let finals = (0..n_states).map(|k| packed.narrow(1, d.time + k, 1)?.reshape(&[d.batch, d.hidden])).collect::<Result<Vec<_>>>()?;
-    Ok((output, finals))
+/// The gradient at a final state as a flat `(batch·H)` buffer: a copy of
+/// it, or zeros when no loss depends on that state.
+pub(crate) fn final_grad(grad: Option<&ndarray::ArrayD<f32>>, len: usize) -> Vec<f32> {
+    grad.map_or_else(|| vec![0.0; len], |g| g.iter().copied().collect())
 }
 
 /// The input projection for every step at once: `xp = X·W_ihᵀ + bias`,
@@ -225,7 +222,7 @@ pub(crate) const H0: usize = 1;
 
 /// Computes the [`WeightGrads`]; `first_weight` is the input position of `weight_ih`.
 pub(crate) fn weight_grads(
-    b: &crate::tensor::Backward<'_>,
+    b: &crate::tensor::BackwardMulti<'_>,
     first_weight: usize,
     d: &Dims,
     dg_x: ArrayView2<'_, f32>,
