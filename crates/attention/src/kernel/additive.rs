@@ -35,9 +35,9 @@
 
 use lingo_tensor::fastmath::tanh_slice;
 use lingo_tensor::{Tensor, gemm};
-use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, s};
+use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
-use super::{Layout, checked3, entries, for_each_entry, unpack};
+use super::{Layout, checked3, entries, for_each_entry, grad_or_zeros, unpack};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -105,9 +105,10 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     let v_data = v.data().as_standard_layout();
     let v_slice = v_data.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
 
-    let mut packed = Array3::<f32>::zeros((n_b, n_t, layout.width()));
-    for_each_entry(packed.outer_iter_mut().collect(), flops, n_s * n_a, |b, out, h| {
-        let (mut context, mut weights) = out.split_at(Axis(1), layout.context);
+    let mut context_all = Array3::<f32>::zeros((n_b, n_t, layout.context));
+    let mut block = Array3::<f32>::zeros((n_b, n_t, layout.width()));
+    let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).collect();
+    for_each_entry(items, flops, n_s * n_a, |b, (mut context, mut weights), h| {
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
             let m = mask.row(b, t, n_t, n_s);
@@ -126,12 +127,16 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
 
     let mask = mask.clone();
     let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
-    let packed = Tensor::from_op("additive_attention", packed.into_dyn(), inputs, move |bw| {
+    // The backward pass reads the weights; the output tensor owns its copy.
+    let saved = block.clone();
+    let outputs = vec![context_all.into_dyn(), block.into_dyn()];
+    let results = Tensor::from_op_multi("additive_attention", outputs, inputs, move |bw| {
         let (qp, kp) = (bw.input(0).as_standard_layout(), bw.input(1).as_standard_layout());
         let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(bw.input(3)));
         let v = bw.input(2).as_standard_layout();
         let v = v.as_slice().unwrap_or_else(|| unreachable!());
-        let (out, grad) = (checked3(bw.out), checked3(bw.grad));
+        let (d_context, d_weights) = (grad_or_zeros(bw.grad(0), (n_b, n_t, layout.context)), grad_or_zeros(bw.grad(1), saved.dim()));
+        let (d_context, d_weights) = (checked3(&d_context), checked3(&d_weights));
         let score_grads = bw.needs(0) || bw.needs(1) || bw.needs(2);
         let mut dq = Array3::<f32>::zeros(if score_grads { qp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
         let mut dk = Array3::<f32>::zeros(if score_grads { kp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
@@ -145,13 +150,12 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         for_each_entry(items, 2 * flops, n_s * n_a + n_t * n_s, |b, (score, dvals_b), scratch| {
             let (h, dw) = scratch.split_at_mut(n_s * n_a);
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!());
-            let (out, grad) = (out.index_axis(Axis(0), b), grad.index_axis(Axis(0), b));
-            let (w, dc) = (out.slice(s![.., layout.context..]), grad.slice(s![.., ..layout.context]));
+            let (w, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
             if let Some(mut dvals_b) = dvals_b {
                 gemm(1.0, w.t(), dc, 0.0, dvals_b.view_mut()); // dV = Wᵀ·dC
             }
             let Some(((dq_b, dk_b), dv_b)) = score else { return };
-            dw.assign(&grad.slice(s![.., layout.context..]));
+            dw.assign(&d_weights.index_axis(Axis(0), b));
             gemm(1.0, dc, vals.index_axis(Axis(0), b).t(), 1.0, dw.view_mut()); // dW += dC·Vᵀ
             let grads = ScoreGrads { dq: dq_b, dk: dk_b, dv: dv_b };
             score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, &mask, grads);
@@ -159,7 +163,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
         vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals.map(Array3::into_dyn)]
     });
-    unpack(&packed, layout)
+    unpack(results, layout)
 }
 
 /// Where one batch entry's score gradients go: `dQ' (T, A)`, `dK' (S, A)`, its part of `dv (A)`.

@@ -32,7 +32,7 @@
 use lingo_tensor::{Tensor, gemm};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
-use super::{Layout, checked3, entries, for_each_entry, unpack};
+use super::{Layout, checked3, entries, for_each_entry, grad_or_zeros, unpack};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -69,9 +69,10 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     let flops = 2 * n_t * n_s * (queries.shape()[2] + layout.context);
 
     let (q, k, v) = (checked3(queries.data()), checked3(keys.data()), checked3(values.data()));
-    let mut packed = Array3::<f32>::zeros((n_b, n_t, layout.width()));
-    for_each_entry(packed.outer_iter_mut().collect(), flops, 0, |b, out, _| {
-        let (mut context, mut weights) = out.split_at(Axis(1), layout.context);
+    let mut context_all = Array3::<f32>::zeros((n_b, n_t, layout.context));
+    let mut block = Array3::<f32>::zeros((n_b, n_t, layout.width()));
+    let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).collect();
+    for_each_entry(items, flops, 0, |b, (mut context, mut weights), _| {
         for h in 0..heads {
             let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
             let kh = k.slice(s![b, .., h * dk..(h + 1) * dk]);
@@ -89,16 +90,19 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
 
     let mask = mask.clone();
     let inputs = vec![queries.clone(), keys.clone(), values.clone()];
-    let packed = Tensor::from_op("dot_product_attention", packed.into_dyn(), inputs, move |bw| {
+    // The backward pass reads the weights; the output tensor owns its copy.
+    let saved = block.clone();
+    let outputs = vec![context_all.into_dyn(), block.into_dyn()];
+    let results = Tensor::from_op_multi("dot_product_attention", outputs, inputs, move |bw| {
         let (q, k, v) = (checked3(bw.input(0)), checked3(bw.input(1)), checked3(bw.input(2)));
-        let (out, grad) = (checked3(bw.out), checked3(bw.grad));
+        let (d_context, d_block) = (grad_or_zeros(bw.grad(0), (n_b, n_t, layout.context)), grad_or_zeros(bw.grad(1), saved.dim()));
+        let (d_context, d_block) = (checked3(&d_context), checked3(&d_block));
         let mut dq = bw.needs(0).then(|| Array3::<f32>::zeros(q.raw_dim()));
         let mut dk_ = bw.needs(1).then(|| Array3::<f32>::zeros(k.raw_dim()));
         let mut dv_ = bw.needs(2).then(|| Array3::<f32>::zeros(v.raw_dim()));
         let items: Vec<_> = entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
         for_each_entry(items, 2 * flops, n_t * n_s, |b, ((mut dq_b, mut dk_b), mut dv_b), scratch| {
-            let (out, grad) = (out.index_axis(Axis(0), b), grad.index_axis(Axis(0), b));
-            let (w_all, g_all) = (out.slice(s![.., layout.context..]), grad.slice(s![.., layout.context..]));
+            let (w_all, g_all, grad) = (saved.index_axis(Axis(0), b), d_block.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), scratch).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
             for h in 0..heads {
                 let cols = |d: usize| s![.., h * d..(h + 1) * d];
@@ -127,7 +131,7 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         });
         vec![dq.map(Array3::into_dyn), dk_.map(Array3::into_dyn), dv_.map(Array3::into_dyn)]
     });
-    unpack(&packed, layout)
+    unpack(results, layout)
 }
 
 /// `W̄ = (1/H) Σ_h W_h`, written into the first `S` columns of each row of

@@ -2,20 +2,20 @@
 //! one autograd op with a hand-written backward ([`dot`] for the dot-product
 //! family, [`additive`] for Bahdanau's score).
 //!
-//! # One output for three results
+//! # Two results, one op
 //!
-//! The autograd records one output per op, so a kernel returns the context,
-//! the weights and (with several heads) each head's weights packed side by
-//! side along the last axis, `(batch, tgt_len, width)`:
+//! A kernel records two outputs with `Tensor::from_op_multi`: the context
+//! `(batch, tgt_len, H·d_v)` and the weights block `(batch, tgt_len, width)`,
 //!
 //! ```text
-//! [ context (H·d_v) | weights (S) | head 0 weights (S) | … | head H-1 weights (S) ]
+//! [ weights (S) | head 0 weights (S) | … | head H-1 weights (S) ]
 //! ```
 //!
-//! (with one head the weights *are* that head's, and the last part is absent),
-//! and [`unpack`] cuts it into tensors with `narrow`. Every query row's
-//! results are contiguous, so the softmax runs over plain slices, and each
-//! head's `(T, S)` block is a strided view the GEMM reads and writes in place.
+//! (with one head the weights *are* that head's, and the block is just them),
+//! and [`unpack`] cuts the per-head part out only when there are several heads.
+//! Every query row's weights are contiguous, so the softmax runs over plain
+//! slices, and each head's `(T, S)` block is a strided view the GEMM reads
+//! and writes in place.
 //!
 //! # Threads
 //!
@@ -39,7 +39,7 @@ use crate::error::Result;
 /// other threads costs more than it saves.
 const PARALLEL_MIN_FLOPS: usize = 1 << 20;
 
-/// Where each result sits in a packed row (see the [module docs](self)).
+/// The sizes of a kernel's results (see the [module docs](self)).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
     pub(crate) heads: usize,
@@ -49,31 +49,39 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// The packed row's width.
+    /// The width of a row of the weights block.
     pub(crate) fn width(self) -> usize {
-        self.context + self.src_len + if self.heads > 1 { self.heads * self.src_len } else { 0 }
+        self.src_len + if self.heads > 1 { self.heads * self.src_len } else { 0 }
     }
 
-    /// Offset of head `h`'s weights, counted from the start of the weights part.
+    /// Offset of head `h`'s weights in a row of the weights block.
     pub(crate) fn head(self, h: usize) -> usize {
         if self.heads == 1 { 0 } else { (1 + h) * self.src_len }
     }
 }
 
-/// Cuts a packed `(batch, tgt_len, width)` kernel output into context,
-/// weights and, with several heads, per-head weights `(batch, heads, tgt_len, src_len)`.
-pub(crate) fn unpack(packed: &Tensor, layout: Layout) -> Result<AttentionOutput> {
+/// Turns a kernel's two outputs, the context and the weights block
+/// `(batch, tgt_len, width)`, into an [`AttentionOutput`]; with several
+/// heads, the block is cut into the mean weights and per-head weights
+/// `(batch, heads, tgt_len, src_len)`.
+pub(crate) fn unpack(results: Vec<Tensor>, layout: Layout) -> Result<AttentionOutput> {
+    let [context, block] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("kernels record two outputs"));
     let (s, h) = (layout.src_len, layout.heads);
-    let context = packed.narrow(2, 0, layout.context)?;
-    let weights = packed.narrow(2, layout.context, s)?;
-    let head_weights = if h > 1 {
-        let shape = packed.shape();
-        let per_head = packed.narrow(2, layout.context + s, h * s)?.reshape(&[shape[0], shape[1], h, s])?;
-        Some(per_head.permute(&[0, 2, 1, 3])?)
-    } else {
-        None
-    };
-    Ok(AttentionOutput { context, weights, head_weights })
+    if h == 1 {
+        return Ok(AttentionOutput { context, weights: block, head_weights: None });
+    }
+    let shape = block.shape().to_vec();
+    let weights = block.narrow(2, 0, s)?;
+    let per_head = block.narrow(2, s, h * s)?.reshape(&[shape[0], shape[1], h, s])?;
+    Ok(AttentionOutput { context, weights, head_weights: Some(per_head.permute(&[0, 2, 1, 3])?) })
+}
+
+/// A 3-D gradient of an output, or zeros of `dim` when no loss depends on it.
+pub(crate) fn grad_or_zeros(grad: Option<&ndarray::ArrayD<f32>>, dim: (usize, usize, usize)) -> std::borrow::Cow<'_, ndarray::ArrayD<f32>> {
+    match grad {
+        Some(g) => std::borrow::Cow::Borrowed(g),
+        None => std::borrow::Cow::Owned(ndarray::ArrayD::zeros(IxDyn(&[dim.0, dim.1, dim.2]))),
+    }
 }
 
 /// An array already checked to be 3-D (by a kernel's `check`; backward rules see the forward's shapes).
