@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::Args;
 use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
-use lingo::nn::{Mode, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model};
+use lingo::nn::{Init, Mode, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model};
 use lingo::tensor::no_grad;
 use lingo::viz::{HeatmapOptions, Series, TextOptions};
 use ndarray::s;
@@ -57,6 +57,9 @@ pub struct AblationArgs {
     /// Linear learning-rate warm-up over this many steps (0: constant rate)
     #[arg(long, default_value = "4000")]
     pub warmup: u64,
+    /// Weight initialisation
+    #[arg(long, value_enum, default_value_t = InitChoice::XavierOrthogonal)]
+    pub init: InitChoice,
     /// Sentences whose attention is scored against the known alignment
     #[arg(long, default_value = "200", value_parser = positive)]
     pub align_samples: usize,
@@ -66,6 +69,15 @@ pub struct AblationArgs {
     /// Write no pictures
     #[arg(long)]
     pub no_png: bool,
+}
+
+/// How weights start; see `lingo::nn::init`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitChoice {
+    /// Xavier-uniform input weights, orthogonal recurrent blocks, zero biases
+    XavierOrthogonal,
+    /// PyTorch's layer defaults (uniform ±1/√fan-in, N(0, 1) embeddings)
+    Pytorch,
 }
 
 /// One trained configuration and its measurements.
@@ -124,6 +136,10 @@ fn train_one(
         emb_dim: args.emb,
         hidden_dim: args.hidden,
         attn_dim: args.hidden,
+        init: match args.init {
+            InitChoice::XavierOrthogonal => Init::XavierOrthogonal,
+            InitChoice::Pytorch => Init::PyTorch,
+        },
         ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
     };
     // Every configuration starts from the same seed, so only the flag differs.
@@ -140,14 +156,14 @@ fn train_one(
 }
 
 fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
-    let mut lines = vec![format!("\n{:<24} {:>9} {:>10} {:>7} {:>8}", "configuration", "val loss", "alignment", "chance", "seconds")];
+    let mut lines = vec![format!("\n{:<27} {:>9} {:>10} {:>7} {:>8}", "configuration", "val loss", "alignment", "chance", "seconds")];
     for row in rows {
         let pct = |x: f64| format!("{:.1}%", 100.0 * x);
         let (align, chance) = row.alignment.map_or(("n/a".into(), "n/a".into()), |(a, c)| (pct(a), pct(c)));
         let loss = row.val_losses.last().copied().unwrap_or(f32::NAN);
-        lines.push(format!("{:<24} {loss:>9.4} {align:>10} {chance:>7} {:>8.2}", row.choice.label(), row.seconds));
+        lines.push(format!("{:<27} {loss:>9.4} {align:>10} {chance:>7} {:>8.2}", row.choice.label(), row.seconds));
     }
-    lines.push(format!("{:<24} {:>37.2}", "total (with scoring)", total_seconds));
+    lines.push(format!("{:<27} {:>37.2}", "total (with scoring)", total_seconds));
     out.say(&lines.join("\n"));
 }
 

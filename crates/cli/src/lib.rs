@@ -52,7 +52,7 @@ mod translate;
 
 use clap::{Parser, Subcommand};
 
-pub use ablation::AblationArgs;
+pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, one_line};
 pub use output::Output;
 pub use sort_study::SortStudyArgs;
@@ -128,4 +128,23 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Train(args) => translate::train(args, cli.seed, &out),
         Command::Translate(args) => translate::translate(args, &out),
     }
+}
+
+/// The tutorials of `docs/tutorials/`, included here so that every Rust
+/// block in them compiles and runs with `cargo test` (they read best on
+/// GitHub or in a Markdown viewer; the links between them are relative to
+/// that folder).
+pub mod tutorials {
+    #[doc = include_str!("../../../docs/tutorials/bottleneck.md")]
+    pub mod bottleneck {}
+    #[doc = include_str!("../../../docs/tutorials/ablation.md")]
+    pub mod ablation {}
+    #[doc = include_str!("../../../docs/tutorials/reading-heatmaps.md")]
+    pub mod reading_heatmaps {}
+    #[doc = include_str!("../../../docs/tutorials/bahdanau-vs-luong.md")]
+    pub mod bahdanau_vs_luong {}
+    #[doc = include_str!("../../../docs/tutorials/transformer.md")]
+    pub mod transformer {}
+    #[doc = include_str!("../../../docs/tutorials/sorting.md")]
+    pub mod sorting {}
 }

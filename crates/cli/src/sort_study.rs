@@ -88,6 +88,7 @@ struct RunResult {
     distinct: Option<f64>,
     longer: Vec<(usize, f64)>,
     alignment: Option<f64>,
+    /// Mean attention entropy before training and after each epoch (attention models only).
     entropy: Vec<f32>,
     seconds: f64,
 }
@@ -165,7 +166,8 @@ fn train_and_measure(
     let mut config = TrainConfig::new(args.epochs, args.lr);
     config.batching.batch_size = args.batch_size;
     config.seed = seed;
-    let mut entropy = Vec::new();
+    // Entropy before training (epoch 0) starts the curve: near ln(len + 2), uniform.
+    let mut entropy: Vec<f32> = mean_entropy(&model, val)?.into_iter().collect();
     let reports = train_by_epoch(&mut model, (train, val), train.len(), &config, scratch, (task.src_vocab(), task.tgt_vocab()), |r, model| {
         let h = mean_entropy(model, val)?;
         entropy.extend(h);
@@ -351,7 +353,7 @@ fn plot_entropy(args: &SortStudyArgs, results: &[RunResult], out: &Output) -> Re
     let series: Vec<Series> = results
         .iter()
         .filter(|r| !r.entropy.is_empty())
-        .map(|r| Series::new(format!("length {} ({})", r.len, r.variant), &r.entropy))
+        .map(|r| Series::from_points(format!("length {} ({})", r.len, r.variant), r.entropy.iter().enumerate().map(|(e, &h)| (e as f32, h)).collect()))
         .collect();
     if series.is_empty() {
         return Ok(());
