@@ -80,18 +80,24 @@ pub(crate) fn train_by_epoch<E: SeqPair>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lingo::data::{DigitOp, DigitTask, Task};
+    use lingo::data::{AlignedExample, DigitOp, DigitTask, Task};
     use lingo::nn::Seq2SeqConfig;
     use rand::SeedableRng;
     use rand::rngs::StdRng;
 
+    /// A small reversal task, its data and a tiny model configuration.
+    fn setup(train_size: usize) -> (DigitTask, Vec<AlignedExample>, Vec<AlignedExample>, Seq2SeqConfig) {
+        let task = DigitTask::new(DigitOp::Reverse, 6, 2, 4).unwrap();
+        let mut rng = StdRng::seed_from_u64(5);
+        let (train, val) = (task.generate(train_size, &mut rng), task.generate(32, &mut rng));
+        let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+        (task, train, val, config)
+    }
+
     /// Epoch-by-epoch training gives the same losses as one call of `train_model`.
     #[test]
     fn epochs_one_at_a_time_match_one_call() {
-        let task = DigitTask::new(DigitOp::Reverse, 6, 2, 4).unwrap();
-        let mut rng = StdRng::seed_from_u64(5);
-        let (train, val) = (task.generate(96, &mut rng), task.generate(32, &mut rng));
-        let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+        let (task, train, val, config) = setup(96);
         let fresh = || Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(1)).unwrap();
         let train_config = TrainConfig { progress: Progress::Silent, ..TrainConfig::new(3, 1e-2) };
 
@@ -108,20 +114,20 @@ mod tests {
         assert_eq!(by_epoch, whole.val_losses);
     }
 
+    /// A hook stops training; rounds of 16 pairs each take one slice of the data.
     #[test]
-    fn a_hook_can_stop_training() {
-        let task = DigitTask::new(DigitOp::Copy, 4, 2, 3).unwrap();
-        let mut rng = StdRng::seed_from_u64(2);
-        let (train, val) = (task.generate(32, &mut rng), task.generate(8, &mut rng));
-        let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 4, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
-        let mut model = Seq2Seq::new(config, &mut rng).unwrap();
+    fn a_hook_can_stop_training_and_rounds_take_slices() {
+        let (task, train, val, config) = setup(32);
+        let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(1)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let train_config = TrainConfig { progress: Progress::Silent, ..TrainConfig::new(5, 1e-2) };
         let reports = train_by_epoch(&mut model, (&train, &val), 16, &train_config, dir.path(), (task.src_vocab(), task.tgt_vocab()), |r, _| {
-            Ok(if r.epoch == 2 { Next::Stop } else { Next::Continue })
+            Ok(if r.epoch == 3 { Next::Stop } else { Next::Continue })
         })
         .unwrap();
-        assert_eq!(reports.len(), 2);
-        assert!(dir.path().join("best.ckpt").exists());
+        assert_eq!(reports.len(), 3);
+        let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("last.ckpt")).unwrap();
+        // 16 pairs in one batch of 64: one optimizer step per round.
+        assert_eq!((ckpt.epoch, ckpt.step), (3, 3));
     }
 }

@@ -124,7 +124,7 @@ pub struct TranslateArgs {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum TextTokenizer {
     Word(WordTokenizer),
-    Bpe(Bpe),
+    Bpe(Box<Bpe>),
 }
 
 impl Tokenizer for TextTokenizer {
@@ -198,7 +198,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
         TokenizerChoice::Word => TextTokenizer::Word(words),
         TokenizerChoice::Bpe => {
             let texts = split.train.pairs.iter().flat_map(|p| [p.src.as_str(), p.tgt.as_str()]);
-            TextTokenizer::Bpe(Bpe::learn(texts, &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() }))
+            TextTokenizer::Bpe(Box::new(Bpe::learn(texts, &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() })))
         }
     };
     let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
