@@ -34,7 +34,7 @@
 
 use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
 use lingo_data::{Batch, PAD};
-use lingo_tensor::{CrossEntropy, Module, Param, Tensor};
+use lingo_tensor::{CrossEntropy, Module, Param, SeqInput, Tensor};
 use ndarray::{Array2, Array3, Axis};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -310,8 +310,8 @@ impl Seq2Seq {
     /// assert_eq!(enc.state.h.shape(), &[1, 1, 64]);   // ...and ONE vector for the whole sentence
     /// ```
     pub fn encode_source(&self, src: &Array2<usize>, src_lens: &[usize], mut mode: Mode<'_>) -> Result<Encoded> {
-        let emb = self.dropout.forward(&self.src_embedding.forward(src.view())?, mode.reborrow())?;
-        let enc = self.encoder.forward(&emb, src_lens, None, mode)?;
+        let dropped = self.dropped_embeddings(&self.src_embedding, src, mode.reborrow())?;
+        let enc = self.encoder.forward(rnn_input(&self.src_embedding, src, dropped.as_ref()), src_lens, None, mode)?;
         let state = self.bridge_state(enc.state)?;
         let src_pad_mask = Array2::from_shape_fn(src.raw_dim(), |(b, s)| s >= src_lens[b]);
         Ok(Encoded { enc_out: enc.output, state, src_pad_mask })
@@ -362,8 +362,9 @@ impl Seq2Seq {
     /// No attention, or Luong's placement: the decoder RNN over the whole
     /// target at once, then attention for all steps in one call.
     fn forward_whole(&self, encoded: Encoded, tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<Forward> {
-        let emb = self.dropout.forward(&self.tgt_embedding.forward(tgt_in.view())?, mode.reborrow())?;
-        let dec_out = self.decoder.forward(&emb, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
+        let dropped = self.dropped_embeddings(&self.tgt_embedding, tgt_in, mode.reborrow())?;
+        let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref());
+        let dec_out = self.decoder.forward(input, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
         let (features, weights) = match &self.attention {
             None => (dec_out, None), // enc_out is not read: the bottleneck
             Some(attention) => {
@@ -440,19 +441,21 @@ impl Seq2Seq {
     pub fn decode_step(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize], mut mode: Mode<'_>) -> Result<Step> {
         let batch = prev.len();
         let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).unwrap_or_else(|_| unreachable!("batch × 1 ids"));
-        let emb = self.dropout.forward(&self.tgt_embedding.forward(ids.view())?, mode.reborrow())?; // (batch, 1, E)
         let ones = vec![1; batch];
         let (features, weights, state) = match (&ctx.prepared, self.config.placement) {
             (None, _) => {
-                let out = self.decoder.forward(&emb, &ones, Some(state), mode.reborrow())?;
+                let dropped = self.dropped_embeddings(&self.tgt_embedding, &ids, mode.reborrow())?;
+                let out = self.decoder.forward(rnn_input(&self.tgt_embedding, &ids, dropped.as_ref()), &ones, Some(state), mode.reborrow())?;
                 (out.output, None, out.state)
             }
             (Some(prepared), Placement::Luong) => {
-                let out = self.decoder.forward(&emb, &ones, Some(state), mode.reborrow())?;
+                let dropped = self.dropped_embeddings(&self.tgt_embedding, &ids, mode.reborrow())?;
+                let out = self.decoder.forward(rnn_input(&self.tgt_embedding, &ids, dropped.as_ref()), &ones, Some(state), mode.reborrow())?;
                 let a = prepared.attend(&out.output, false)?;
                 (self.combined(&out.output, &a.context)?, Some(a.weights), out.state)
             }
             (Some(prepared), Placement::Bahdanau) => {
+                let emb = self.dropout.forward(&self.tgt_embedding.forward(ids.view())?, mode.reborrow())?; // (batch, 1, E)
                 let a = prepared.attend(&self.top_state(state)?, false)?; // query: s_{t-1}
                 let input = Tensor::cat(&[emb, a.context.clone()], 2)?;
                 let out = self.decoder.forward(&input, &ones, Some(state), mode.reborrow())?;
@@ -465,6 +468,16 @@ impl Seq2Seq {
             Ok(t.reshape(&shape)?)
         };
         Ok(Step { logits: squeeze(logits)?, weights: weights.map(squeeze).transpose()?, state })
+    }
+
+    /// Embeddings of `ids` with dropout applied, when dropout is active
+    /// (training with `p > 0`); `None` otherwise, and then the recurrent op
+    /// reads the tokens itself ([`rnn_input`]).
+    fn dropped_embeddings(&self, embedding: &Embedding, ids: &Array2<usize>, mode: Mode<'_>) -> Result<Option<Tensor>> {
+        if !(mode.is_training() && self.dropout.p() > 0.0) {
+            return Ok(None);
+        }
+        Ok(Some(self.dropout.forward(&embedding.forward(ids.view())?, mode)?))
     }
 
     /// The top decoder layer's hidden state as a one-step query `(batch, 1, H)`.
@@ -492,6 +505,17 @@ impl Seq2Seq {
         let targets: Vec<usize> = batch.tgt_out.iter().copied().collect();
         let opts = CrossEntropy { ignore_index: Some(PAD), label_smoothing };
         Ok(out.logits.reshape(&[b * t, v])?.cross_entropy(&targets, opts)?)
+    }
+}
+
+/// What a recurrent stack reads for token `ids`: the dropped-out embeddings
+/// when there are some, else the tokens and their table, so the fused op can
+/// use its product table (`embed(x)·W_ihᵀ = (E·W_ihᵀ)[x]`, see
+/// [`lingo_tensor::SeqInput`]) instead of embedding then projecting.
+fn rnn_input<'t>(embedding: &'t Embedding, ids: &'t Array2<usize>, dropped: Option<&'t Tensor>) -> SeqInput<'t> {
+    match dropped {
+        Some(features) => SeqInput::Dense(features),
+        None => SeqInput::Tokens { table: embedding.weight().tensor(), ids, padding_idx: embedding.padding_idx() },
     }
 }
 

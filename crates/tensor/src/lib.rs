@@ -84,7 +84,7 @@ pub use error::{Error, Result};
 pub use gradcheck::{GradCheck, GradReport, check_gradients};
 pub use ops::CrossEntropy;
 pub use param::{Module, Param};
-pub use rnn::RnnWeights;
+pub use rnn::{RnnWeights, SeqInput};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
 pub use gemm::gemm;

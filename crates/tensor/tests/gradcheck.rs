@@ -5,7 +5,7 @@
 // `&[x.clone()]` reads better here than `std::slice::from_ref(&x)`.
 #![allow(clippy::cloned_ref_to_slice_refs)]
 
-use lingo_tensor::{CrossEntropy, GradCheck, Result, RnnWeights, Tensor, check_gradients, gru_cell, gru_sequence, lstm_cell, lstm_sequence};
+use lingo_tensor::{CrossEntropy, GradCheck, Result, RnnWeights, SeqInput, Tensor, check_gradients, gru_cell, gru_sequence, lstm_cell, lstm_sequence};
 use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
@@ -189,6 +189,49 @@ proptest! {
             Tensor::cat(&[out.output, out.h_n.unsqueeze(1)?], 1)
         }, &inputs)?;
         check(|t| Ok(gru_sequence(&t[0], &t[1], &lengths, reverse, weights(&t[2..]))?.output), &inputs)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, rng_seed: RngSeed::Fixed(20261130), failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Token input through the product table (small vocabulary) or the
+    /// lookup (large vocabulary) gives what looking the embeddings up and
+    /// running the dense op gives, and its own gradients pass the check.
+    #[test]
+    fn token_input_equals_lookup_then_dense(vocab in 2usize..12, batch in 1usize..4, time in 1usize..5, emb in 1usize..4, hidden in 1usize..4, pad in any::<bool>(), reverse in any::<bool>(), seed in any::<u64>()) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let ids = ndarray::Array2::from_shape_fn((batch, time), |_| rng.random_range(0..vocab));
+        let lengths: Vec<usize> = (0..batch).map(|_| rng.random_range(0..=time)).collect();
+        let padding_idx = pad.then_some(0);
+        let table = values(&[vocab, emb], -1.0, 1.0, seed);
+        let h0 = values(&[batch, hidden], -1.0, 1.0, seed + 1);
+        let mut inputs = vec![table, h0.clone(), h0];
+        inputs.extend(rnn_weights(4, emb, hidden, seed + 2));
+        let run_with = |t: &[Tensor], tokens: bool, padding_idx: Option<usize>| -> Result<Tensor> {
+            let x = if tokens { None } else { Some(t[0].embedding(ids.view().into_dyn(), padding_idx)?) };
+            let input = match &x {
+                Some(x) => SeqInput::Dense(x),
+                None => SeqInput::Tokens { table: &t[0], ids: &ids, padding_idx },
+            };
+            let out = lstm_sequence(input, &t[1], &t[2], &lengths, reverse, weights(&t[3..]))?;
+            Tensor::cat(&[out.output, out.h_n.unsqueeze(1)?, out.c_n.unsqueeze(1)?], 1)
+        };
+        let run = |t: &[Tensor], tokens: bool| run_with(t, tokens, padding_idx);
+        let vars: Vec<Tensor> = inputs.iter().cloned().map(Tensor::variable).collect();
+        let (tok, dense) = (run(&vars, true).unwrap(), run(&vars, false).unwrap());
+        for (a, b) in tok.to_vec().iter().zip(dense.to_vec()) {
+            prop_assert!((a - b).abs() < 1e-5, "outputs differ: {} vs {}", a, b);
+        }
+        let (g_tok, g_dense) = (tok.sum_all().backward().unwrap(), dense.sum_all().backward().unwrap());
+        for v in &vars {
+            let (a, b) = (g_tok.get(v).unwrap(), g_dense.get(v).unwrap());
+            for (x, y) in a.iter().zip(b.iter()) {
+                prop_assert!((x - y).abs() < 1e-4, "gradients differ: {} vs {}", x, y);
+            }
+        }
+        // Finite differences see the padding row, backward must not: check without one.
+        check(|t| run_with(t, true, None), &inputs)?;
     }
 }
 

@@ -20,7 +20,7 @@
 //! after its last valid step. Final states are ordered as PyTorch's,
 //! index `layer · D + direction`.
 
-use lingo_tensor::{Module, Param, RnnWeights, Tensor, gru_sequence, lstm_sequence};
+use lingo_tensor::{Module, Param, RnnWeights, SeqInput, Tensor, gru_sequence, lstm_sequence};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -290,13 +290,18 @@ impl Rnn {
     /// }
     /// assert_eq!(state.unwrap().h.to_vec(), whole.state.h.to_vec());
     /// ```
-    pub fn forward(&self, x: &Tensor, lengths: &[usize], initial: Option<&RnnState>, mut mode: Mode<'_>) -> Result<RnnOutput> {
+    pub fn forward<'a>(&self, x: impl Into<SeqInput<'a>>, lengths: &[usize], initial: Option<&RnnState>, mut mode: Mode<'_>) -> Result<RnnOutput> {
         let RnnConfig { kind, input_size, hidden_size, num_layers, .. } = self.config;
         let dirs = self.config.num_directions();
-        if x.ndim() != 3 || x.shape()[2] != input_size {
-            return Err(config("rnn input", format!("expected x (batch, time, {input_size}), got shape {:?}", x.shape())));
+        let x = x.into();
+        let (batch, width) = match &x {
+            SeqInput::Dense(x) if x.ndim() == 3 => (x.shape()[0], x.shape()[2]),
+            SeqInput::Dense(x) => return Err(config("rnn input", format!("expected x (batch, time, {input_size}), got shape {:?}", x.shape()))),
+            SeqInput::Tokens { table, ids, .. } => (ids.nrows(), table.shape().get(1).copied().unwrap_or(0)),
+        };
+        if width != input_size {
+            return Err(config("rnn input", format!("expected {input_size} input features, got {width}")));
         }
-        let batch = x.shape()[0];
         if let Some(s) = initial {
             self.check_state(s, batch)?;
         }
@@ -309,11 +314,15 @@ impl Rnn {
             }
         };
         let (mut h_n, mut c_n) = (Vec::with_capacity(self.cells.len()), Vec::with_capacity(self.cells.len()));
-        let mut input = x.clone();
+        // Layer 0 reads `x` as given (tokens or features); the layers above
+        // read the features below them, through dropout when training.
+        let mut below: Option<Tensor> = None;
         for layer in 0..num_layers {
-            if layer > 0 {
-                input = self.dropout.forward(&input, mode.reborrow())?;
-            }
+            let dropped = below.as_ref().map(|b| self.dropout.forward(b, mode.reborrow())).transpose()?;
+            let input: SeqInput<'_> = match &dropped {
+                Some(features) => SeqInput::Dense(features),
+                None => x,
+            };
             let mut outputs = Vec::with_capacity(dirs);
             for dir in 0..dirs {
                 let (k, reverse) = (layer * dirs + dir, dir == 1);
@@ -322,21 +331,22 @@ impl Rnn {
                 match kind {
                     RnnKind::Lstm => {
                         let c0 = entry(initial.and_then(|s| s.c.as_ref()), k)?;
-                        let out = lstm_sequence(&input, &h0, &c0, lengths, reverse, w)?;
+                        let out = lstm_sequence(input, &h0, &c0, lengths, reverse, w)?;
                         outputs.push(out.output);
                         h_n.push(out.h_n);
                         c_n.push(out.c_n);
                     }
                     RnnKind::Gru => {
-                        let out = gru_sequence(&input, &h0, lengths, reverse, w)?;
+                        let out = gru_sequence(input, &h0, lengths, reverse, w)?;
                         outputs.push(out.output);
                         h_n.push(out.h_n);
                     }
                 }
             }
             // (batch, time, D·H): forward features first, as PyTorch.
-            input = if dirs == 1 { outputs.swap_remove(0) } else { Tensor::cat(&outputs, 2)? };
+            below = Some(if dirs == 1 { outputs.swap_remove(0) } else { Tensor::cat(&outputs, 2)? });
         }
+        let input = below.unwrap_or_else(|| unreachable!("num_layers ≥ 1 is checked at construction"));
         let h = Tensor::stack(&h_n, 0)?;
         let c = (kind == RnnKind::Lstm).then(|| Tensor::stack(&c_n, 0)).transpose()?;
         Ok(RnnOutput { output: input, state: RnnState { h, c } })

@@ -32,7 +32,7 @@
 use ndarray::{Array2, Array3, s};
 
 use super::lstm::as_one_step;
-use super::{Dims, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, rows, step_rows, weight_grads};
+use super::{Dims, SeqInput, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, resolve, step_rows, weight_grads};
 use crate::error::Result;
 use crate::gemm::gemm;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
@@ -111,12 +111,12 @@ fn step_backward(gates: &[f32], h_hat_n: &[f32], h_prev: &[f32], dh: &mut [f32],
 /// let grads = out.output.sum_all().backward().unwrap();
 /// assert_eq!(grads.get(&w_ih).unwrap().shape(), &[3 * hidden, input]);
 /// ```
-pub fn gru_sequence(x: &Tensor, h0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<GruOutput> {
-    let d = Dims::check("gru_sequence", x, &[h0], lengths, &w, 3)?;
+pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<GruOutput> {
+    let (x, source, d) = resolve("gru_sequence", x.into(), &[h0], lengths, &w, 3)?;
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 3 * n_h;
     let b_ih: Vec<f32> = w.bias_ih.data().iter().copied().collect();
-    let xp = input_projection(rows(x.data(), n_b * n_t, d.input).view(), matrix(w.weight_ih), &b_ih);
+    let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &b_ih);
     let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
     let w_hh = matrix(w.weight_hh);
     let b_hh = w.bias_hh.data().view().into_shape_with_order((1, n_g)).unwrap_or_else(|_| unreachable!());
@@ -180,7 +180,7 @@ pub fn gru_sequence(x: &Tensor, h0: &Tensor, lengths: &[usize], reverse: bool, w
                 }
             }
         }
-        let wg = weight_grads(bw, W_IH, &d, as_matrix(&dx_hat, n_g), as_matrix(&dh_hat, n_g), as_matrix(&h_prev, n_h));
+        let wg = weight_grads(bw, W_IH, &d, &source, as_matrix(&dx_hat, n_g), as_matrix(&dh_hat, n_g), as_matrix(&h_prev, n_h));
         vec![wg.dx, bw.needs(H0).then(|| state(dh)), wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
     });
     let [output, h_n] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));

@@ -31,7 +31,7 @@
 
 use ndarray::{Array2, Array3, s};
 
-use super::{Dims, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, rows, step_rows, step_rows_mut, weight_grads};
+use super::{Dims, SeqInput, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, resolve, step_rows, step_rows_mut, weight_grads};
 use crate::error::Result;
 use crate::gemm::gemm;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
@@ -119,13 +119,13 @@ fn step_backward(gates: &[f32], tanh_c: &[f32], c_prev: &[f32], dh: &[f32], dc: 
 /// let grads = out.h_n.sum_all().backward().unwrap();
 /// assert!(grads.get(&w_hh).is_some());
 /// ```
-pub fn lstm_sequence(x: &Tensor, h0: &Tensor, c0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<LstmOutput> {
-    let d = Dims::check("lstm_sequence", x, &[h0, c0], lengths, &w, 4)?;
+pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<LstmOutput> {
+    let (x, source, d) = resolve("lstm_sequence", x.into(), &[h0, c0], lengths, &w, 4)?;
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 4 * n_h;
     // b_ih and b_hh both add to a, so they are added once, to the input projection.
     let bias: Vec<f32> = (w.bias_ih.data() + w.bias_hh.data()).iter().copied().collect();
-    let xp = input_projection(rows(x.data(), n_b * n_t, d.input).view(), matrix(w.weight_ih), &bias);
+    let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &bias);
     let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
     let w_hh = matrix(w.weight_hh);
 
@@ -192,7 +192,7 @@ pub fn lstm_sequence(x: &Tensor, h0: &Tensor, c0: &Tensor, lengths: &[usize], re
             }
         }
         let d_a = as_matrix(&d_gates, n_g);
-        let wg = weight_grads(bw, W_IH, &d, d_a, d_a, as_matrix(&h_prev, n_h));
+        let wg = weight_grads(bw, W_IH, &d, &source, d_a, d_a, as_matrix(&h_prev, n_h));
         vec![wg.dx, bw.needs(H0).then(|| state(dh)), bw.needs(C0).then(|| state(dc)), wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
     });
     let [output, h_n, c_n] = <[Tensor; 3]>::try_from(results).unwrap_or_else(|_| unreachable!("three outputs"));

@@ -120,11 +120,10 @@ pub(crate) struct Dims {
 }
 
 impl Dims {
-    /// Checks `x (batch, time, input)`, the states `(batch, hidden)`, the
-    /// weights and the lengths, naming both shapes when they disagree.
-    pub(crate) fn check(op: &'static str, x: &Tensor, states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<Dims> {
+    /// Checks the input shape `(batch, time, input)`, the states `(batch, hidden)`,
+    /// the weights and the lengths, naming both shapes when they disagree.
+    pub(crate) fn check(op: &'static str, xs: &[usize], states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<Dims> {
         let hidden = w.hidden_size(gates)?;
-        let xs = x.shape();
         if xs.len() != 3 || xs[2] != w.input_size() {
             return Err(mismatch(op, xs, w.weight_ih.shape(), "expected x (batch, time, input) and weight_ih (gates·H, input)"));
         }
@@ -176,12 +175,95 @@ pub(crate) fn final_grad(grad: Option<&ndarray::ArrayD<f32>>, len: usize) -> Vec
     grad.map_or_else(|| vec![0.0; len], |g| g.iter().copied().collect())
 }
 
-/// The input projection for every step at once: `xp = X·W_ihᵀ + bias`,
-/// `(batch·time, G·H)`, one GEMM instead of one per step.
-pub(crate) fn input_projection(x: ArrayView2<'_, f32>, w_ih: ArrayView2<'_, f32>, bias: &[f32]) -> Array2<f32> {
-    let mut xp = Array2::from_shape_fn((x.nrows(), w_ih.nrows()), |(_, j)| bias[j]);
-    gemm(1.0, x, w_ih.t(), 1.0, xp.view_mut());
-    xp
+/// What a sequence op reads at each step.
+///
+/// ```
+/// use lingo_tensor::{SeqInput, Tensor};
+/// let x = Tensor::zeros(&[2, 5, 3]);
+/// assert!(matches!(SeqInput::from(&x), SeqInput::Dense(_)));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub enum SeqInput<'a> {
+    /// Features `x (batch, time, input)`.
+    Dense(&'a Tensor),
+    /// Token ids `(batch, time)` read from an embedding `table (vocab, input)`:
+    /// the same as [`Tensor::embedding`] followed by [`SeqInput::Dense`]
+    /// (the row `padding_idx` gets no gradient), computed faster when the
+    /// vocabulary is smaller than `batch · time`: see [`crate::rnn`].
+    Tokens {
+        /// The embedding table `(vocab, input)`.
+        table: &'a Tensor,
+        /// Token ids `(batch, time)`. (A reference to an owned array rather
+        /// than a view keeps `SeqInput` covariant, so a short-lived input can
+        /// stand where a long-lived one is expected.)
+        ids: &'a Array2<usize>,
+        /// The padding token, whose row never receives gradient.
+        padding_idx: Option<usize>,
+    },
+}
+
+impl<'a> From<&'a Tensor> for SeqInput<'a> {
+    fn from(x: &'a Tensor) -> SeqInput<'a> {
+        SeqInput::Dense(x)
+    }
+}
+
+/// How the input projection of a call is computed (chosen by [`resolve`]).
+pub(crate) enum Source {
+    /// `xp = X·W_ihᵀ`: recorded input 0 is `x (batch, time, input)`.
+    Dense,
+    /// `xp[b, t] = P[id]` with `P = table·W_ihᵀ`: recorded input 0 is the table.
+    Table { ids: Vec<usize>, padding_idx: Option<usize> },
+}
+
+/// Checks a sequence op's arguments and picks how to project its input:
+/// returns the tensor to record as input 0, the [`Source`] and the sizes.
+///
+/// For token input, the product table `P = table·W_ihᵀ (vocab, G·H)` costs
+/// `vocab` rows of work against `batch · time` for projecting looked-up
+/// embeddings, so it is used when the vocabulary is the smaller; otherwise
+/// the embeddings are looked up (an ordinary differentiable op) and projected.
+pub(crate) fn resolve(op: &'static str, input: SeqInput<'_>, states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<(Tensor, Source, Dims)> {
+    match input {
+        SeqInput::Dense(x) => Ok((x.clone(), Source::Dense, Dims::check(op, x.shape(), states, lengths, w, gates)?)),
+        SeqInput::Tokens { table, ids, padding_idx } => {
+            let ts = table.shape();
+            if ts.len() != 2 {
+                return Err(mismatch(op, ts, ids.shape(), "the table must be (vocab, input) for ids (batch, time)"));
+            }
+            let (batch, time) = ids.dim();
+            let d = Dims::check(op, &[batch, time, ts[1]], states, lengths, w, gates)?;
+            if let Some(&bad) = ids.iter().find(|&&id| id >= ts[0]) {
+                return Err(bad_arg(op, format!("token id {bad} is out of range for a vocabulary of {}", ts[0])));
+            }
+            if ts[0] < batch * time {
+                Ok((table.clone(), Source::Table { ids: ids.iter().copied().collect(), padding_idx }, d))
+            } else {
+                Ok((table.embedding(ids.view().into_dyn(), padding_idx)?, Source::Dense, d))
+            }
+        }
+    }
+}
+
+/// The input projection for every step at once, `xp = X·W_ihᵀ + bias`,
+/// `(batch·time, G·H)`: one GEMM instead of one per step, or, for a
+/// [`Source::Table`], one GEMM over the vocabulary and a gather,
+/// since `x_t·W_ihᵀ = (table·W_ihᵀ)[id_t]`.
+pub(crate) fn input_projection(x: &Tensor, source: &Source, d: &Dims, w_ih: ArrayView2<'_, f32>, bias: &[f32]) -> Array2<f32> {
+    let n_g = w_ih.nrows();
+    match source {
+        Source::Dense => {
+            let mut xp = Array2::from_shape_fn((d.batch * d.time, n_g), |(_, j)| bias[j]);
+            gemm(1.0, rows(x.data(), d.batch * d.time, d.input).view(), w_ih.t(), 1.0, xp.view_mut());
+            xp
+        }
+        Source::Table { ids, .. } => {
+            let table = matrix(x);
+            let mut p = Array2::from_shape_fn((table.nrows(), n_g), |(_, j)| bias[j]);
+            gemm(1.0, table, w_ih.t(), 1.0, p.view_mut()); // P = table·W_ihᵀ + b
+            p.select(Axis(0), ids)
+        }
+    }
 }
 
 /// The rows `b·T + t`, `b = 0..batch`, of a `(batch·time, cols)` buffer: the
@@ -214,34 +296,60 @@ pub(crate) struct WeightGrads {
     pub db_hh: Option<ndarray::ArrayD<f32>>,
 }
 
-/// Position of `x` among a fused sequence op's recorded inputs
-/// (`[x, h0, (c0,) weight_ih, weight_hh, bias_ih, bias_hh]`).
+/// Position of `x` (or, for a [`Source::Table`], the embedding table) among a
+/// fused sequence op's recorded inputs (`[x, h0, (c0,) weight_ih, weight_hh, bias_ih, bias_hh]`).
 pub(crate) const X: usize = 0;
 /// Position of `h0` among a fused sequence op's recorded inputs.
 pub(crate) const H0: usize = 1;
 
 /// Computes the [`WeightGrads`]; `first_weight` is the input position of `weight_ih`.
+///
+/// For a [`Source::Table`] the input side goes through the product table:
+/// `dP[v] = Σ_{r: id_r = v} dG_x[r]` (a scatter-add), then
+/// `dW_ih = dPᵀ · table` and `d table = dP · W_ih` (padding row zeroed).
 pub(crate) fn weight_grads(
     b: &crate::tensor::BackwardMulti<'_>,
     first_weight: usize,
     d: &Dims,
+    source: &Source,
     dg_x: ArrayView2<'_, f32>,
     dg_h: ArrayView2<'_, f32>,
     h_prev: ArrayView2<'_, f32>,
 ) -> WeightGrads {
-    let x = rows(b.input(X), d.batch * d.time, d.input);
-    let x = x.view();
     let w_ih = matrix(&b.inputs[first_weight]);
     let (wih, whh, bih, bhh) = (first_weight, first_weight + 1, first_weight + 2, first_weight + 3);
     let product = |a: ArrayView2<'_, f32>, c: ArrayView2<'_, f32>| {
         let mut out = Array2::zeros((a.nrows(), c.ncols()));
         gemm(1.0, a, c, 0.0, out.view_mut());
-        out.into_dyn()
+        out
+    };
+    let (dx, dw_ih) = match source {
+        Source::Dense => {
+            let x = rows(b.input(X), d.batch * d.time, d.input);
+            let dx = b.needs(X).then(|| product(dg_x, w_ih).into_dyn().into_shape_with_order(b.input(X).raw_dim()).unwrap_or_else(|_| unreachable!()));
+            (dx, b.needs(wih).then(|| product(dg_x.t(), x.view()).into_dyn()))
+        }
+        Source::Table { ids, padding_idx } => {
+            let table = matrix(&b.inputs[X]);
+            let mut dp = Array2::<f32>::zeros((table.nrows(), dg_x.ncols()));
+            for (&id, g) in ids.iter().zip(dg_x.rows()) {
+                let mut row = dp.row_mut(id);
+                row += &g;
+            }
+            let dtable = b.needs(X).then(|| {
+                let mut dt = product(dp.view(), w_ih);
+                if let Some(pad) = *padding_idx {
+                    dt.row_mut(pad).fill(0.0);
+                }
+                dt.into_dyn()
+            });
+            (dtable, b.needs(wih).then(|| product(dp.t(), table).into_dyn()))
+        }
     };
     WeightGrads {
-        dx: b.needs(X).then(|| product(dg_x, w_ih).into_shape_with_order(b.input(X).raw_dim()).unwrap_or_else(|_| unreachable!())),
-        dw_ih: b.needs(wih).then(|| product(dg_x.t(), x)),
-        dw_hh: b.needs(whh).then(|| product(dg_h.t(), h_prev)),
+        dx,
+        dw_ih,
+        dw_hh: b.needs(whh).then(|| product(dg_h.t(), h_prev).into_dyn()),
         db_ih: b.needs(bih).then(|| dg_x.sum_axis(Axis(0)).into_dyn()),
         db_hh: b.needs(bhh).then(|| dg_h.sum_axis(Axis(0)).into_dyn()),
     }
