@@ -33,6 +33,19 @@
 //! * GRU gates are stacked `r, z, n` along the rows of `(3H, ·)` weights, and
 //!   `n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))`.
 //!
+//! # Token input: the product table
+//!
+//! A first layer usually reads embeddings, `x_t = E[id_t]`, and its input
+//! projection is `x_t·W_ihᵀ = E[id_t]·W_ihᵀ = (E·W_ihᵀ)[id_t]`. With
+//! [`SeqInput::Tokens`] and a vocabulary smaller than `batch · time`, the op
+//! computes the product table `P = E·W_ihᵀ (vocab, G·H)` once and looks rows
+//! up, instead of looking up `batch · time` embeddings and projecting each.
+//! Backward mirrors it: the step gradients are scatter-added into
+//! `dP (vocab, G·H)`, then `dW_ih = dPᵀ·E` and `dE = dP·W_ih`. Each element of
+//! `P` is the same dot product the dense path computes, in the same order,
+//! so the two give the same bits. With a large vocabulary the op falls back to
+//! looking the embeddings up and projecting them.
+//!
 //! # Several results, one op
 //!
 //! A sequence op produces the outputs and the final state(s); it records them
