@@ -27,7 +27,7 @@
 //! Unlike the LSTM, the input side and the hidden side get different
 //! gradients (the `n` block of `ĥ` is scaled by `r`), so two gradient buffers
 //! are kept: `dW_ih = Σ_t dx̂ᵀ x_t`, `db_ih = Σ_t dx̂`, `dx_t = dx̂ · W_ih`, and
-//! `dW_hh = Σ_t dĥᵀ h_{t-1}`, `db_hh = Σ_t dĥ`; see [`weight_grads`].
+//! `dW_hh = Σ_t dĥᵀ h_{t-1}`, `db_hh = Σ_t dĥ` (computed together after the last step).
 
 use ndarray::{Array2, Array3, s};
 

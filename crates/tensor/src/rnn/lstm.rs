@@ -27,7 +27,7 @@
 //!
 //! and over all steps `dW_ih = Σ_t daᵀ x_t`, `dW_hh = Σ_t daᵀ h_{t-1}`,
 //! `db_ih = db_hh = Σ_t da`, `dx_t = da · W_ih`: four GEMMs over all steps
-//! at once, see [`weight_grads`].
+//! at once.
 
 use ndarray::{Array2, Array3, s};
 
