@@ -31,7 +31,7 @@ fn main() -> Result<(), lingo::nn::Error> {
     let computed = encoded.enc_out.shape()[1];
     println!();
     println!("Without attention, {computed} vectors are computed and {} are thrown away:", computed - 1);
-    println!("the decoder starts from {} numbers, however long the sentence.", encoded.state.h.to_vec().len());
+    println!("the decoder starts from these {} numbers (and the LSTM cell's 64), however long the sentence.", encoded.state.h.to_vec().len());
 
     // The same model with Luong's dot attention: the decoder reads every
     // source vector at every step, through a distribution over them.
