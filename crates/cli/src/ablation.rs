@@ -12,6 +12,7 @@ use lingo::viz::{HeatmapOptions, Series, TextOptions};
 use ndarray::s;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use rayon::prelude::*;
 use serde_json::json;
 
 use crate::args::{AttentionChoice, positive, positive_real, unit_fraction};
@@ -84,6 +85,7 @@ pub enum InitChoice {
 struct Row {
     choice: AttentionChoice,
     model: Seq2Seq,
+    train_losses: Vec<f32>,
     val_losses: Vec<f32>,
     /// `(accuracy, chance)`; `None` without attention.
     alignment: Option<(f64, f64)>,
@@ -104,17 +106,24 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
     // Alignment is scored on fresh sentences, the same for every configuration.
     let probe = task.generate(args.align_samples, &mut StdRng::seed_from_u64(seed.wrapping_add(99)));
     let total = Instant::now();
-    let mut rows = Vec::new();
-    for &choice in &args.configs {
-        out.say(&format!("\n== {} ==", choice.label()));
-        let row = train_one(args, &task, (&train, &val), &probe, choice, seed, out)?;
+    // The configurations are independent, so they train side by side, one
+    // per rayon thread (each one's products on a single thread: `main` sets
+    // MATMUL_NUM_THREADS=1 for this command). Each result is the same bits
+    // either way; the epoch lines are printed once a configuration is done.
+    let one = |&choice: &AttentionChoice| train_one(args, &task, (&train, &val), &probe, choice, seed);
+    let rows: Vec<Row> = args.configs.par_iter().map(one).collect::<Result<_>>()?;
+    for row in &rows {
+        out.say(&format!("\n== {} ==", row.choice.label()));
+        let epochs = row.train_losses.len();
+        for (e, (train_loss, val_loss)) in row.train_losses.iter().zip(&row.val_losses).enumerate() {
+            out.say(&format!("Epoch {}/{epochs} | Train: {train_loss:.4} | Val: {val_loss:.4}", e + 1));
+        }
         out.json(&json!({
-            "config": choice.to_string(),
+            "config": row.choice.to_string(),
             "val_loss": row.val_losses.last(),
             "alignment_accuracy": row.alignment.map(|a| a.0),
             "train_seconds": row.seconds,
         }));
-        rows.push(row);
     }
     print_table(&rows, total.elapsed().as_secs_f64(), out);
     let example = task.sample(&mut StdRng::seed_from_u64(seed.wrapping_add(7)));
@@ -129,7 +138,6 @@ fn train_one(
     probe: &[AlignedExample],
     choice: AttentionChoice,
     seed: u64,
-    out: &Output,
 ) -> Result<Row> {
     let config = Seq2SeqConfig {
         attention: choice.0,
@@ -149,10 +157,10 @@ fn train_one(
     train_config.label_smoothing = args.label_smoothing;
     train_config.schedule = if args.warmup == 0 { Schedule::Constant } else { Schedule::LinearWarmup { warmup_steps: args.warmup } };
     train_config.seed = seed;
-    train_config.progress = if out.is_json() { Progress::Silent } else { Progress::Lines };
+    train_config.progress = Progress::Silent;
     let result = train_model(&mut model, train, val, &train_config, None)?;
     let alignment = crate::measure::alignment_accuracy(&model, probe)?.map(|s| (s.accuracy, s.chance));
-    Ok(Row { choice, model, val_losses: result.val_losses, alignment, seconds: result.seconds })
+    Ok(Row { choice, model, train_losses: result.train_losses, val_losses: result.val_losses, alignment, seconds: result.seconds })
 }
 
 fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
