@@ -24,3 +24,21 @@ pub use lingo_data as data;
 
 /// Text and PNG attention heatmaps and line charts ([`lingo_viz`]).
 pub use lingo_viz as viz;
+
+/// The names most programs use, in one import.
+///
+/// ```
+/// use lingo::prelude::*;
+/// use rand::SeedableRng;
+/// let task = LexiconReverse::default();
+/// let config = Seq2SeqConfig { attention: Some(Scorer::Dot), ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+/// let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// assert!(model.num_params() > 0);
+/// ```
+pub mod prelude {
+    pub use lingo_attention::Scorer;
+    pub use lingo_data::{Batch, DigitOp, DigitTask, LexiconReverse, Task, Vocab};
+    pub use lingo_nn::{BeamConfig, Mode, Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode, train_model};
+    pub use lingo_tensor::{Module, Param, Tensor, no_grad};
+    pub use lingo_viz::{format_attention, plot_attention, plot_lines};
+}
