@@ -47,7 +47,6 @@ mod error;
 mod measure;
 mod output;
 mod sort_study;
-mod training;
 mod translate;
 
 use clap::{Parser, Subcommand};

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, DigitOp, DigitTask, Task};
-use lingo::nn::{Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig};
+use lingo::nn::{Next, Placement, Progress, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model_with};
 use lingo::viz::{CellStyle, HeatmapOptions, LineOptions, Series, TextOptions};
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
@@ -24,7 +24,6 @@ use crate::args::{positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
 use crate::measure::{alignment_accuracy, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
-use crate::training::{Next, train_by_epoch};
 
 /// Settings of `lingo sort-study`.
 #[derive(Args, Debug, Clone)]
@@ -98,7 +97,6 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
     if args.rare_digit >= args.digits {
         return Err(Error::invalid("--rare-digit", format!("must be below --digits ({}), got {}", args.digits, args.rare_digit)));
     }
-    let scratch = tempfile::tempdir().map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let mut results = Vec::new();
     let mut first_attention_model = None;
     for &len in &args.lengths {
@@ -108,7 +106,7 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
         let val = task.generate(args.val_size, &mut rng);
         for attention in [true, false] {
             let name = format!("len {len}, {}", if attention { "attention" } else { "no attention" });
-            let (result, model) = train_and_measure(args, &task, (&train, &val), (attention, &name, "uniform"), seed, scratch.path(), out)?;
+            let (result, model) = train_and_measure(args, &task, (&train, &val), (attention, &name, "uniform"), seed, out)?;
             emit(&result, out);
             results.push(result);
             if attention {
@@ -123,7 +121,7 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
     if args.rare_share > 0.0
         && let Some((task, uniform)) = &first_attention_model
     {
-        let (result, rows) = rare_value_run(args, task, uniform, seed, scratch.path(), out)?;
+        let (result, rows) = rare_value_run(args, task, uniform, seed, out)?;
         emit(&result, out);
         results.push(result);
         rare = rows;
@@ -158,7 +156,6 @@ fn train_and_measure(
     (train, val): (&[AlignedExample], &[AlignedExample]),
     (attention, name, variant): (bool, &str, &str),
     seed: u64,
-    scratch: &std::path::Path,
     out: &Output,
 ) -> Result<(RunResult, Seq2Seq)> {
     let len = task_len(train);
@@ -166,16 +163,17 @@ fn train_and_measure(
     let mut config = TrainConfig::new(args.epochs, args.lr);
     config.batching.batch_size = args.batch_size;
     config.seed = seed;
+    config.progress = Progress::Silent; // the epoch lines are printed below, with the entropy
     // Entropy before training (epoch 0) starts the curve: near ln(len + 2), uniform.
     let mut entropy: Vec<f32> = mean_entropy(&model, val)?.into_iter().collect();
-    let reports = train_by_epoch(&mut model, (train, val), train.len(), &config, scratch, (task.src_vocab(), task.tgt_vocab()), |r, model| {
+    let trained = train_model_with(&mut model, train, val, &config, None, |r, model| {
         let h = mean_entropy(model, val)?;
         entropy.extend(h);
         let h = h.map_or(String::new(), |h| format!(" | attention entropy: {h:.3}"));
         out.say(&format!("{name} ({variant}) | Epoch {}/{} | Train: {:.4} | Val: {:.4}{h}", r.epoch, args.epochs, r.train_loss, r.val_loss));
-        Ok(Next::Continue)
+        Ok::<_, Error>(Next::Continue)
     })?;
-    let seconds = reports.last().map_or(0.0, |r| r.seconds);
+    let seconds = trained.seconds;
     // Test sets from their own seed, the same for every model of this length.
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(1000 + len as u64));
     let test = task.generate(args.test_size, &mut rng);
@@ -236,7 +234,7 @@ struct RareRow {
 /// Trains the attention model again on data where one digit is rare, then
 /// compares it with the uniformly trained `uniform` model on test sequences
 /// that contain the rare digit and on sequences that do not.
-fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, seed: u64, scratch: &std::path::Path, out: &Output) -> Result<(RunResult, Vec<RareRow>)> {
+fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, seed: u64, out: &Output) -> Result<(RunResult, Vec<RareRow>)> {
     let (len, rare) = (args.lengths[0], args.rare_digit);
     let others = (1.0 - f64::from(args.rare_share)) / (args.digits - 1).max(1) as f64;
     let weights: Vec<f64> = (0..args.digits).map(|d| if d == rare { f64::from(args.rare_share) } else { others }).collect();
@@ -247,7 +245,7 @@ fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, see
     };
     let (train, val) = (draw(args.train_size)?, draw(args.val_size)?);
     let variant = format!("digit {rare} at {}%", 100.0 * args.rare_share);
-    let (result, model) = train_and_measure(args, task, (&train, &val), (true, &format!("len {len}, attention"), &variant), seed, scratch, out)?;
+    let (result, model) = train_and_measure(args, task, (&train, &val), (true, &format!("len {len}, attention"), &variant), seed, out)?;
     // Uniform test sequences with the rare digit forced into a random position, and uniform ones without it.
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(2000));
     let with_rare = (0..args.test_size)

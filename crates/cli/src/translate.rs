@@ -10,7 +10,7 @@ use lingo::data::{
     Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, Wrap,
     corpus_bleu, corpus_chrf,
 };
-use lingo::nn::{BeamConfig, Checkpoint, Hypothesis, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode};
+use lingo::nn::{BeamConfig, Checkpoint, CheckpointSpec, Hypothesis, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode, train_model_with};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use ndarray::Array2;
 use rand::SeedableRng;
@@ -21,7 +21,6 @@ use serde_json::json;
 use crate::args::{AttentionChoice, positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
 use crate::output::Output;
-use crate::training::{Next, train_by_epoch};
 
 /// Word-level or subword vocabulary.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,14 +247,18 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     let budget = Duration::from_secs_f64(args.time_budget);
     let start = Instant::now();
-    let reports = train_by_epoch(&mut model, (&data.train, &data.valid), args.round_size, &config, &args.out, (&data.src_vocab, &data.tgt_vocab), |r, _| {
+    // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
+    config.epoch_size = Some(args.round_size);
+    config.progress = Progress::Silent; // the round lines are printed below, with the time
+    config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone() });
+    let trained = train_model_with(&mut model, &data.train, &data.valid, &config, None, |r, _| {
         let elapsed = start.elapsed();
         out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
         // Stop when another round like the last would overrun the budget.
         let per_round = elapsed.as_secs_f64() / r.epoch as f64;
-        Ok(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
+        Ok::<_, Error>(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
     })?;
-    let train_seconds = reports.last().map_or(0.0, |r| r.seconds);
+    let train_seconds = trained.seconds;
     // The best round's weights, saved with the tokenizer for `lingo translate`.
     let best: Checkpoint<lingo::nn::TrainedModel> = Checkpoint::load(args.out.join("best.ckpt"))?;
     best.restore(&mut model)?;
@@ -277,7 +280,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
     }
     out.say(&lines.join("\n"));
-    out.json(&json!({ "bleu": bleu.score, "chrf": chrf, "train_seconds": train_seconds, "rounds": reports.len(), "test_pairs": refs.len() }));
+    out.json(&json!({ "bleu": bleu.score, "chrf": chrf, "train_seconds": train_seconds, "rounds": trained.val_losses.len(), "test_pairs": refs.len() }));
     Ok(())
 }
 

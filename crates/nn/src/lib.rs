@@ -159,4 +159,4 @@ pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_no
 pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Step};
 pub use state_dict::{NamedTensor, StateDict};
-pub use train::{CheckpointSpec, Progress, TrainConfig, TrainResult, TrainedModel, evaluate, train_model};
+pub use train::{CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, evaluate, train_model, train_model_with};

@@ -98,6 +98,11 @@ pub struct TrainConfig {
     pub seed: u64,
     /// How to report progress.
     pub progress: Progress,
+    /// Training examples per epoch; `None`: the whole training set. With a
+    /// size, the examples are cut into `k` consecutive slices of it and epoch
+    /// `e` trains on slice `(e - 1) mod k`, so a large corpus gets validation,
+    /// checkpoints and budget checks often (the optimizer state carries on).
+    pub epoch_size: Option<usize>,
 }
 
 impl TrainConfig {
@@ -123,6 +128,7 @@ impl TrainConfig {
             checkpoints: None,
             seed: 0,
             progress: Progress::Auto,
+            epoch_size: None,
         }
     }
 }
@@ -185,6 +191,30 @@ pub fn evaluate(model: &Seq2Seq, batches: &[Batch], label_smoothing: f32) -> Res
     })
 }
 
+/// The numbers of one finished epoch, as [`train_model_with`] reports them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpochReport {
+    /// The epoch, 1-based.
+    pub epoch: usize,
+    /// Mean training loss over the epoch's batches.
+    pub train_loss: f32,
+    /// Validation loss after the epoch.
+    pub val_loss: f32,
+    /// Optimizer steps so far.
+    pub steps: u64,
+    /// Seconds since the call started.
+    pub seconds: f64,
+}
+
+/// Whether training goes on after an epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Train the next epoch.
+    Continue,
+    /// Stop here (the epoch's checkpoint is already written).
+    Stop,
+}
+
 /// Trains `model` on `train`, validating on `val` after every epoch; see the
 /// [module docs](self). With `resume`, continues from a `last.ckpt` written
 /// by an earlier run with the same configuration: weights, optimizer and
@@ -209,6 +239,65 @@ pub fn evaluate(model: &Seq2Seq, batches: &[Batch], label_smoothing: f32) -> Res
 /// assert!(result.train_losses[2] < result.train_losses[0]);
 /// ```
 pub fn train_model<E: SeqPair>(model: &mut Seq2Seq, train: &[E], val: &[E], config: &TrainConfig, resume: Option<&Checkpoint<TrainedModel>>) -> Result<TrainResult> {
+    train_model_with(model, train, val, config, resume, |_, _| Ok::<Next, Error>(Next::Continue))
+}
+
+/// [`train_model`] with a call after every epoch (once its checkpoint is
+/// written), which sees the numbers and the model and says whether to go on:
+/// the place to measure something per epoch, or to stop on a condition of
+/// your own. Its errors pass through, so its error type `F` only needs to
+/// take this crate's errors.
+///
+/// ```
+/// use lingo_data::{DigitOp, DigitTask, Task};
+/// use lingo_nn::{Next, Progress, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model_with};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let task = DigitTask::new(DigitOp::Copy, 5, 2, 3).unwrap();
+/// let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
+/// let config = Seq2SeqConfig { emb_dim: 16, hidden_dim: 16, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+/// let mut model = Seq2Seq::new(config, &mut rng).unwrap();
+/// let settings = TrainConfig { progress: Progress::Silent, ..TrainConfig::new(10, 1e-2) };
+/// let mut seen = Vec::new();
+/// let result = train_model_with(&mut model, &train, &val, &settings, None, |report, _model| {
+///     seen.push(report.val_loss);
+///     Ok::<_, lingo_nn::Error>(if report.epoch == 4 { Next::Stop } else { Next::Continue })
+/// }).unwrap();
+/// assert_eq!(seen, result.val_losses);
+/// assert_eq!(seen.len(), 4);
+/// ```
+pub fn train_model_with<E: SeqPair, F: From<Error>>(
+    model: &mut Seq2Seq,
+    train: &[E],
+    val: &[E],
+    config: &TrainConfig,
+    resume: Option<&Checkpoint<TrainedModel>>,
+    mut after_epoch: impl FnMut(&EpochReport, &Seq2Seq) -> std::result::Result<Next, F>,
+) -> std::result::Result<TrainResult, F> {
+    // The hook's own error stops training and is handed back unchanged.
+    let mut hook_error = None;
+    let result = train_loop(model, train, val, config, resume, &mut |report, model| match after_epoch(report, model) {
+        Ok(next) => next,
+        Err(e) => {
+            hook_error = Some(e);
+            Next::Stop
+        }
+    });
+    match hook_error {
+        Some(e) => Err(e),
+        None => result.map_err(F::from),
+    }
+}
+
+/// The loop of [`train_model_with`], in this crate's error type.
+fn train_loop<E: SeqPair>(
+    model: &mut Seq2Seq,
+    train: &[E],
+    val: &[E],
+    config: &TrainConfig,
+    resume: Option<&Checkpoint<TrainedModel>>,
+    after_epoch: &mut dyn FnMut(&EpochReport, &Seq2Seq) -> Next,
+) -> Result<TrainResult> {
     let start = Instant::now();
     let mut optimizer = Optimizer::new(config.algorithm, config.lr)?;
     if let Some(norm) = config.max_grad_norm {
@@ -230,9 +319,14 @@ pub fn train_model<E: SeqPair>(model: &mut Seq2Seq, train: &[E], val: &[E], conf
     let val_batches = BatchConfig { shuffle: false, ..config.batching }.batches(val, &mut StdRng::seed_from_u64(config.seed))?;
     let mut best = result.val_losses.iter().copied().fold(f32::INFINITY, f32::min);
     let mut since_best = 0;
+    let slices: Vec<&[E]> = match config.epoch_size {
+        Some(size) => train.chunks(size.max(1)).collect(),
+        None => vec![train],
+    };
     for epoch in first_epoch..=config.epochs as u64 {
         let mut rng = epoch_rng(config.seed, epoch);
-        let batches = config.batching.batches(train, &mut rng)?;
+        let slice = slices.get((epoch as usize - 1) % slices.len().max(1)).copied().unwrap_or_default();
+        let batches = config.batching.batches(slice, &mut rng)?;
         let bar = config.progress.bar(epoch, config.epochs, batches.len());
         let mut sum = 0.0_f64;
         for batch in &batches {
@@ -286,9 +380,11 @@ pub fn train_model<E: SeqPair>(model: &mut Seq2Seq, train: &[E], val: &[E], conf
                 result.best_checkpoint = Some(path);
             }
         }
+        let report = EpochReport { epoch: epoch as usize, train_loss, val_loss, steps: step, seconds: start.elapsed().as_secs_f64() };
+        let stop = after_epoch(&report, model) == Next::Stop;
         let out_of_patience = config.patience.is_some_and(|p| since_best >= p);
         let out_of_time = config.time_budget.is_some_and(|t| start.elapsed() >= t);
-        if out_of_patience || out_of_time {
+        if stop || out_of_patience || out_of_time {
             break;
         }
     }

@@ -303,3 +303,38 @@ fn bad_configurations_are_rejected_at_construction() {
     let dropout = Seq2SeqConfig { dropout: 1.0, ..tiny(&task, RnnKind::Lstm, None, Placement::Luong) };
     assert!(Seq2Seq::new(dropout, rng).is_err());
 }
+
+#[test]
+fn epochs_can_be_slices_of_the_data_and_a_hook_can_stop_training() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(20);
+    let (train, val) = (task.generate(40, &mut rng), task.generate(8, &mut rng));
+    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(21)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = CheckpointSpec { dir: dir.path().to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() };
+    // 40 examples in slices of 16: 16, 16, 8; each slice is one batch of up to 64.
+    let settings = TrainConfig { epoch_size: Some(16), checkpoints: Some(spec), ..quiet(10) };
+    let mut steps = Vec::new();
+    let result = lingo_nn::train_model_with(&mut model, &train, &val, &settings, None, |r, _| {
+        steps.push(r.steps);
+        Ok::<_, Error>(if r.epoch == 4 { lingo_nn::Next::Stop } else { lingo_nn::Next::Continue })
+    })
+    .unwrap();
+    assert_eq!(steps, [1, 2, 3, 4], "one step per slice, the hook stopped after epoch 4");
+    assert_eq!(result.val_losses.len(), 4);
+    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("last.ckpt")).unwrap();
+    assert_eq!((ckpt.epoch, ckpt.step), (4, 4));
+    // A hook's own error stops training and comes back unchanged.
+    #[derive(Debug, PartialEq)]
+    enum Mine {
+        Enough,
+        Lingo(String),
+    }
+    impl From<Error> for Mine {
+        fn from(e: Error) -> Mine {
+            Mine::Lingo(e.to_string())
+        }
+    }
+    let err = lingo_nn::train_model_with(&mut model, &train, &val, &quiet(3), None, |_, _| Err::<lingo_nn::Next, Mine>(Mine::Enough)).unwrap_err();
+    assert_eq!(err, Mine::Enough);
+}
