@@ -31,9 +31,8 @@
 
 use ndarray::{Array2, Array3, s};
 
-use super::{Dims, SeqInput, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, resolve, step_rows, step_rows_mut, weight_grads};
+use super::{Dims, SeqInput, active_rows, gemm_rows, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, resolve, step_rows, step_rows_mut, weight_grads};
 use crate::error::Result;
-use crate::gemm::gemm;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::Tensor;
 
@@ -143,7 +142,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
         // a_t = (x_t·W_ihᵀ + b) + h_{t-1}·W_hhᵀ, written straight into the gate buffer.
         let mut a = step_rows_mut(&mut gates, &d, t, n_g);
         a.assign(&step_rows(xp, &d, t, n_g));
-        gemm(1.0, as_matrix(&h, n_h), w_hh.t(), 1.0, a);
+        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), w_hh.t(), 1.0, a);
         for b in 0..n_b {
             let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
             let saved = row * n_h..(row + 1) * n_h;
@@ -186,7 +185,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
                 step_backward(&gates[gate_rows.clone()], &tanh_c[saved.clone()], &c_prev[saved], &dh[state.clone()], &mut dc[state], &mut d_gates[gate_rows]);
             }
             // dh_{t-1} = da_t · W_hh (h_{t-1} reaches the loss only through a_t).
-            gemm(1.0, step_rows(&d_gates, &d, t, n_g), w_hh, 0.0, dh_prev.view_mut());
+            gemm_rows(&active_rows(t, &lengths), step_rows(&d_gates, &d, t, n_g), w_hh, 0.0, dh_prev.view_mut());
             for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
                 dh[b * n_h..(b + 1) * n_h].copy_from_slice(dh_prev.row(b).as_slice().unwrap_or_else(|| unreachable!()));
             }

@@ -166,6 +166,33 @@ impl Dims {
     }
 }
 
+/// The batch rows still inside their sequence at step `t` (`t < lengths[b]`).
+pub(crate) fn active_rows(t: usize, lengths: &[usize]) -> Vec<usize> {
+    (0..lengths.len()).filter(|&b| t < lengths[b]).collect()
+}
+
+/// `out[r] ← a[r]·w + beta·out[r]` for the batch rows `r` in `rows` only:
+/// the per-step recurrent product, skipping the rows whose sequence has
+/// ended (PyTorch's packed sequences skip them too). When every row is
+/// active it is one GEMM; otherwise the active rows are gathered, multiplied
+/// and scattered back. Each output element is the same dot product either
+/// way, so the result does not depend on which other rows are present.
+pub(crate) fn gemm_rows(rows: &[usize], a: ArrayView2<'_, f32>, w: ArrayView2<'_, f32>, beta: f32, mut out: ArrayViewMut2<'_, f32>) {
+    if rows.len() == a.nrows() {
+        gemm(1.0, a, w, beta, out);
+        return;
+    }
+    if rows.is_empty() {
+        return;
+    }
+    let a_rows = a.select(Axis(0), rows);
+    let mut c = if beta == 0.0 { Array2::zeros((rows.len(), w.ncols())) } else { out.select(Axis(0), rows) };
+    gemm(1.0, a_rows.view(), w, beta, c.view_mut());
+    for (i, &r) in rows.iter().enumerate() {
+        out.row_mut(r).assign(&c.row(i));
+    }
+}
+
 /// A flat row-major buffer seen as a matrix with `cols` columns.
 pub(crate) fn as_matrix(buf: &[f32], cols: usize) -> ArrayView2<'_, f32> {
     ArrayView2::from_shape((buf.len() / cols.max(1), cols), buf).unwrap_or_else(|_| unreachable!("buffers are whole rows"))
