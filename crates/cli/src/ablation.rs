@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
+use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
 use lingo::nn::{Init, Mode, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model};
 use lingo::tensor::no_grad;
@@ -110,8 +111,19 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
     // per rayon thread (each one's products on a single thread: `main` sets
     // MATMUL_NUM_THREADS=1 for this command). Each result is the same bits
     // either way; the epoch lines are printed once a configuration is done.
-    let one = |&choice: &AttentionChoice| train_one(args, &task, (&train, &val), &probe, choice, seed);
-    let rows: Vec<Row> = args.configs.par_iter().map(one).collect::<Result<_>>()?;
+    // Longest first (the additive scorer costs most, no attention least): on
+    // two threads the shortest then fills the gap after the middle one.
+    let cost = |c: &AttentionChoice| match c.0 {
+        None => 0,
+        Some(Scorer::Additive | Scorer::MultiHead { .. }) => 2,
+        Some(_) => 1,
+    };
+    let mut order: Vec<usize> = (0..args.configs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cost(&args.configs[i])));
+    let one = |&i: &usize| train_one(args, &task, (&train, &val), &probe, args.configs[i], seed).map(|row| (i, row));
+    let mut trained: Vec<(usize, Row)> = order.par_iter().map(one).collect::<Result<_>>()?;
+    trained.sort_by_key(|(i, _)| *i); // back in the order asked for
+    let rows: Vec<Row> = trained.into_iter().map(|(_, row)| row).collect();
     for row in &rows {
         out.say(&format!("\n== {} ==", row.choice.label()));
         let epochs = row.train_losses.len();
