@@ -137,9 +137,11 @@ fn results_do_not_depend_on_the_number_of_threads() {
     let run = |threads: usize, scorer: Scorer| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
+            // Large enough (16 × 64 × 64) that the kernels do share the batch between threads.
             let attn = layer(scorer, 32, 32, 32, 0);
-            let enc_out = Tensor::variable(tensor(&[8, 32, 32], 1).data().clone());
-            let out = attn.forward(&tensor(&[8, 32, 32], 2), &enc_out, &enc_out, Some(&pad_mask(&[32, 20, 5, 32, 1, 32, 32, 9], 32)), false).unwrap();
+            let enc_out = Tensor::variable(tensor(&[16, 64, 32], 1).data().clone());
+            let lens = [64, 40, 5, 64, 1, 64, 64, 9, 33, 64, 2, 50, 64, 17, 64, 63];
+            let out = attn.forward(&tensor(&[16, 64, 32], 2), &enc_out, &enc_out, Some(&pad_mask(&lens, 64)), false).unwrap();
             let all = flat(&out).unwrap();
             let grads = all.mul(&tensor(&[all.len()], 3)).unwrap().sum_all().backward().unwrap();
             (all.to_vec(), grads.get(&enc_out).unwrap().clone())

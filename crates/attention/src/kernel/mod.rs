@@ -35,9 +35,11 @@ use rayon::prelude::*;
 use crate::attention::AttentionOutput;
 use crate::error::Result;
 
-/// Below this many FLOPs per batch (≈ 0.1 ms of work), handing entries to
-/// other threads costs more than it saves.
-const PARALLEL_MIN_FLOPS: usize = 1 << 20;
+/// Below this many FLOPs per batch (≈ 0.05 ms of work on this machine),
+/// handing entries to other threads costs more than it saves. (At 2²⁰ the
+/// tutorial's 64 × 8 × 8 attention was split across threads, and the
+/// ablation, which already trains one configuration per core, slowed down.)
+const PARALLEL_MIN_FLOPS: usize = 1 << 22;
 
 /// The sizes of a kernel's results (see the [module docs](self)).
 #[derive(Debug, Clone, Copy)]
