@@ -131,24 +131,25 @@ fn multi_head_weights_are_the_mean_of_the_head_weights() {
     }
 }
 
-/// The same bits whether rayon has one thread or two (sizes big enough to be split).
+/// The same bits whether the batch is shared between rayon's threads or
+/// computed on one: called from a plain thread, a kernel this large shares
+/// its batch; called from inside a rayon pool, it stays on that thread.
 #[test]
 fn results_do_not_depend_on_the_number_of_threads() {
-    let run = |threads: usize, scorer: Scorer| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| {
-            // Large enough (16 × 64 × 64) that the kernels do share the batch between threads.
-            let attn = layer(scorer, 32, 32, 32, 0);
-            let enc_out = Tensor::variable(tensor(&[16, 64, 32], 1).data().clone());
-            let lens = [64, 40, 5, 64, 1, 64, 64, 9, 33, 64, 2, 50, 64, 17, 64, 63];
-            let out = attn.forward(&tensor(&[16, 64, 32], 2), &enc_out, &enc_out, Some(&pad_mask(&lens, 64)), false).unwrap();
-            let all = flat(&out).unwrap();
-            let grads = all.mul(&tensor(&[all.len()], 3)).unwrap().sum_all().backward().unwrap();
-            (all.to_vec(), grads.get(&enc_out).unwrap().clone())
-        })
+    let compute = |scorer: Scorer| {
+        // Large enough (16 × 64 × 64) to be shared between threads.
+        let attn = layer(scorer, 32, 32, 32, 0);
+        let enc_out = Tensor::variable(tensor(&[16, 64, 32], 1).data().clone());
+        let lens = [64, 40, 5, 64, 1, 64, 64, 9, 33, 64, 2, 50, 64, 17, 64, 63];
+        let out = attn.forward(&tensor(&[16, 64, 32], 2), &enc_out, &enc_out, Some(&pad_mask(&lens, 64)), false).unwrap();
+        let all = flat(&out).unwrap();
+        let grads = all.mul(&tensor(&[all.len()], 3)).unwrap().sum_all().backward().unwrap();
+        (all.to_vec(), grads.get(&enc_out).unwrap().clone())
     };
+    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     for scorer in [Scorer::Dot, Scorer::Additive, Scorer::MultiHead { heads: 4 }] {
-        assert_eq!(run(1, scorer), run(2, scorer), "{scorer}");
+        let shared = compute(scorer); // from the test's own thread: the global pool
+        assert_eq!(shared, one_thread.install(|| compute(scorer)), "{scorer}");
     }
 }
 
