@@ -161,6 +161,11 @@ fn attention_off_is_exactly_the_plain_encoder_decoder() {
     assert_eq!(enc_out.shape(), &[batch.len(), batch.src.ncols(), 16]);
 }
 
+/// Checkpoints of `task`'s models into `dir`.
+fn checkpoints_in(task: &DigitTask, dir: &std::path::Path) -> CheckpointSpec {
+    CheckpointSpec { dir: dir.to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() }
+}
+
 fn quiet(epochs: usize) -> TrainConfig {
     TrainConfig { progress: Progress::Silent, label_smoothing: 0.1, ..TrainConfig::new(epochs, 1e-2) }
 }
@@ -191,7 +196,7 @@ fn checkpoints_round_trip_and_resuming_gives_the_same_losses() {
     let spec = |sub: &str| {
         let path = dir.path().join(sub);
         std::fs::create_dir_all(&path).unwrap();
-        Some(CheckpointSpec { dir: path, src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() })
+        Some(checkpoints_in(&task, &path))
     };
     let batching = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
     let settings = |epochs, sub| TrainConfig { batching, checkpoints: spec(sub), ..quiet(epochs) };
@@ -230,7 +235,7 @@ fn an_exploding_learning_rate_stops_with_an_error_naming_the_step() {
     let (train, val) = (task.generate(64, &mut rng), task.generate(8, &mut rng));
     let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(14)).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let spec = CheckpointSpec { dir: dir.path().to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() };
+    let spec = checkpoints_in(&task, dir.path());
     let batching = lingo_data::BatchConfig { batch_size: 8, bucket: false, shuffle: true };
     let settings = TrainConfig { algorithm: Algorithm::sgd(0.0), lr: 1e38, batching, checkpoints: Some(spec), ..quiet(5) };
     let err = train_model(&mut model, &train, &val, &settings, None).unwrap_err();
@@ -311,7 +316,7 @@ fn epochs_can_be_slices_of_the_data_and_a_hook_can_stop_training() {
     let (train, val) = (task.generate(40, &mut rng), task.generate(8, &mut rng));
     let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(21)).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let spec = CheckpointSpec { dir: dir.path().to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() };
+    let spec = checkpoints_in(&task, dir.path());
     // 40 examples in slices of 16: 16, 16, 8; each slice is one batch of up to 64.
     let settings = TrainConfig { epoch_size: Some(16), checkpoints: Some(spec), ..quiet(10) };
     let mut steps = Vec::new();
