@@ -443,16 +443,17 @@ impl Seq2Seq {
         let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).unwrap_or_else(|_| unreachable!("batch × 1 ids"));
         let ones = vec![1; batch];
         let (features, weights, state) = match (&ctx.prepared, self.config.placement) {
-            (None, _) => {
+            (prepared, Placement::Luong) | (prepared @ None, Placement::Bahdanau) => {
+                // No attention, or Luong's: the RNN steps on the token first.
                 let dropped = self.dropped_embeddings(&self.tgt_embedding, &ids, mode.reborrow())?;
                 let out = self.decoder.forward(rnn_input(&self.tgt_embedding, &ids, dropped.as_ref()), &ones, Some(state), mode.reborrow())?;
-                (out.output, None, out.state)
-            }
-            (Some(prepared), Placement::Luong) => {
-                let dropped = self.dropped_embeddings(&self.tgt_embedding, &ids, mode.reborrow())?;
-                let out = self.decoder.forward(rnn_input(&self.tgt_embedding, &ids, dropped.as_ref()), &ones, Some(state), mode.reborrow())?;
-                let a = prepared.attend(&out.output, false)?;
-                (self.combined(&out.output, &a.context)?, Some(a.weights), out.state)
+                match prepared {
+                    None => (out.output, None, out.state),
+                    Some(prepared) => {
+                        let a = prepared.attend(&out.output, false)?;
+                        (self.combined(&out.output, &a.context)?, Some(a.weights), out.state)
+                    }
+                }
             }
             (Some(prepared), Placement::Bahdanau) => {
                 let emb = self.dropout.forward(&self.tgt_embedding.forward(ids.view())?, mode.reborrow())?; // (batch, 1, E)
