@@ -87,5 +87,5 @@ pub use param::{Module, Param};
 pub use rnn::{RnnWeights, SeqInput};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
-pub use gemm::gemm;
+pub use gemm::{SMALL_MACS, dot8, gemm};
 pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad};

@@ -118,3 +118,18 @@ fn the_same_seed_gives_the_same_numbers() {
     assert_eq!(run(3), run(3));
     assert_ne!(run(3), run(4));
 }
+
+#[test]
+fn cat_and_stack_give_row_major_results() {
+    // The ops after them (GEMMs reading rows, the attention kernels) need
+    // contiguous rows; a result with the joined axis outermost would be
+    // copied by every one of them.
+    let a = Tensor::from_vec((0..6).map(|i| i as f32).collect(), &[1, 2, 3]).unwrap();
+    let b = Tensor::from_vec((6..10).map(|i| i as f32).collect(), &[1, 2, 2]).unwrap();
+    let joined = Tensor::cat(&[a.clone(), b], 2).unwrap();
+    assert!(joined.data().is_standard_layout(), "strides {:?}", joined.data().strides());
+    assert_eq!(joined.to_vec(), vec![0.0, 1.0, 2.0, 6.0, 7.0, 3.0, 4.0, 5.0, 8.0, 9.0]);
+    let stacked = Tensor::stack(&[a.clone(), a], 2).unwrap();
+    assert!(stacked.data().is_standard_layout(), "strides {:?}", stacked.data().strides());
+    assert_eq!(stacked.shape(), &[1, 2, 2, 3]);
+}

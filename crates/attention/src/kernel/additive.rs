@@ -34,7 +34,7 @@
 //! Positions hidden by the causal mask are skipped outright.
 
 use lingo_tensor::fastmath::tanh_slice;
-use lingo_tensor::{Tensor, gemm};
+use lingo_tensor::{Tensor, dot8, gemm};
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{Layout, checked3, entries, for_each_entry, grad_or_zeros, unpack};
@@ -71,22 +71,6 @@ fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
     tanh_slice(&mut h[..n * a]);
 }
 
-/// `Σ_a x_a y_a` with eight partial sums, so the loop vectorizes (a single
-/// running sum would force one addition after another); the order is fixed,
-/// so the bits are too. (A GEMM with one column packs its operands and may
-/// hand them to other threads: far slower for one row of scores.)
-fn dot(x: &[f32], y: &[f32]) -> f32 {
-    let mut acc = [0.0_f32; 8];
-    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    let tail: f32 = xc.remainder().iter().zip(yc.remainder()).map(|(a, b)| a * b).sum();
-    for (xs, ys) in xc.zip(yc) {
-        for i in 0..8 {
-            acc[i] += xs[i] * ys[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
-
 /// The row `t` of a standard-layout matrix as a slice.
 fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
     m.index_axis_move(Axis(0), t).to_slice().unwrap_or_else(|| unreachable!("standard layout"))
@@ -117,7 +101,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             if m.limit > 0 {
                 hidden(h, row(qp, t), kp, m.limit); // H_t = tanh(Q'_t + K')
                 for (x, h_s) in x[..m.limit].iter_mut().zip(h.chunks_exact(n_a)) {
-                    *x = dot(h_s, v_slice); // X_t = H_t·v
+                    *x = dot8(h_s, v_slice); // X_t = H_t·v
                 }
             }
             masked_softmax(x, m);

@@ -106,9 +106,18 @@ impl Tensor {
                 return Err(mismatch("cat", first.shape(), t.shape(), format!("sizes must agree on every axis but {axis}")));
             }
         }
-        let views: Vec<_> = tensors.iter().map(|t| t.data().view()).collect();
-        let out = ndarray::concatenate(Axis(axis), &views).unwrap_or_else(|_| unreachable!("shapes were checked"));
         let sizes: Vec<usize> = tensors.iter().map(|t| t.shape()[axis]).collect();
+        // Written piece by piece into a row-major result. (`ndarray::concatenate`
+        // lays its result out with `axis` outermost in memory: a later op would
+        // read `[emb; context]` or `[out_f; out_b]` against the grain and copy it.)
+        let mut shape = first.shape().to_vec();
+        shape[axis] = sizes.iter().sum();
+        let mut out = ArrayD::zeros(IxDyn(&shape));
+        let mut start = 0;
+        for (t, &n) in tensors.iter().zip(&sizes) {
+            out.slice_axis_mut(Axis(axis), Slice::from(start..start + n)).assign(t.data());
+            start += n;
+        }
         Ok(Tensor::from_op("cat", out, tensors.to_vec(), move |b| {
             let mut start = 0;
             sizes

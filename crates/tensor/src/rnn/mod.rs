@@ -176,7 +176,8 @@ pub(crate) fn active_rows(t: usize, lengths: &[usize]) -> Vec<usize> {
 /// ended (PyTorch's packed sequences skip them too). When every row is
 /// active it is one GEMM; otherwise the active rows are gathered, multiplied
 /// and scattered back. Each output element is the same dot product either
-/// way, so the result does not depend on which other rows are present.
+/// way (up to the last bits when so few rows are left that [`gemm`] takes
+/// its direct path for small products).
 pub(crate) fn gemm_rows(rows: &[usize], a: ArrayView2<'_, f32>, w: ArrayView2<'_, f32>, beta: f32, mut out: ArrayViewMut2<'_, f32>) {
     if rows.len() == a.nrows() {
         gemm(1.0, a, w, beta, out);
