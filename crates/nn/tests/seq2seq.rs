@@ -291,7 +291,7 @@ fn an_all_padding_source_row_gives_finite_outputs_for_every_scorer() {
             let beam = beam_search(&model, &src, &src_lens, BeamConfig { beam_size: 3, n_best: 2, ..BeamConfig::default() }, true).unwrap();
             for hyp in greedy.iter().chain(beam.iter().flatten()) {
                 assert!(hyp.log_prob.is_finite() && hyp.score.is_finite(), "{name}: {hyp:?}");
-                assert!(hyp.attention.as_ref().is_none_or(|a| all_finite(a)), "{name}: attention");
+                assert!(hyp.attention.as_ref().is_none_or(all_finite), "{name}: attention");
             }
         }
     }
