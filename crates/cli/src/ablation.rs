@@ -16,7 +16,7 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::args::{AttentionChoice, positive, positive_real, unit_fraction};
+use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
 use crate::output::{Output, example_tokens};
 
@@ -45,16 +45,16 @@ pub struct AblationArgs {
     #[arg(long, default_value = "64", value_parser = positive)]
     pub batch_size: usize,
     /// Adam's learning rate
-    #[arg(long, default_value = "5e-3", value_parser = positive_real)]
+    #[arg(long, default_value = "5e-3", value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: f64,
     /// Embedding size
-    #[arg(long, default_value = "64", value_parser = positive)]
+    #[arg(long, default_value = "64", value_parser = dimension)]
     pub emb: usize,
     /// LSTM hidden size
-    #[arg(long, default_value = "64", value_parser = positive)]
+    #[arg(long, default_value = "64", value_parser = dimension)]
     pub hidden: usize,
     /// Label smoothing of the loss
-    #[arg(long, default_value = "0.1", value_parser = unit_fraction)]
+    #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub label_smoothing: f32,
     /// Linear learning-rate warm-up over this many steps (0: constant rate)
     #[arg(long, default_value = "4000")]
@@ -93,12 +93,27 @@ struct Row {
     seconds: f64,
 }
 
+impl AblationArgs {
+    /// Rejects flags that do not fit together, before any work.
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--configs", "multi_head:3"]).unwrap();
+    /// let lingo_cli::Command::Ablation(args) = cli.command else { unreachable!() };
+    /// assert!(args.check().unwrap_err().to_string().contains("--hidden"));
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        if self.max_words < self.min_words {
+            return Err(Error::usage("--max-words", format!("must be at least --min-words ({}), got {}", self.min_words, self.max_words)));
+        }
+        check_heads(&self.configs, self.hidden)
+    }
+}
+
 /// Runs the ablation: trains every configuration, prints the table (or
 /// JSON lines), a text heatmap of one example and writes the pictures.
 pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
-    if args.max_words < args.min_words {
-        return Err(Error::invalid("--max-words", format!("must be at least --min-words ({}), got {}", args.min_words, args.max_words)));
-    }
+    args.check()?;
     let task = LexiconReverse::new(&lingo::data::DEFAULT_LEXICON, args.min_words, args.max_words)?;
     // One stream draws training then validation data, as the tutorial does.
     let mut data_rng = StdRng::seed_from_u64(seed);

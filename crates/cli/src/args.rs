@@ -1,6 +1,8 @@
 //! Value parsers shared by the commands: every number is checked while the
 //! arguments are read, so a bad value is rejected before any work, with
-//! clap's message naming the flag.
+//! clap's message naming the flag. The real-valued flags also set
+//! `allow_hyphen_values`: clap's negative-number detection does not know
+//! exponents, and would read `--lr -3e-3` as an unknown flag `-3`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -21,6 +23,47 @@ pub fn positive(text: &str) -> Result<usize, String> {
         Ok(n) => Ok(n),
         Err(_) => Err(format!("must be a whole number at least 1, got {text:?}")),
     }
+}
+
+/// The largest embedding or hidden size the commands accept: far beyond
+/// anything that trains on one machine, but small enough that building the
+/// model cannot exhaust memory before the first step.
+pub const MAX_DIMENSION: usize = 8192;
+
+/// A model size (embedding, hidden units): from 1 to [`MAX_DIMENSION`].
+///
+/// ```
+/// use lingo_cli::args::dimension;
+/// assert_eq!(dimension("256"), Ok(256));
+/// assert_eq!(dimension("0").unwrap_err(), "must be at least 1, got 0");
+/// assert_eq!(dimension("100000").unwrap_err(), "must be at most 8192, got 100000");
+/// ```
+pub fn dimension(text: &str) -> Result<usize, String> {
+    match positive(text)? {
+        n if n > MAX_DIMENSION => Err(format!("must be at most {MAX_DIMENSION}, got {n}")),
+        n => Ok(n),
+    }
+}
+
+/// Checks that every multi-head scorer among `choices` splits `hidden`
+/// (the attention size) evenly, naming `--hidden`; the commands call it
+/// before any work.
+///
+/// ```
+/// use lingo_cli::args::{AttentionChoice, check_heads};
+/// let choices: Vec<AttentionChoice> = vec!["dot".parse().unwrap(), "multi_head:3".parse().unwrap()];
+/// assert!(check_heads(&choices, 63).is_ok());
+/// assert_eq!(check_heads(&choices, 64).unwrap_err().to_string(), "invalid --hidden: must be a multiple of 3 for multi_head:3, got 64");
+/// ```
+pub fn check_heads(choices: &[AttentionChoice], hidden: usize) -> crate::Result<()> {
+    for choice in choices {
+        if let Some(Scorer::MultiHead { heads }) = choice.0
+            && !hidden.is_multiple_of(heads)
+        {
+            return Err(crate::Error::usage("--hidden", format!("must be a multiple of {heads} for {choice}, got {hidden}")));
+        }
+    }
+    Ok(())
 }
 
 /// A finite number above 0 (learning rates, seconds).

@@ -43,6 +43,16 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
+    /// Flags that are each in range but do not fit together (`--max-words`
+    /// below `--min-words`, say): found before any work, like clap's own
+    /// errors, and like them the binary exits with status 2.
+    #[error("invalid {flag}: {reason}")]
+    Usage {
+        /// The flag to change.
+        flag: &'static str,
+        /// Why it is rejected.
+        reason: String,
+    },
     /// The rayon thread pool could not be set up.
     #[error("--threads: {0}")]
     Threads(String),
@@ -57,6 +67,30 @@ impl Error {
     /// ```
     pub fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Error {
         Error::Invalid { what: what.into(), reason: reason.into() }
+    }
+
+    /// An [`Error::Usage`] about `flag`.
+    ///
+    /// ```
+    /// let err = lingo_cli::Error::usage("--rare-digit", "must be below --digits (10), got 10");
+    /// assert_eq!(err.to_string(), "invalid --rare-digit: must be below --digits (10), got 10");
+    /// assert_eq!(err.exit_code(), 2);
+    /// ```
+    pub fn usage(flag: &'static str, reason: impl Into<String>) -> Error {
+        Error::Usage { flag, reason: reason.into() }
+    }
+
+    /// The binary's exit status for this error: 2 for a usage error, as for
+    /// clap's, 1 for everything else.
+    ///
+    /// ```
+    /// assert_eq!(lingo_cli::Error::invalid("sentence", "is empty").exit_code(), 1);
+    /// ```
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage { .. } => 2,
+            _ => 1,
+        }
     }
 
     /// An [`Error::Io`] naming `path`.

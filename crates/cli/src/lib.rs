@@ -18,7 +18,9 @@
 //! ## Errors
 //!
 //! Bad arguments are rejected while they are read, before any work, by
-//! clap with a message naming the flag; problems found later (a missing
+//! clap with a message naming the flag; flags that are each valid but do
+//! not fit together are rejected next, still before any work, also with
+//! status 2 ([`Error::Usage`]); problems found later (a missing
 //! file, a malformed corpus line, a corrupt checkpoint) come back as one
 //! [`Error`], which the binary prints as a single `error: ...` line
 //! ([`one_line`]) before exiting with status 1 (2 for usage errors).
@@ -110,6 +112,7 @@ pub enum Command {
 /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--max-words", "2"]).unwrap();
 /// let err = lingo_cli::run(&cli).unwrap_err();
 /// assert_eq!(err.to_string(), "invalid --max-words: must be at least --min-words (3), got 2");
+/// assert_eq!(err.exit_code(), 2);
 /// ```
 pub fn run(cli: &Cli) -> Result<()> {
     if let Some(threads) = cli.threads {
@@ -121,6 +124,12 @@ pub fn run(cli: &Cli) -> Result<()> {
         }
     }
     let out = Output::new(cli.json);
+    match &cli.command {
+        Command::Ablation(args) => args.check(),
+        Command::SortStudy(args) => args.check(),
+        Command::Train(args) => args.check(),
+        Command::Translate(_) => Ok(()),
+    }?;
     match &cli.command {
         Command::Ablation(args) => ablation::run(args, cli.seed, &out),
         Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),

@@ -20,7 +20,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use crate::args::{positive, positive_real, unit_fraction};
+use crate::args::{dimension, positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
 use crate::measure::{alignment_accuracy, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
@@ -31,8 +31,8 @@ pub struct SortStudyArgs {
     /// Sequence lengths to train at (each trained with and without attention)
     #[arg(long, value_delimiter = ',', default_value = "5,10", value_parser = positive)]
     pub lengths: Vec<usize>,
-    /// Distinct digits (the vocabulary besides the specials)
-    #[arg(long, default_value = "10", value_parser = positive)]
+    /// Distinct digits (the vocabulary besides the specials), at most 8192
+    #[arg(long, default_value = "10", value_parser = dimension)]
     pub digits: usize,
     /// Training sequences per run
     #[arg(long, default_value = "10000", value_parser = positive)]
@@ -50,13 +50,13 @@ pub struct SortStudyArgs {
     #[arg(long, default_value = "64", value_parser = positive)]
     pub batch_size: usize,
     /// Adam's learning rate
-    #[arg(long, default_value = "3e-3", value_parser = positive_real)]
+    #[arg(long, default_value = "3e-3", value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: f64,
     /// Embedding size
-    #[arg(long, default_value = "32", value_parser = positive)]
+    #[arg(long, default_value = "32", value_parser = dimension)]
     pub emb: usize,
     /// GRU hidden size (per direction in the encoder)
-    #[arg(long, default_value = "64", value_parser = positive)]
+    #[arg(long, default_value = "64", value_parser = dimension)]
     pub hidden: usize,
     /// How much longer than trained the test inputs get (comma-separated offsets)
     #[arg(long, value_delimiter = ',', default_value = "1,2,5", value_parser = positive)]
@@ -65,7 +65,7 @@ pub struct SortStudyArgs {
     #[arg(long, default_value = "7")]
     pub rare_digit: usize,
     /// Probability of the rare digit at each position in the rare-value run's training data (0: skip that run)
-    #[arg(long, default_value = "0.01", value_parser = unit_fraction)]
+    #[arg(long, default_value = "0.01", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub rare_share: f32,
     /// Directory for the entropy chart and the heatmaps
     #[arg(long, default_value = "target/lingo-out")]
@@ -92,11 +92,26 @@ struct RunResult {
     seconds: f64,
 }
 
+impl SortStudyArgs {
+    /// Rejects flags that do not fit together, before any work.
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "sort-study", "--digits", "5"]).unwrap();
+    /// let lingo_cli::Command::SortStudy(args) = cli.command else { unreachable!() };
+    /// assert_eq!(args.check().unwrap_err().to_string(), "invalid --rare-digit: must be below --digits (5), got 7");
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        if self.rare_digit >= self.digits {
+            return Err(Error::usage("--rare-digit", format!("must be below --digits ({}), got {}", self.digits, self.rare_digit)));
+        }
+        Ok(())
+    }
+}
+
 /// Runs the case study; see the module docs.
 pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
-    if args.rare_digit >= args.digits {
-        return Err(Error::invalid("--rare-digit", format!("must be below --digits ({}), got {}", args.digits, args.rare_digit)));
-    }
+    args.check()?;
     let mut results = Vec::new();
     let mut first_attention_model = None;
     for &len in &args.lengths {

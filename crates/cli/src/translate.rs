@@ -10,7 +10,10 @@ use lingo::data::{
     Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, Wrap,
     corpus_bleu, corpus_chrf,
 };
-use lingo::nn::{BeamConfig, Checkpoint, CheckpointSpec, Hypothesis, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode, train_model_with};
+use lingo::nn::{
+    BeamConfig, Checkpoint, CheckpointSpec, Hypothesis, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode, load_resumable,
+    remove_stale_temp_files, train_model_with,
+};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use ndarray::Array2;
 use rand::SeedableRng;
@@ -18,7 +21,7 @@ use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::args::{AttentionChoice, positive, positive_real, unit_fraction};
+use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
 use crate::output::Output;
 
@@ -65,22 +68,22 @@ pub struct TrainArgs {
     #[arg(long, default_value = "general")]
     pub attention: AttentionChoice,
     /// Embedding size
-    #[arg(long, default_value = "128", value_parser = positive)]
+    #[arg(long, default_value = "128", value_parser = dimension)]
     pub emb: usize,
     /// LSTM hidden size
-    #[arg(long, default_value = "256", value_parser = positive)]
+    #[arg(long, default_value = "256", value_parser = dimension)]
     pub hidden: usize,
     /// Dropout on embeddings and before the output layer
-    #[arg(long, default_value = "0", value_parser = unit_fraction)]
+    #[arg(long, default_value = "0", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub dropout: f32,
     /// Sentence pairs per batch
     #[arg(long, default_value = "64", value_parser = positive)]
     pub batch_size: usize,
     /// Adam's learning rate
-    #[arg(long, default_value = "2e-3", value_parser = positive_real)]
+    #[arg(long, default_value = "2e-3", value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: f64,
     /// Label smoothing of the loss
-    #[arg(long, default_value = "0.1", value_parser = unit_fraction)]
+    #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub label_smoothing: f32,
     /// Training pairs per round (validation and a checkpoint after each)
     #[arg(long, default_value = "16000", value_parser = positive)]
@@ -89,7 +92,7 @@ pub struct TrainArgs {
     #[arg(long, default_value = "100", value_parser = positive)]
     pub rounds: usize,
     /// Seconds of training; no round starts that would end after it
-    #[arg(long, default_value = "600", value_parser = positive_real)]
+    #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
     pub time_budget: f64,
     /// Beam size for the test set (1: greedy)
     #[arg(long, default_value = "1", value_parser = positive)]
@@ -97,6 +100,32 @@ pub struct TrainArgs {
     /// Example translations to print
     #[arg(long, default_value = "5")]
     pub show: usize,
+    /// Continue the run whose checkpoints are in --out from its last.ckpt
+    /// (same data, seed and flags): the rounds still to go are trained
+    /// exactly as an uninterrupted run would have trained them (--time-budget
+    /// counts this process's time only)
+    #[arg(long)]
+    pub resume: bool,
+}
+
+impl TrainArgs {
+    /// Rejects flags that do not fit together, before any work (a corpus too
+    /// small for --test-size and --valid-size is found once it is read).
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "train", "--data", "x.tsv", "--vocab-size", "4"]).unwrap();
+    /// let lingo_cli::Command::Train(args) = cli.command else { unreachable!() };
+    /// assert!(args.check().unwrap_err().to_string().starts_with("invalid --vocab-size"));
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        // The vocabulary holds <pad> <sos> <eos> <unk> besides the words.
+        let specials = lingo::data::SPECIALS.len();
+        if self.vocab_size <= specials {
+            return Err(Error::usage("--vocab-size", format!("must be above {specials}, the special tokens it includes, got {}", self.vocab_size)));
+        }
+        check_heads(&[self.attention], self.hidden)
+    }
 }
 
 /// Settings of `lingo translate`.
@@ -186,8 +215,15 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let held_out = args.test_size + args.valid_size;
     if corpus.len() < 2 * held_out {
         return Err(Error::invalid(
-            "--data",
-            format!("{}: {} usable pairs (of {read}, up to {} tokens) is too few for {} test and {} validation pairs", args.data.display(), corpus.len(), args.max_len, args.test_size, args.valid_size),
+            "--test-size/--valid-size",
+            format!(
+                "{}: {} usable pairs (of {read}, up to --max-len {} tokens) is too few for --test-size {} and --valid-size {} (at least twice their sum is needed)",
+                args.data.display(),
+                corpus.len(),
+                args.max_len,
+                args.test_size,
+                args.valid_size
+            ),
         ));
     }
     let n = corpus.len() as f64;
@@ -227,6 +263,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
 /// `lingo train`: prepare, train within the budget, keep the best round,
 /// write `model.ckpt`, score the test set.
 pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
+    args.check()?;
     let data = prepare(args, seed, out)?;
     let model_config = Seq2SeqConfig {
         attention: args.attention.0,
@@ -245,17 +282,28 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+    // Half-written model.ckpt files of killed runs (train_model clears those of last.ckpt and best.ckpt).
+    remove_stale_temp_files(&args.out.join("model.ckpt"))?;
     let budget = Duration::from_secs_f64(args.time_budget);
     let start = Instant::now();
     // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
     config.epoch_size = Some(args.round_size);
     config.progress = Progress::Silent; // the round lines are printed below, with the time
     config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone() });
-    let trained = train_model_with(&mut model, &data.train, &data.valid, &config, None, |r, _| {
+    let resume = if args.resume {
+        let path = args.out.join("last.ckpt");
+        let ckpt = load_resumable(&path, &model_config, &data.src_vocab, &data.tgt_vocab)?;
+        out.note(&format!("resuming from {} after round {}", path.display(), ckpt.epoch));
+        Some(ckpt)
+    } else {
+        None
+    };
+    let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
+    let trained = train_model_with(&mut model, &data.train, &data.valid, &config, resume.as_ref(), |r, _| {
         let elapsed = start.elapsed();
         out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
-        // Stop when another round like the last would overrun the budget.
-        let per_round = elapsed.as_secs_f64() / r.epoch as f64;
+        // Stop when another round like this process's last would overrun the budget.
+        let per_round = elapsed.as_secs_f64() / (r.epoch + 1 - first_round) as f64;
         Ok::<_, Error>(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
     })?;
     let train_seconds = trained.seconds;
@@ -323,8 +371,7 @@ fn decode(model: &Seq2Seq, rows: &[&[usize]], beam: usize, max_len: usize, with_
 /// Loads a `model.ckpt` written by `lingo train`.
 fn load(path: &Path) -> Result<(Seq2Seq, Checkpoint<Translator>)> {
     let ckpt: Checkpoint<Translator> = Checkpoint::load(path)?;
-    let mut model = Seq2Seq::new(ckpt.config.model.clone(), &mut StdRng::seed_from_u64(0))?;
-    ckpt.restore(&mut model)?;
+    let model = Seq2Seq::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
     Ok((model, ckpt))
 }
 

@@ -2,12 +2,18 @@
 //! standard error, non-zero exit, no backtrace, the flag or file named),
 //! the shape of `--json` output, and a tiny end-to-end run of each command.
 
+mod common;
+
+use std::any::TypeId;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
+use clap::CommandFactory;
+use common::{lingo_command, tiny_corpus};
 
 /// Runs `lingo` with `args` in `dir`.
 fn lingo_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lingo")).args(args).current_dir(dir).env_remove("RUST_BACKTRACE").output().expect("the binary runs")
+    lingo_command(dir, args).output().expect("the binary runs")
 }
 
 fn lingo(args: &[&str]) -> Output {
@@ -51,22 +57,114 @@ fn keys(map: &serde_json::Map<String, serde_json::Value>) -> Vec<&str> {
     k
 }
 
+/// Every numeric flag of every command with a bad value, and the flags
+/// that are valid alone but not together: `(command line, flag to name)`.
+/// `DATA` stands for a valid corpus, so the flag is the only problem.
+const BAD_VALUES: &[(&[&str], &str)] = &[
+    // Global options, with each command.
+    (&["--seed", "-1", "ablation"], "--seed"),
+    (&["ablation", "--seed", "x"], "--seed"),
+    (&["sort-study", "--seed", "1.5"], "--seed"),
+    (&["train", "--data", "DATA", "--seed", "-3"], "--seed"),
+    (&["translate", "--seed", "", "--checkpoint", "x.ckpt", "hola"], "--seed"),
+    (&["ablation", "--threads", "0"], "--threads"),
+    (&["sort-study", "--threads", "0"], "--threads"),
+    (&["train", "--data", "DATA", "--threads", "-2"], "--threads"),
+    (&["translate", "--checkpoint", "x.ckpt", "--threads", "0", "hola"], "--threads"),
+    // ablation
+    (&["ablation", "--train-size", "0"], "--train-size"),
+    (&["ablation", "--val-size", "0"], "--val-size"),
+    (&["ablation", "--min-words", "0"], "--min-words"),
+    (&["ablation", "--max-words", "0"], "--max-words"),
+    (&["ablation", "--epochs", "0"], "--epochs"),
+    (&["ablation", "--batch-size", "0"], "--batch-size"),
+    (&["ablation", "--lr", "-0.1"], "--lr"),
+    (&["ablation", "--lr", "0"], "--lr"),
+    (&["ablation", "--lr", "NaN"], "--lr"),
+    (&["ablation", "--emb", "0"], "--emb"),
+    (&["ablation", "--hidden", "0"], "--hidden"),
+    (&["ablation", "--hidden", "100000"], "--hidden"),
+    (&["ablation", "--label-smoothing", "1.5"], "--label-smoothing"),
+    (&["ablation", "--label-smoothing", "-0.1"], "--label-smoothing"),
+    (&["ablation", "--warmup", "-1"], "--warmup"),
+    (&["ablation", "--align-samples", "0"], "--align-samples"),
+    (&["ablation", "--configs", "multi_head:0"], "--configs"),
+    (&["ablation", "--min-words", "4", "--max-words", "3"], "--max-words"),
+    (&["ablation", "--configs", "dot,multi_head:3"], "--hidden"),
+    // sort-study
+    (&["sort-study", "--lengths", "5,0"], "--lengths"),
+    (&["sort-study", "--digits", "0"], "--digits"),
+    (&["sort-study", "--digits", "9000"], "--digits"),
+    (&["sort-study", "--train-size", "0"], "--train-size"),
+    (&["sort-study", "--val-size", "0"], "--val-size"),
+    (&["sort-study", "--test-size", "0"], "--test-size"),
+    (&["sort-study", "--epochs", "0"], "--epochs"),
+    (&["sort-study", "--batch-size", "0"], "--batch-size"),
+    (&["sort-study", "--lr", "-3e-3"], "--lr"),
+    (&["sort-study", "--emb", "0"], "--emb"),
+    (&["sort-study", "--hidden", "0"], "--hidden"),
+    (&["sort-study", "--longer", "1,0"], "--longer"),
+    (&["sort-study", "--rare-digit", "-1"], "--rare-digit"),
+    (&["sort-study", "--rare-share", "1"], "--rare-share"),
+    (&["sort-study", "--rare-digit", "10"], "--rare-digit"),
+    (&["sort-study", "--digits", "5", "--rare-digit", "5"], "--rare-digit"),
+    // train
+    (&["train", "--data", "DATA", "--max-len", "0"], "--max-len"),
+    (&["train", "--data", "DATA", "--test-size", "0"], "--test-size"),
+    (&["train", "--data", "DATA", "--valid-size", "0"], "--valid-size"),
+    (&["train", "--data", "DATA", "--bpe-merges", "0"], "--bpe-merges"),
+    (&["train", "--data", "DATA", "--vocab-size", "0"], "--vocab-size"),
+    (&["train", "--data", "DATA", "--emb", "0"], "--emb"),
+    (&["train", "--data", "DATA", "--hidden", "0"], "--hidden"),
+    (&["train", "--data", "DATA", "--dropout", "1"], "--dropout"),
+    (&["train", "--data", "DATA", "--batch-size", "0"], "--batch-size"),
+    (&["train", "--data", "DATA", "--lr", "-1"], "--lr"),
+    (&["train", "--data", "DATA", "--label-smoothing", "1"], "--label-smoothing"),
+    (&["train", "--data", "DATA", "--round-size", "0"], "--round-size"),
+    (&["train", "--data", "DATA", "--rounds", "0"], "--rounds"),
+    (&["train", "--data", "DATA", "--time-budget", "0"], "--time-budget"),
+    (&["train", "--data", "DATA", "--time-budget", "inf"], "--time-budget"),
+    (&["train", "--data", "DATA", "--beam", "0"], "--beam"),
+    (&["train", "--data", "DATA", "--show", "-1"], "--show"),
+    (&["train", "--data", "DATA", "--vocab-size", "4"], "--vocab-size"),
+    (&["train", "--data", "DATA", "--attention", "multi_head:3"], "--hidden"),
+    // translate
+    (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
+    (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
+];
+
 #[test]
-fn out_of_range_values_are_rejected_naming_the_flag() {
-    let cases: [(&[&str], &str); 7] = [
-        (&["ablation", "--batch-size", "0"], "--batch-size"),
-        (&["ablation", "--lr", "-0.1"], "--lr"),
-        (&["ablation", "--hidden", "0"], "--hidden"),
-        (&["ablation", "--label-smoothing", "1.5"], "--label-smoothing"),
-        (&["ablation", "--configs", "luong"], "--configs"),
-        (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
-        (&["sort-study", "--threads", "0"], "--threads"),
-    ];
-    for (args, flag) in cases {
-        let out = lingo(args);
+fn every_numeric_flag_rejects_bad_values_before_any_work() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let data = data_dir.path().join("numbers.tsv");
+    tiny_corpus(&data);
+    let mut flags = std::collections::BTreeSet::new();
+    for &(args, flag) in BAD_VALUES {
+        let args: Vec<&str> = args.iter().map(|&a| if a == "DATA" { data.to_str().unwrap() } else { a }).collect();
+        // A fresh working directory: every output path defaults to one inside it.
+        let dir = tempfile::tempdir().unwrap();
+        let out = lingo_in(dir.path(), &args);
         assert_one_line_error(&out, flag);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(written.is_empty(), "{args:?} wrote {written:?} before failing");
+        flags.insert((args[0], flag));
     }
+    // The table misses no numeric flag of any command (global ones included).
+    let numeric = [TypeId::of::<usize>(), TypeId::of::<u64>(), TypeId::of::<f32>(), TypeId::of::<f64>()];
+    let root = lingo_cli::Cli::command();
+    let mut all = 0;
+    for command in root.get_subcommands() {
+        for arg in command.get_arguments().chain(root.get_arguments()) {
+            let Some(long) = arg.get_long() else { continue };
+            if numeric.iter().any(|t| arg.get_value_parser().type_id() == *t) {
+                all += 1;
+                let flag = format!("--{long}");
+                assert!(flags.contains(&(command.get_name(), flag.as_str())), "no bad value tried for {} {flag}", command.get_name());
+            }
+        }
+    }
+    println!("{} bad values rejected; {} (command, flag) pairs covered; the commands have {all} numeric flags", BAD_VALUES.len(), flags.len());
 }
 
 #[test]
@@ -74,12 +172,6 @@ fn unknown_flags_and_commands_are_one_line() {
     assert_one_line_error(&lingo(&["ablation", "--bogus"]), "--bogus");
     assert_one_line_error(&lingo(&["frobnicate"]), "frobnicate");
     assert_one_line_error(&lingo(&["train"]), "--data");
-}
-
-#[test]
-fn arguments_that_do_not_fit_together_are_rejected_before_work() {
-    assert_one_line_error(&lingo(&["ablation", "--min-words", "4", "--max-words", "3"]), "--max-words");
-    assert_one_line_error(&lingo(&["sort-study", "--rare-digit", "10"]), "--rare-digit");
 }
 
 #[test]
@@ -103,7 +195,9 @@ fn missing_and_malformed_files_are_named() {
 
     let small = dir.path().join("small.tsv");
     std::fs::write(&small, "Go.\tVe.\nHi.\tHola.\n").unwrap();
-    assert_one_line_error(&lingo(&["train", "--data", small.to_str().unwrap()]), "too few");
+    let too_small = lingo(&["train", "--data", small.to_str().unwrap(), "--test-size", "3", "--valid-size", "2"]);
+    assert_one_line_error(&too_small, "small.tsv: 2 usable pairs");
+    assert!(stderr(&too_small).contains("too few for --test-size 3 and --valid-size 2"), "{}", stderr(&too_small));
 
     let garbage = dir.path().join("model.ckpt");
     std::fs::write(&garbage, b"not a checkpoint at all, just some bytes").unwrap();
@@ -162,19 +256,6 @@ fn sort_study_json_reports_each_model() {
     assert!(dir.path().join("pics/sort-entropy.png").exists());
 }
 
-/// A tiny made-up corpus: numbers spelled in English and Spanish.
-fn tiny_corpus(path: &Path) {
-    let en = ["one", "two", "three", "four", "five", "six"];
-    let es = ["uno", "dos", "tres", "cuatro", "cinco", "seis"];
-    let mut text = String::new();
-    for i in 0..6 {
-        for j in 0..6 {
-            text.push_str(&format!("{} {}.\t{} {}.\n", en[i], en[j], es[i], es[j]));
-        }
-    }
-    std::fs::write(path, text).unwrap();
-}
-
 #[test]
 fn train_then_translate_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
@@ -201,4 +282,23 @@ fn train_then_translate_end_to_end() {
     assert!(lines[0]["translation"].is_string());
 
     assert_one_line_error(&lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "  "]), "sentence");
+}
+
+#[test]
+fn an_exploding_learning_rate_is_one_error_naming_epoch_and_step() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    // 1e300 overflows f32 in the first update: the validation loss after it is NaN.
+    let train = lingo_in(dir.path(), &[
+        "train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--emb", "8", "--hidden", "8", "--vocab-size", "50",
+        "--lr", "1e300",
+    ]);
+    assert_one_line_error(&train, "loss is NaN at epoch 1, step 1");
+    assert_eq!(train.status.code(), Some(1));
+    let written: Vec<_> = std::fs::read_dir(dir.path().join("run")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(written.is_empty(), "a broken model was saved: {written:?}");
+    // Adam at 1e38 without warm-up: the first step's update already overflows.
+    let ablation = lingo(&["ablation", "--configs", "none", "--epochs", "3", "--train-size", "64", "--val-size", "16", "--align-samples", "8", "--no-png", "--warmup", "0", "--lr", "1e38"]);
+    assert_one_line_error(&ablation, "at epoch 1, step 1");
+    assert!(stderr(&ablation).contains("loss is"), "{}", stderr(&ablation));
 }

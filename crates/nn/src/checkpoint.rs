@@ -24,6 +24,13 @@
 //! [`write_atomic`] writes a temporary file in the target's directory,
 //! `fsync`s it, renames it over the target and `fsync`s the directory, so a
 //! crash leaves either the old checkpoint or the new one, never half of one.
+//!
+//! A process killed between creating the temporary file and renaming it
+//! leaves the temporary file behind. It is harmless: its name,
+//! `.<name>.tmp-<pid>-<n>`, is hidden and is never the checkpoint's, so no
+//! load reads it. It does take a checkpoint's space, so a training run with
+//! checkpoints deletes the leftovers of its checkpoint files when it starts
+//! ([`remove_stale_temp_files`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -212,9 +219,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let io_error = |e| problem(path, CheckpointProblem::Io(e));
     let file_name = path.file_name().ok_or_else(|| io_error(io::Error::new(io::ErrorKind::InvalidInput, "the path names no file")))?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = parent_dir(path);
     // Unique per process and call, so concurrent writers never share a temporary file.
-    let tmp = dir.join(format!(".{}.tmp-{}-{}", file_name.to_string_lossy(), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let tmp = dir.join(format!("{}{}-{}", temp_prefix(file_name), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let written = (|| -> io::Result<()> {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         file.write_all(bytes)?;
@@ -228,6 +235,56 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     written.map_err(io_error)
+}
+
+/// Deletes the temporary files that interrupted [`write_atomic`] calls for
+/// `path` left behind (see the [module docs](self)) and returns how many.
+/// Only for when no other process is writing `path` at the same time, such
+/// as the start of a training run that owns its checkpoint directory: that
+/// writer's temporary file would be deleted too, and its write would fail.
+/// A missing directory has nothing to delete.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("lingo-nn-stale-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("last.ckpt");
+/// std::fs::write(dir.join(".last.ckpt.tmp-4242-0"), b"half a checkpoint").unwrap(); // a killed writer's
+/// lingo_nn::write_atomic(&path, b"whole").unwrap();
+/// assert_eq!(lingo_nn::remove_stale_temp_files(&path).unwrap(), 1);
+/// assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);     // last.ckpt alone
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn remove_stale_temp_files(path: &Path) -> Result<usize> {
+    let io_error = |e| problem(path, CheckpointProblem::Io(e));
+    let Some(file_name) = path.file_name() else { return Ok(0) };
+    let prefix = temp_prefix(file_name);
+    let entries = match fs::read_dir(parent_dir(path)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io_error(e)),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry.map_err(io_error)?;
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {} // gone meanwhile
+                Err(e) => return Err(io_error(e)),
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// The start of every temporary file name [`write_atomic`] uses for `file_name`.
+fn temp_prefix(file_name: &std::ffi::OsStr) -> String {
+    format!(".{}.tmp-", file_name.to_string_lossy())
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
 /// `fsync` of a directory, which makes a rename in it durable (Unix only;
@@ -285,6 +342,6 @@ fn unframe<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
 }
 
 /// Shorthand for [`Error::Checkpoint`].
-fn problem(path: &Path, problem: CheckpointProblem) -> Error {
+pub(crate) fn problem(path: &Path, problem: CheckpointProblem) -> Error {
     Error::Checkpoint { path: PathBuf::from(path), problem }
 }

@@ -26,10 +26,13 @@ pub enum Error {
     /// An attention scorer refused its configuration or inputs.
     #[error(transparent)]
     Attention(#[from] lingo_attention::Error),
-    /// The training loss became NaN or infinite: training stopped there,
-    /// and checkpoints of earlier epochs were left as they were.
-    #[error("training loss is {value} at epoch {epoch}, step {step}: stopped (lower the learning rate or clip gradients)")]
+    /// The training loss (or the validation loss after an epoch) became NaN
+    /// or infinite: training stopped there, and checkpoints of earlier epochs
+    /// were left as they were.
+    #[error("{what} loss is {value} at epoch {epoch}, step {step}: stopped (lower the learning rate or clip gradients)")]
     NonFiniteLoss {
+        /// `"training"` (the loss of the step) or `"validation"` (after the epoch's last step).
+        what: &'static str,
         /// The epoch (1-based) of the step.
         epoch: u64,
         /// The optimizer step (1-based, counted over the whole run).
@@ -182,6 +185,16 @@ pub enum CheckpointProblem {
     /// The checkpoint could not be encoded.
     #[error("cannot encode: {0}")]
     Encode(String),
+    /// The file is intact but its parts disagree: the model configuration
+    /// with the stored vocabularies, or the saved parameters' shapes with the
+    /// model the configuration describes (or the configuration is invalid).
+    #[error("inconsistent: {0}")]
+    Inconsistent(String),
+    /// The file is intact and consistent, but was written by a run with
+    /// another model configuration or other vocabularies than the one
+    /// resuming from it.
+    #[error("not from this run: {0}")]
+    OtherRun(String),
 }
 
 /// `Result` with this crate's [`Error`].

@@ -32,14 +32,18 @@
 //! and nothing else ever reads `enc_out`: one vector per source token is
 //! computed and thrown away.
 
+use std::path::Path;
+
 use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{CrossEntropy, Module, Param, SeqInput, Tensor};
 use ndarray::{Array2, Array3, Axis};
-use rand::Rng;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Result, config as invalid};
+use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
+use crate::error::{CheckpointProblem, Result, config as invalid};
 use crate::init::Init;
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
 
@@ -280,6 +284,45 @@ impl Seq2Seq {
         let out = Linear::new("out", h, c.tgt_vocab, true, c.init, rng)?;
         let dropout = Dropout::new(c.dropout)?;
         Ok(Seq2Seq { config, src_embedding, encoder, bridge, tgt_embedding, decoder, attention, combine, out, dropout })
+    }
+
+    /// Rebuilds the model a checkpoint holds: `config` (the checkpoint's own
+    /// model configuration) must agree with the checkpoint's vocabularies,
+    /// describe a valid model, and fit every saved parameter's shape.
+    /// Anything else is an [`Error::Checkpoint`](crate::Error::Checkpoint)
+    /// naming `path` (which only labels errors), with
+    /// [`CheckpointProblem::Inconsistent`](crate::CheckpointProblem::Inconsistent)
+    /// saying what disagrees.
+    ///
+    /// ```
+    /// use lingo_data::Vocab;
+    /// use lingo_nn::{Checkpoint, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let (src, tgt) = (Vocab::from_tokens(["a", "b"]), Vocab::from_tokens(["x"]));
+    /// let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 4, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
+    /// let model = Seq2Seq::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let ckpt = Checkpoint::new(config.clone(), &model, src.clone(), tgt).unwrap();
+    /// let path = std::path::Path::new("model.ckpt");
+    /// assert!(Seq2Seq::from_checkpoint(&config, &ckpt, path).is_ok());
+    ///
+    /// let wider = Seq2SeqConfig { tgt_vocab: 9, ..config };
+    /// let err = Seq2Seq::from_checkpoint(&wider, &ckpt, path).err().unwrap();
+    /// assert_eq!(err.to_string(), "checkpoint model.ckpt: inconsistent: the model configuration has a target vocabulary of 9 tokens, the stored target vocabulary 5");
+    /// ```
+    pub fn from_checkpoint<C>(config: &Seq2SeqConfig, ckpt: &Checkpoint<C>, path: &Path) -> Result<Seq2Seq> {
+        let inconsistent = |reason: String| checkpoint_problem(path, CheckpointProblem::Inconsistent(reason));
+        for (side, configured, stored) in [("source", config.src_vocab, ckpt.src_vocab.len()), ("target", config.tgt_vocab, ckpt.tgt_vocab.len())] {
+            if configured != stored {
+                return Err(inconsistent(format!(
+                    "the model configuration has a {side} vocabulary of {configured} tokens, the stored {side} vocabulary {stored}"
+                )));
+            }
+        }
+        // The seed does not matter: every weight is overwritten.
+        let mut model =
+            Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(0)).map_err(|e| inconsistent(format!("the model configuration is not valid: {e}")))?;
+        ckpt.restore(&mut model).map_err(|e| inconsistent(format!("the saved parameters do not fit the model configuration: {e}")))?;
+        Ok(model)
     }
 
     /// The configuration the model was built from.

@@ -14,7 +14,7 @@
 //! as the uninterrupted run did, with no RNG state to save.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,8 +23,8 @@ use lingo_tensor::no_grad;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::checkpoint::Checkpoint;
-use crate::error::{Error, Result};
+use crate::checkpoint::{Checkpoint, problem as checkpoint_problem, remove_stale_temp_files};
+use crate::error::{CheckpointProblem, Error, Result};
 use crate::layers::Mode;
 use crate::optim::{Algorithm, Optimizer};
 use crate::schedule::{Schedule, Scheduler};
@@ -162,6 +162,71 @@ pub struct TrainResult {
     pub steps: u64,
     /// Wall-clock seconds of this call.
     pub seconds: f64,
+}
+
+/// Loads the checkpoint at `path` (a `last.ckpt` written by [`train_model`])
+/// to resume a run whose model is `config` and whose vocabularies are
+/// `src_vocab` and `tgt_vocab`. Besides [`Checkpoint::load`]'s checks, the
+/// checkpoint must be consistent ([`Seq2Seq::from_checkpoint`]), hold the
+/// optimizer's state, and have been written by a run with the same model
+/// configuration and vocabularies; otherwise the error names `path` and,
+/// with [`CheckpointProblem::OtherRun`](crate::CheckpointProblem::OtherRun),
+/// what differs.
+///
+/// ```
+/// use lingo_data::{DigitOp, DigitTask, Task};
+/// use lingo_nn::{CheckpointSpec, Progress, Seq2Seq, Seq2SeqConfig, TrainConfig, load_resumable, train_model};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let task = DigitTask::new(DigitOp::Copy, 5, 2, 3).unwrap();
+/// let (train, val) = (task.generate(32, &mut rng), task.generate(8, &mut rng));
+/// let dir = std::env::temp_dir().join(format!("lingo-nn-resumable-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let (src, tgt) = (task.src_vocab().clone(), task.tgt_vocab().clone());
+/// let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
+/// let mut model = Seq2Seq::new(config.clone(), &mut rng).unwrap();
+/// let spec = CheckpointSpec { dir: dir.clone(), src_vocab: src.clone(), tgt_vocab: tgt.clone() };
+/// let settings = TrainConfig { progress: Progress::Silent, checkpoints: Some(spec), ..TrainConfig::new(1, 1e-2) };
+/// train_model(&mut model, &train, &val, &settings, None).unwrap();
+///
+/// let path = dir.join("last.ckpt");
+/// assert_eq!(load_resumable(&path, &config, &src, &tgt).unwrap().epoch, 1);
+/// let bigger = Seq2SeqConfig { hidden_dim: 16, ..config };
+/// let err = load_resumable(&path, &bigger, &src, &tgt).unwrap_err().to_string();
+/// assert!(err.contains("last.ckpt: not from this run: hidden_dim 8 (saved) vs 16 (this run)"), "{err}");
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn load_resumable(path: &Path, config: &Seq2SeqConfig, src_vocab: &Vocab, tgt_vocab: &Vocab) -> Result<Checkpoint<TrainedModel>> {
+    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(path)?;
+    Seq2Seq::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
+    let other_run = |reason: String| Err(checkpoint_problem(path, CheckpointProblem::OtherRun(reason)));
+    let differences = config_differences(&ckpt.config.model, config);
+    if !differences.is_empty() {
+        return other_run(differences.join(", "));
+    }
+    for (side, saved, ours) in [("source", &ckpt.src_vocab, src_vocab), ("target", &ckpt.tgt_vocab, tgt_vocab)] {
+        if saved != ours {
+            return other_run(format!("the {side} vocabulary differs from this run's ({} tokens saved, {} in this run)", saved.len(), ours.len()));
+        }
+    }
+    if ckpt.optimizer.is_none() {
+        return other_run("it holds no optimizer state (not written by a training run)".into());
+    }
+    Ok(ckpt)
+}
+
+/// `field saved (saved) vs ours (this run)` for every field that differs.
+fn config_differences(saved: &Seq2SeqConfig, ours: &Seq2SeqConfig) -> Vec<String> {
+    let mut out = Vec::new();
+    macro_rules! compare {
+        ($($field:ident),*) => {$(
+            if saved.$field != ours.$field {
+                out.push(format!("{} {:?} (saved) vs {:?} (this run)", stringify!($field), saved.$field, ours.$field));
+            }
+        )*};
+    }
+    compare!(src_vocab, tgt_vocab, rnn, emb_dim, hidden_dim, num_layers, bidirectional, dropout, attention, placement, attn_dim, init);
+    out
 }
 
 /// The RNG of epoch `e` (1-based): batch order and dropout.
@@ -304,6 +369,12 @@ fn train_loop<E: SeqPair>(
         optimizer = optimizer.with_max_grad_norm(norm)?;
     }
     let mut scheduler = Scheduler::new(config.schedule, config.lr)?;
+    if let Some(spec) = &config.checkpoints {
+        // This run owns the directory: what killed runs left half-written goes.
+        for name in ["last.ckpt", "best.ckpt"] {
+            remove_stale_temp_files(&spec.dir.join(name))?;
+        }
+    }
     let (mut first_epoch, mut step) = (1_u64, 0_u64);
     let mut result = TrainResult { train_losses: vec![], val_losses: vec![], best_epoch: 0, best_checkpoint: None, steps: 0, seconds: 0.0 };
     if let Some(ckpt) = resume {
@@ -335,7 +406,7 @@ fn train_loop<E: SeqPair>(
             let loss = model.loss(batch, config.label_smoothing, Mode::Train(&mut rng))?;
             let value = loss.item()?;
             if !value.is_finite() {
-                return Err(Error::NonFiniteLoss { epoch, step, value });
+                return Err(Error::NonFiniteLoss { what: "training", epoch, step, value });
             }
             let grads = loss.backward()?;
             drop(loss); // free the graph so parameters update in place
@@ -351,6 +422,10 @@ fn train_loop<E: SeqPair>(
         }
         let train_loss = (sum / batches.len().max(1) as f64) as f32;
         let val_loss = evaluate(model, &val_batches, config.label_smoothing)?;
+        if !val_loss.is_finite() {
+            // The last step's update broke the weights: no checkpoint of them.
+            return Err(Error::NonFiniteLoss { what: "validation", epoch, step, value: val_loss });
+        }
         scheduler.observe(f64::from(val_loss));
         result.train_losses.push(train_loss);
         result.val_losses.push(val_loss);
@@ -373,12 +448,15 @@ fn train_loop<E: SeqPair>(
             };
             let mut ckpt = Checkpoint::new(run, model, spec.src_vocab.clone(), spec.tgt_vocab.clone())?;
             (ckpt.optimizer, ckpt.scheduler, ckpt.epoch, ckpt.step) = (Some(optimizer.clone()), Some(scheduler.clone()), epoch, step);
-            ckpt.save(spec.dir.join("last.ckpt"))?;
+            // best.ckpt first: a run killed between the two saves resumes
+            // from the previous last.ckpt and redoes this epoch, so best.ckpt
+            // is never behind the best_epoch that last.ckpt records.
             if improved {
                 let path = spec.dir.join("best.ckpt");
                 ckpt.save(&path)?;
                 result.best_checkpoint = Some(path);
             }
+            ckpt.save(spec.dir.join("last.ckpt"))?;
         }
         let report = EpochReport { epoch: epoch as usize, train_loss, val_loss, steps: step, seconds: start.elapsed().as_secs_f64() };
         let stop = after_epoch(&report, model) == Next::Stop;

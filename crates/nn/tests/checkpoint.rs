@@ -9,6 +9,8 @@ use lingo_nn::{
     Schedule, Scheduler, fnv1a64,
 };
 use lingo_tensor::{Module, Param};
+use lingo_attention::Scorer;
+use lingo_nn::{Seq2Seq, Seq2SeqConfig, TrainedModel, load_resumable};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
@@ -91,6 +93,16 @@ fn load_bytes(bytes: &[u8]) -> Result<Checkpoint<Config>, Error> {
     Checkpoint::from_bytes(bytes, Path::new("test.ckpt"))
 }
 
+/// The problem of a rejected file, after checking that the message names
+/// the file and says `words`.
+#[track_caller]
+fn rejected(bytes: &[u8], words: &str) -> CheckpointProblem {
+    let err = load_bytes(bytes).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("checkpoint test.ckpt: ") && msg.contains(words), "{msg:?} does not say {words:?}");
+    problem(err)
+}
+
 fn problem(err: Error) -> CheckpointProblem {
     match err {
         Error::Checkpoint { path, problem } => {
@@ -150,7 +162,7 @@ fn truncated_files_are_rejected_at_every_sixteenth() {
     let (_, bytes) = saved_bytes(dir.path());
     for k in 0..16 {
         let cut = bytes.len() * k / 16;
-        let p = problem(load_bytes(&bytes[..cut]).unwrap_err());
+        let p = rejected(&bytes[..cut], &format!("truncated: {cut} bytes"));
         assert!(matches!(p, CheckpointProblem::Truncated { found, .. } if found == cut as u64), "cut at {cut}: {p}");
     }
     // One byte short.
@@ -163,10 +175,17 @@ fn a_flipped_byte_anywhere_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let (_, bytes) = saved_bytes(dir.path());
     // Every position (the file is a few kilobytes, each check is microseconds).
+    println!("{} single-byte flips tried", bytes.len());
     for pos in 0..bytes.len() {
         let mut bad = bytes.clone();
         bad[pos] ^= 0x20;
-        let p = problem(load_bytes(&bad).unwrap_err());
+        let words = match pos {
+            0..8 => "not a lingo checkpoint",
+            8..12 => "is not supported",
+            12..20 => "",
+            _ => "corrupt: payload checksum",
+        };
+        let p = rejected(&bad, words);
         let expected = match pos {
             0..8 => matches!(p, CheckpointProblem::Magic { .. }),
             8..12 => matches!(p, CheckpointProblem::Version { .. }),
@@ -195,7 +214,7 @@ fn the_error_names_the_path_and_the_problem() {
 #[test]
 fn foreign_files_are_rejected() {
     for foreign in [&b"\x89PNG\r\n\x1a\n0000000000000000000000000000"[..], b"{\"json\": true}", b"LINGO", b"x"] {
-        let p = problem(load_bytes(foreign).unwrap_err());
+        let p = rejected(foreign, if MAGIC.starts_with(foreign) { "truncated" } else { "not a lingo checkpoint: the file starts with" });
         let ok = if MAGIC.starts_with(foreign) { matches!(p, CheckpointProblem::Truncated { .. }) } else { matches!(p, CheckpointProblem::Magic { .. }) };
         assert!(ok, "{foreign:?}: {p}");
     }
@@ -207,7 +226,7 @@ fn another_format_version_is_rejected_even_with_a_valid_checksum() {
     let dir = tempfile::tempdir().unwrap();
     let (_, mut bytes) = saved_bytes(dir.path());
     bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
-    let p = problem(load_bytes(&bytes).unwrap_err());
+    let p = rejected(&bytes, &format!("format version {} is not supported (this build reads version {FORMAT_VERSION})", FORMAT_VERSION + 1));
     assert!(matches!(p, CheckpointProblem::Version { found, supported } if found == FORMAT_VERSION + 1 && supported == FORMAT_VERSION), "{p}");
 }
 
@@ -258,4 +277,98 @@ fn unexpected_saved_parameters_are_named() {
     let mut model = Model::new(&ckpt.config, 2);
     let err = ckpt.restore(&mut model).unwrap_err();
     assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Unexpected } if name == "decoder.bridge.weight"), "{err}");
+}
+
+/// A saved seq2seq checkpoint: its path, configuration and vocabularies.
+fn saved_seq2seq(dir: &Path) -> (std::path::PathBuf, Seq2SeqConfig, Vocab, Vocab) {
+    let (src, tgt) = (Vocab::from_tokens(["the", "cat"]), Vocab::from_tokens(["el", "gato", "sat"]));
+    let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 6, attention: Some(Scorer::Additive), ..Seq2SeqConfig::new(src.len(), tgt.len()) };
+    let model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(3)).unwrap();
+    let mut ckpt = Checkpoint::new(TrainedModel { model: config.clone(), train_losses: vec![], val_losses: vec![], best_epoch: 0 }, &model, src.clone(), tgt.clone()).unwrap();
+    ckpt.optimizer = Some(Optimizer::new(Algorithm::adam(), 1e-3).unwrap());
+    let path = dir.join("last.ckpt");
+    ckpt.save(&path).unwrap();
+    (path, config, src, tgt)
+}
+
+/// The problem of an error about `path`, after checking that the message names it and says `words`.
+#[track_caller]
+fn problem_at(err: Error, path: &Path, words: &str) -> CheckpointProblem {
+    let msg = err.to_string();
+    assert!(msg.starts_with(&format!("checkpoint {}: ", path.display())) && msg.contains(words), "{msg:?} does not say {words:?}");
+    match err {
+        Error::Checkpoint { problem, .. } => problem,
+        other => panic!("not a checkpoint error: {other}"),
+    }
+}
+
+#[test]
+fn a_model_config_that_disagrees_with_the_vocabularies_or_the_weights_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, config, ..) = saved_seq2seq(dir.path());
+    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(&path).unwrap();
+    assert!(Seq2Seq::from_checkpoint(&config, &ckpt, &path).is_ok());
+    // The configuration's vocabulary sizes against the stored vocabularies.
+    let bigger_src = Seq2SeqConfig { src_vocab: config.src_vocab + 3, ..config.clone() };
+    let err = Seq2Seq::from_checkpoint(&bigger_src, &ckpt, &path).err().unwrap();
+    let p = problem_at(err, &path, "source vocabulary of 9 tokens, the stored source vocabulary 6");
+    assert!(matches!(p, CheckpointProblem::Inconsistent(_)), "{p}");
+    let smaller_tgt = Seq2SeqConfig { tgt_vocab: 5, ..config.clone() };
+    let err = Seq2Seq::from_checkpoint(&smaller_tgt, &ckpt, &path).err().unwrap();
+    assert!(matches!(problem_at(err, &path, "target vocabulary of 5 tokens"), CheckpointProblem::Inconsistent(_)));
+    // The saved parameters' shapes against the configuration.
+    let wider = Seq2SeqConfig { hidden_dim: 8, ..config.clone() };
+    let err = Seq2Seq::from_checkpoint(&wider, &ckpt, &path).err().unwrap();
+    let p = problem_at(err, &path, "the saved parameters do not fit the model configuration: parameter encoder.rnn.weight_ih_l0: shape [24, 4]");
+    assert!(matches!(p, CheckpointProblem::Inconsistent(_)), "{p}");
+    let other_scorer = Seq2SeqConfig { attention: Some(Scorer::General), ..config.clone() };
+    let err = Seq2Seq::from_checkpoint(&other_scorer, &ckpt, &path).err().unwrap();
+    assert!(matches!(problem_at(err, &path, "parameter attention."), CheckpointProblem::Inconsistent(_)));
+    // A configuration no model can have.
+    let invalid = Seq2SeqConfig { dropout: 2.0, ..config };
+    let err = Seq2Seq::from_checkpoint(&invalid, &ckpt, &path).err().unwrap();
+    assert!(matches!(problem_at(err, &path, "the model configuration is not valid: invalid dropout"), CheckpointProblem::Inconsistent(_)));
+}
+
+#[test]
+fn resuming_needs_the_same_model_and_vocabularies() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, config, src, tgt) = saved_seq2seq(dir.path());
+    assert!(load_resumable(&path, &config, &src, &tgt).is_ok());
+    let other_run = |config: &Seq2SeqConfig, src: &Vocab, tgt: &Vocab, words: &str| {
+        let err = load_resumable(&path, config, src, tgt).unwrap_err();
+        assert!(matches!(problem_at(err, &path, words), CheckpointProblem::OtherRun(_)));
+    };
+    other_run(&Seq2SeqConfig { emb_dim: 5, dropout: 0.5, ..config.clone() }, &src, &tgt, "not from this run: emb_dim 4 (saved) vs 5 (this run), dropout 0.0 (saved) vs 0.5 (this run)");
+    let (swapped, other_tgt) = (Vocab::from_tokens(["cat", "the"]), Vocab::from_tokens(["el", "gato", "perro"]));
+    other_run(&config, &swapped, &tgt, "the source vocabulary differs from this run's (6 tokens saved, 6 in this run)");
+    other_run(&config, &src, &other_tgt, "the target vocabulary differs");
+    // A checkpoint without optimizer state cannot continue training identically.
+    let mut ckpt: Checkpoint<TrainedModel> = Checkpoint::load(&path).unwrap();
+    ckpt.optimizer = None;
+    ckpt.save(&path).unwrap();
+    other_run(&config, &src, &tgt, "no optimizer state");
+    // And a damaged file is still reported as such.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&path, &bytes).unwrap();
+    let err = load_resumable(&path, &config, &src, &tgt).unwrap_err();
+    assert!(matches!(problem_at(err, &path, "truncated"), CheckpointProblem::Truncated { .. }));
+}
+
+#[test]
+fn leftover_temporary_files_are_never_loaded_and_are_cleared_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, ..) = saved_seq2seq(dir.path());
+    let good = std::fs::read(&path).unwrap();
+    // What a writer killed mid-write leaves: half a checkpoint under a temporary name.
+    let leftover = dir.path().join(".last.ckpt.tmp-999999-0");
+    std::fs::write(&leftover, &good[..good.len() / 2]).unwrap();
+    let other = dir.path().join(".best.ckpt.tmp-999999-3");
+    std::fs::write(&other, b"").unwrap();
+    assert_eq!(Checkpoint::<TrainedModel>::load(&path).unwrap().epoch, 0, "the checkpoint, not the leftover, is read");
+    assert_eq!(lingo_nn::remove_stale_temp_files(&path).unwrap(), 1);
+    assert!(!leftover.exists() && other.exists() && path.exists());
+    assert_eq!(lingo_nn::remove_stale_temp_files(&dir.path().join("best.ckpt")).unwrap(), 1);
+    assert_eq!(lingo_nn::remove_stale_temp_files(&dir.path().join("missing/x.ckpt")).unwrap(), 0);
 }

@@ -245,6 +245,82 @@ fn an_exploding_learning_rate_stops_with_an_error_naming_the_step() {
     if dir.path().join("last.ckpt").exists() {
         Checkpoint::<TrainedModel>::load(dir.path().join("last.ckpt")).expect("the last good checkpoint loads");
     }
+    // Adam's step is about the rate whatever the gradient: at 1e300 (infinite
+    // in f32) the first update breaks every weight. The loss of that step was
+    // still finite, so it is the validation after it that stops training,
+    // before the broken weights are saved.
+    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong), &mut StdRng::seed_from_u64(14)).unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let settings = TrainConfig { lr: 1e300, batching, checkpoints: Some(checkpoints_in(&task, fresh.path())), epoch_size: Some(8), ..quiet(5) };
+    let err = train_model(&mut model, &train, &val, &settings, None).unwrap_err();
+    assert!(matches!(err, Error::NonFiniteLoss { what: "validation", epoch: 1, step: 1, .. }), "{err}");
+    assert!(err.to_string().starts_with("validation loss is NaN at epoch 1, step 1: stopped"), "{err}");
+    assert_eq!(std::fs::read_dir(fresh.path()).unwrap().count(), 0, "a NaN model was saved");
+}
+
+/// A batch whose second row is all padding (length 0), with `src_len` columns.
+fn with_empty_row(task: &DigitTask, src_len: usize) -> (Array2<usize>, Vec<usize>) {
+    let example = task.example(&vec![1; src_len - 2]).unwrap();
+    let mut src = Array2::from_elem((2, src_len), lingo_data::PAD);
+    src.row_mut(0).assign(&ndarray::Array1::from(example.src.clone()));
+    (src, vec![src_len, 0])
+}
+
+fn all_finite<'a>(values: impl IntoIterator<Item = &'a f32>) -> bool {
+    values.into_iter().all(|v| v.is_finite())
+}
+
+#[test]
+fn an_all_padding_source_row_gives_finite_outputs_for_every_scorer() {
+    let task = reverse_task();
+    let (src, src_lens) = with_empty_row(&task, 5);
+    let tgt_in = ndarray::arr2(&[[SOS, 5, 6], [SOS, 7, 0]]);
+    for rnn in [RnnKind::Lstm, RnnKind::Gru] {
+        for (attention, placement) in all_attention() {
+            let name = format!("{rnn:?} {attention:?} {placement:?}");
+            let model = Seq2Seq::new(tiny(&task, rnn, attention, placement), &mut StdRng::seed_from_u64(3)).unwrap();
+            let out = no_grad(|| model.forward(&src, &src_lens, &tgt_in, &[3, 2], Mode::Eval)).unwrap();
+            assert!(all_finite(out.logits.data()), "{name}: logits");
+            if let Some(w) = out.weights_array() {
+                assert!(all_finite(&w), "{name}: weights");
+                // Nothing to attend to: the row is spread evenly, not NaN.
+                let row = w.slice(ndarray::s![1, 0, ..]);
+                assert!(row.iter().all(|&x| (x - 0.2).abs() < 1e-6), "{name}: {row}");
+            }
+            let greedy = greedy_decode(&model, &src, &src_lens, 6, true).unwrap();
+            let beam = beam_search(&model, &src, &src_lens, BeamConfig { beam_size: 3, n_best: 2, ..BeamConfig::default() }, true).unwrap();
+            for hyp in greedy.iter().chain(beam.iter().flatten()) {
+                assert!(hyp.log_prob.is_finite() && hyp.score.is_finite(), "{name}: {hyp:?}");
+                assert!(hyp.attention.as_ref().is_none_or(all_finite), "{name}: attention");
+            }
+        }
+    }
+}
+
+#[test]
+fn sources_five_times_longer_than_in_training_decode_within_the_cap() {
+    // Trained on 2 to 4 digits, asked for 20.
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(17);
+    let (train, val) = (task.generate(64, &mut rng), task.generate(8, &mut rng));
+    let long = DigitTask::new(DigitOp::Reverse, 6, 20, 20).unwrap().generate(3, &mut rng);
+    let batch = batch_of(&long);
+    for (attention, placement) in all_attention() {
+        let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, attention, placement), &mut StdRng::seed_from_u64(18)).unwrap();
+        train_model(&mut model, &train, &val, &quiet(1), None).unwrap();
+        for cap in [1, 25, 60] {
+            let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, cap, true).unwrap();
+            let beam = beam_search(&model, &batch.src, &batch.src_lens, BeamConfig { beam_size: 3, max_len: cap, ..BeamConfig::default() }, true).unwrap();
+            for hyp in greedy.iter().chain(beam.iter().flatten()) {
+                assert!(!hyp.tokens.is_empty() && hyp.tokens.len() <= cap, "{attention:?}: {} tokens, cap {cap}", hyp.tokens.len());
+                assert!(hyp.log_prob.is_finite(), "{attention:?}: {hyp:?}");
+                if let Some(a) = &hyp.attention {
+                    assert_eq!(a.dim(), (hyp.tokens.len(), batch.src.ncols()));
+                    assert!(all_finite(a));
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -1,0 +1,113 @@
+//! `lingo train` killed with SIGKILL at seeded-random moments: every kill
+//! leaves either no checkpoint yet or one that loads, no temporary file is
+//! taken for a checkpoint, and resuming after the last kill ends with the
+//! same numbers as a run that was never interrupted.
+#![cfg(unix)]
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{lingo_command, tiny_corpus};
+use lingo::nn::{Checkpoint, TrainedModel};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Many one-step rounds, each ending with checkpoints: a kill can land
+/// before the first save, in a round, or in the middle of a save.
+const TRAIN: &[&str] = &[
+    "train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "40", "--round-size", "8", "--batch-size", "8",
+    "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "1000", "--threads", "1", "--json",
+];
+
+const KILLS: usize = 12;
+
+fn train(dir: &Path, resume: bool) -> std::process::Command {
+    let mut command = lingo_command(dir, TRAIN);
+    if resume {
+        command.arg("--resume");
+    }
+    command
+}
+
+fn load(path: &Path) -> Checkpoint<TrainedModel> {
+    Checkpoint::load(path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Hidden leftovers of interrupted atomic writes in `dir`.
+fn temp_files(dir: &Path) -> Vec<String> {
+    let names = std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()).unwrap_or_else(|_| vec![]);
+    names.into_iter().filter(|n: &String| n.contains(".tmp-")).collect()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().expect("a JSON line")).unwrap()
+}
+
+#[test]
+fn killed_training_always_leaves_a_loadable_checkpoint_and_resumes_to_the_same_result() {
+    // The uninterrupted run, timed to place the kills.
+    let straight = tempfile::tempdir().unwrap();
+    tiny_corpus(&straight.path().join("numbers.tsv"));
+    let start = Instant::now();
+    let expected = json(&train(straight.path(), false).output().unwrap());
+    let full = start.elapsed();
+    let expected_last = load(&straight.path().join("run/last.ckpt"));
+
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let (run, last) = (dir.path().join("run"), dir.path().join("run/last.ckpt"));
+    let mut rng = StdRng::seed_from_u64(9);
+    let (mut moments, mut before_first_save, mut leftovers, mut epochs) = (Vec::new(), 0, 0, Vec::new());
+    let mut epoch = 0;
+    for _ in 0..KILLS {
+        let mut child = train(dir.path(), last.exists()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        // Up to a tenth of the whole run: a dozen kills cover most of it.
+        let moment = Duration::from_secs_f64(rng.random_range(0.0..full.as_secs_f64() / 10.0));
+        std::thread::sleep(moment);
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        if status.signal() != Some(9) {
+            assert!(status.success(), "exited by itself, but failed: {status}");
+            break; // it finished before this kill
+        }
+        moments.push(moment.as_millis());
+        leftovers += temp_files(&run).len();
+        if !last.exists() {
+            before_first_save += 1;
+            assert!(!dir.path().join("run/best.ckpt").exists(), "best.ckpt without last.ckpt");
+            continue;
+        }
+        // The checkpoint loads; progress is never lost; best.ckpt is never behind it.
+        let ckpt = load(&last);
+        assert!(ckpt.epoch >= epoch, "last.ckpt went back from epoch {epoch} to {}", ckpt.epoch);
+        epoch = ckpt.epoch;
+        epochs.push(epoch);
+        // (It may be one epoch ahead: killed between saving best.ckpt and last.ckpt,
+        // the run resumes from the older last.ckpt and redoes that epoch.)
+        let best = load(&dir.path().join("run/best.ckpt")).epoch;
+        assert!(best as usize >= ckpt.config.best_epoch && best <= ckpt.epoch + 1, "best.ckpt at epoch {best}, last.ckpt at {} records {}", ckpt.epoch, ckpt.config.best_epoch);
+    }
+    println!(
+        "{} SIGKILLs at {:?} ms (whole run {} ms): {before_first_save} before the first checkpoint, last.ckpt at epochs {epochs:?}, {leftovers} temporary files seen after kills",
+        moments.len(),
+        moments,
+        full.as_millis()
+    );
+    assert!(moments.len() >= 8, "only {} kills landed", moments.len());
+
+    // Resume to the end: the same numbers as the run never interrupted.
+    let resumed = json(&train(dir.path(), last.exists()).output().unwrap());
+    for key in ["bleu", "chrf", "rounds", "test_pairs"] {
+        assert_eq!(resumed[key], expected[key], "{key}");
+    }
+    let resumed_last = load(&last);
+    assert_eq!(resumed_last.config, expected_last.config, "loss history");
+    assert_eq!(resumed_last.params, expected_last.params, "weights");
+    assert_eq!(temp_files(&run), Vec::<String>::new(), "leftover temporary files after the resumed run");
+}
