@@ -20,6 +20,11 @@ pub enum RowProblem {
         /// 0-based byte offset of the first invalid byte within the line.
         byte: usize,
     },
+    /// The line holds a NUL byte: the file is binary, or UTF-16 read as UTF-8.
+    NulByte {
+        /// 0-based byte offset of the first NUL within the line.
+        byte: usize,
+    },
     /// The line is longer than the reader accepts.
     TooLong {
         /// Length of the line in bytes.
@@ -37,6 +42,7 @@ impl fmt::Display for RowProblem {
             Self::EmptySource => write!(f, "empty source sentence"),
             Self::EmptyTarget => write!(f, "empty target sentence"),
             Self::InvalidUtf8 { byte } => write!(f, "invalid UTF-8 at byte {byte} of the line"),
+            Self::NulByte { byte } => write!(f, "NUL byte at byte {byte} of the line (a binary or UTF-16 file?)"),
             Self::TooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, over the limit of {max}")
             }
@@ -68,6 +74,13 @@ pub enum Error {
         line: usize,
         /// What is wrong with the row.
         problem: RowProblem,
+    },
+    /// A data file holds no line at all (nothing, or only a byte-order mark
+    /// and a newline).
+    #[error("{}: empty file, expected `source<TAB>target` lines", .path.display())]
+    Empty {
+        /// The file (or the label of in-memory data).
+        path: PathBuf,
     },
     /// A value passed by the caller is out of range or inconsistent.
     #[error("invalid {what}: {reason}")]
