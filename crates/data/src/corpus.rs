@@ -297,10 +297,11 @@ fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, Ro
         return Err(RowProblem::TooLong { bytes: line.len(), max: max_line_bytes });
     }
     let text = std::str::from_utf8(line).map_err(|e| RowProblem::InvalidUtf8 { byte: e.valid_up_to() })?;
-    // NUL is valid UTF-8, but no sentence holds one: it means a binary file,
-    // or UTF-16 text (every other byte 0) that should be converted first.
-    if let Some(byte) = line.iter().position(|&b| b == 0) {
-        return Err(RowProblem::NulByte { byte });
+    // Control characters are valid UTF-8, but no sentence holds one: NUL
+    // means a binary file or UTF-16 text (every other byte 0), a lone `\r`
+    // an old Mac line end or a doubled conversion. Tab separates columns.
+    if let Some(byte) = line.iter().position(|&b| (b < 0x20 && b != b'\t') || b == 0x7F) {
+        return Err(RowProblem::ControlChar { byte, code: line[byte] });
     }
     if text.trim().is_empty() {
         return Err(RowProblem::BlankLine);

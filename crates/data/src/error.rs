@@ -20,10 +20,13 @@ pub enum RowProblem {
         /// 0-based byte offset of the first invalid byte within the line.
         byte: usize,
     },
-    /// The line holds a NUL byte: the file is binary, or UTF-16 read as UTF-8.
-    NulByte {
-        /// 0-based byte offset of the first NUL within the line.
+    /// The line holds a control character other than tab (NUL from a binary
+    /// or UTF-16 file, a lone carriage return, an escape...).
+    ControlChar {
+        /// 0-based byte offset of the first one within the line.
         byte: usize,
+        /// The character's code, `0x00..=0x1F` or `0x7F`.
+        code: u8,
     },
     /// The line is longer than the reader accepts.
     TooLong {
@@ -42,7 +45,8 @@ impl fmt::Display for RowProblem {
             Self::EmptySource => write!(f, "empty source sentence"),
             Self::EmptyTarget => write!(f, "empty target sentence"),
             Self::InvalidUtf8 { byte } => write!(f, "invalid UTF-8 at byte {byte} of the line"),
-            Self::NulByte { byte } => write!(f, "NUL byte at byte {byte} of the line (a binary or UTF-16 file?)"),
+            Self::ControlChar { byte, code: 0 } => write!(f, "NUL byte at byte {byte} of the line (a binary or UTF-16 file?)"),
+            Self::ControlChar { byte, code } => write!(f, "control character 0x{code:02X} at byte {byte} of the line"),
             Self::TooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, over the limit of {max}")
             }

@@ -43,7 +43,8 @@ fn each_malformed_row_names_its_line_and_problem() {
         (format!("{good}{good}solo\t  \n").into_bytes(), RowProblem::EmptyTarget),
         ([good.as_bytes(), good.as_bytes(), b"caf\xC3\tb\xFFad\n"].concat(), RowProblem::InvalidUtf8 { byte: 3 }),
         (format!("{good}{good}\n{good}").into_bytes(), RowProblem::BlankLine),
-        ([good.as_bytes(), good.as_bytes(), b"G\0o\0\t\0\n"].concat(), RowProblem::NulByte { byte: 1 }),
+        ([good.as_bytes(), good.as_bytes(), b"G\0o\0\t\0\n"].concat(), RowProblem::ControlChar { byte: 1, code: 0 }),
+        (format!("{good}{good}Go.\rHi.\tVe.\n").into_bytes(), RowProblem::ControlChar { byte: 3, code: b'\r' }),
     ];
     for (bytes, problem) in cases {
         assert_eq!(row_error(&bytes, &strict), (3, problem));
