@@ -178,6 +178,11 @@ struct Prepared {
 /// Reads, filters, splits and encodes the corpus.
 fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let loaded = Corpus::read_tsv(&args.data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
+    // Lenient reading says what it left out, in the note and in the too-few error.
+    let skipped = match loaded.skipped.first() {
+        Some(first) => format!("; {} malformed lines skipped, the first {}:{}: {}", loaded.skipped.len(), args.data.display(), first.line, first.problem),
+        None => String::new(),
+    };
     let mut corpus = loaded.corpus;
     let read = corpus.len();
     let words = WordTokenizer::lowercased();
@@ -187,7 +192,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     if corpus.len() < 2 * held_out {
         return Err(Error::invalid(
             "--data",
-            format!("{}: {} usable pairs (of {read}, up to {} tokens) is too few for {} test and {} validation pairs", args.data.display(), corpus.len(), args.max_len, args.test_size, args.valid_size),
+            format!("{}: {} usable pairs (of {read}, up to {} tokens{skipped}) is too few for {} test and {} validation pairs", args.data.display(), corpus.len(), args.max_len, args.test_size, args.valid_size),
         ));
     }
     let n = corpus.len() as f64;
@@ -204,7 +209,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let src_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
     let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
     out.note(&format!(
-        "{}: {read} pairs read, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
+        "{}: {read} pairs read{skipped}, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
         args.data.display(),
         corpus.len(),
         args.max_len,
