@@ -57,6 +57,8 @@ fn a_checksummed_checkpoint_declaring_a_huge_string_is_an_error() {
     assert_limit_error(load_checkpoint_input("checkpoint-oom-ba1865cde737"));
 }
 
+/// The old product panicked only where overflow is checked (a debug
+/// `cargo test`, and the fuzz build); in release it wrapped silently.
 #[test]
 fn a_tensor_shape_past_usize_max_is_a_length_error() {
     let ckpt = load_checkpoint_input("checkpoint-crash-5787bc674a").expect("the file itself decodes");
