@@ -207,6 +207,11 @@ struct Prepared {
 /// Reads, filters, splits and encodes the corpus.
 fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let loaded = Corpus::read_tsv(&args.data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
+    // Lenient reading says what it left out, in the note and in the too-few error.
+    let skipped = match loaded.skipped.first() {
+        Some(first) => format!("; {} malformed lines skipped, the first {}:{}: {}", loaded.skipped.len(), args.data.display(), first.line, first.problem),
+        None => String::new(),
+    };
     let mut corpus = loaded.corpus;
     let read = corpus.len();
     let words = WordTokenizer::lowercased();
@@ -217,7 +222,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
         return Err(Error::invalid(
             "--test-size/--valid-size",
             format!(
-                "{}: {} usable pairs (of {read}, up to --max-len {} tokens) is too few for --test-size {} and --valid-size {} (at least twice their sum is needed)",
+                "{}: {} usable pairs (of {read}, up to --max-len {} tokens{skipped}) is too few for --test-size {} and --valid-size {} (at least twice their sum is needed)",
                 args.data.display(),
                 corpus.len(),
                 args.max_len,
@@ -240,7 +245,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let src_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
     let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
     out.note(&format!(
-        "{}: {read} pairs read, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
+        "{}: {read} pairs read{skipped}, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
         args.data.display(),
         corpus.len(),
         args.max_len,

@@ -9,35 +9,7 @@ use std::path::Path;
 use std::process::Output;
 
 use clap::CommandFactory;
-use common::{lingo_command, tiny_corpus};
-
-/// Runs `lingo` with `args` in `dir`.
-fn lingo_in(dir: &Path, args: &[&str]) -> Output {
-    lingo_command(dir, args).output().expect("the binary runs")
-}
-
-fn lingo(args: &[&str]) -> Output {
-    lingo_in(&std::env::temp_dir(), args)
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A failure that reads as one `error: ...` line mentioning `needle`.
-#[track_caller]
-fn assert_one_line_error(out: &Output, needle: &str) {
-    let err = stderr(out);
-    assert!(!out.status.success(), "expected failure, got success; stderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "more than one line: {err:?}");
-    assert!(err.starts_with("error: "), "{err:?}");
-    assert!(err.contains(needle), "{err:?} does not name {needle:?}");
-    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err:?}");
-}
+use common::{assert_one_line_error, lingo, lingo_in, stderr, stdout, tiny_corpus};
 
 /// Parses every stdout line as a JSON object.
 fn json_lines(out: &Output) -> Vec<serde_json::Map<String, serde_json::Value>> {

@@ -89,7 +89,10 @@ impl Corpus {
     /// Reads `source<TAB>target` lines from a file (extra columns are
     /// ignored). In strict mode the first bad row is an [`Error::Row`] naming
     /// the file, the 1-based line and the problem; in lenient mode bad rows
-    /// are skipped and listed.
+    /// are skipped and listed. A UTF-8 byte-order mark at the start and
+    /// Windows line ends (`\r\n`) are accepted and removed; a file with no
+    /// line at all is an [`Error::Empty`] in both modes, and one that cannot
+    /// be read (missing, a directory, no permission) an [`Error::Io`].
     ///
     /// ```
     /// use lingo_data::{Corpus, ReadOptions};
@@ -117,10 +120,10 @@ impl Corpus {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         // A final newline ends the last line; it does not start an empty one.
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-        let mut loaded = Loaded::default();
         if bytes.is_empty() {
-            return Ok(loaded);
+            return Err(Error::Empty { path: PathBuf::from(path.as_ref()) });
         }
+        let mut loaded = Loaded::default();
         // eng-spa has ~68 bytes per line; reserving avoids regrowing the Vec.
         loaded.corpus.pairs.reserve(bytes.len() / 48);
         for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -294,6 +297,12 @@ fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, Ro
         return Err(RowProblem::TooLong { bytes: line.len(), max: max_line_bytes });
     }
     let text = std::str::from_utf8(line).map_err(|e| RowProblem::InvalidUtf8 { byte: e.valid_up_to() })?;
+    // Control characters are valid UTF-8, but no sentence holds one: NUL
+    // means a binary file or UTF-16 text (every other byte 0), a lone `\r`
+    // an old Mac line end or a doubled conversion. Tab separates columns.
+    if let Some(byte) = line.iter().position(|&b| (b < 0x20 && b != b'\t') || b == 0x7F) {
+        return Err(RowProblem::ControlChar { byte, code: line[byte] });
+    }
     if text.trim().is_empty() {
         return Err(RowProblem::BlankLine);
     }

@@ -20,6 +20,14 @@ pub enum RowProblem {
         /// 0-based byte offset of the first invalid byte within the line.
         byte: usize,
     },
+    /// The line holds a control character other than tab (NUL from a binary
+    /// or UTF-16 file, a lone carriage return, an escape...).
+    ControlChar {
+        /// 0-based byte offset of the first one within the line.
+        byte: usize,
+        /// The character's code, `0x00..=0x1F` or `0x7F`.
+        code: u8,
+    },
     /// The line is longer than the reader accepts.
     TooLong {
         /// Length of the line in bytes.
@@ -37,6 +45,8 @@ impl fmt::Display for RowProblem {
             Self::EmptySource => write!(f, "empty source sentence"),
             Self::EmptyTarget => write!(f, "empty target sentence"),
             Self::InvalidUtf8 { byte } => write!(f, "invalid UTF-8 at byte {byte} of the line"),
+            Self::ControlChar { byte, code: 0 } => write!(f, "NUL byte at byte {byte} of the line (a binary or UTF-16 file?)"),
+            Self::ControlChar { byte, code } => write!(f, "control character 0x{code:02X} at byte {byte} of the line"),
             Self::TooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, over the limit of {max}")
             }
@@ -68,6 +78,13 @@ pub enum Error {
         line: usize,
         /// What is wrong with the row.
         problem: RowProblem,
+    },
+    /// A data file holds no line at all (nothing, or only a byte-order mark
+    /// and a newline).
+    #[error("{}: empty file, expected `source<TAB>target` lines", .path.display())]
+    Empty {
+        /// The file (or the label of in-memory data).
+        path: PathBuf,
     },
     /// A value passed by the caller is out of range or inconsistent.
     #[error("invalid {what}: {reason}")]

@@ -28,7 +28,9 @@ fn reads_pairs_and_ignores_extra_columns() {
     assert_eq!((pairs[1].src.as_str(), pairs[1].tgt.as_str()), ("Hi.", "Hola."));
     assert_eq!(pairs[2].tgt, "¡Corre!");
     assert!(loaded.skipped.is_empty());
-    assert!(parse(b"").unwrap().corpus.is_empty());
+    for empty in [&b""[..], b"\n", b"\xEF\xBB\xBF"] {
+        assert!(matches!(parse(empty), Err(Error::Empty { .. })), "{empty:?}");
+    }
 }
 
 #[test]
@@ -41,6 +43,8 @@ fn each_malformed_row_names_its_line_and_problem() {
         (format!("{good}{good}solo\t  \n").into_bytes(), RowProblem::EmptyTarget),
         ([good.as_bytes(), good.as_bytes(), b"caf\xC3\tb\xFFad\n"].concat(), RowProblem::InvalidUtf8 { byte: 3 }),
         (format!("{good}{good}\n{good}").into_bytes(), RowProblem::BlankLine),
+        ([good.as_bytes(), good.as_bytes(), b"G\0o\0\t\0\n"].concat(), RowProblem::ControlChar { byte: 1, code: 0 }),
+        (format!("{good}{good}Go.\rHi.\tVe.\n").into_bytes(), RowProblem::ControlChar { byte: 3, code: b'\r' }),
     ];
     for (bytes, problem) in cases {
         assert_eq!(row_error(&bytes, &strict), (3, problem));

@@ -180,13 +180,51 @@ impl<C: DeserializeOwned> Checkpoint<C> {
     /// ```
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Checkpoint<C>> {
         let payload = unframe(bytes, path)?;
-        let (ckpt, used) = bincode::serde::decode_from_slice(payload, bincode::config::standard())
-            .map_err(|e| problem(path, CheckpointProblem::Decode(e.to_string())))?;
+        let (ckpt, used) = decode_bounded(payload, path)?;
         if used != payload.len() {
             return Err(problem(path, CheckpointProblem::Decode(format!("{} bytes left over after the checkpoint", payload.len() - used))));
         }
         Ok(ckpt)
     }
+}
+
+/// Decodes a value from the front of `bytes` with bincode's standard
+/// configuration (the one [`Checkpoint::save`] writes); returns it and the
+/// number of bytes used. Errors are [`Error::Checkpoint`] naming `path`.
+///
+/// bincode allocates a string of the length the data declares before it
+/// reads a byte of it, so ten bytes declaring a 2⁶⁰-byte string would abort
+/// the process (found by fuzzing, see `docs/reliability.md`). Under a limit
+/// it checks every declared length against a budget first. The budget is 16
+/// bytes of memory per input byte (a one-byte varint `usize` takes 8 in
+/// memory), at least 1 MiB, rounded up to a power of four because bincode
+/// takes it as a constant; input that would need more than 1 TiB is refused.
+///
+/// ```
+/// use std::path::Path;
+/// // A list of one string that claims to be 2^60 bytes long.
+/// let hostile = [1, 253, 0, 0, 0, 0, 0, 0, 0, 16];
+/// let err = lingo_nn::decode_bounded::<Vec<String>>(&hostile, Path::new("x.ckpt")).unwrap_err();
+/// assert!(err.to_string().starts_with("checkpoint x.ckpt: "), "{err}");
+/// let (ok, used) = lingo_nn::decode_bounded::<Vec<String>>(&[1, 2, b'h', b'i'], Path::new("x.ckpt")).unwrap();
+/// assert_eq!((ok, used), (vec!["hi".to_string()], 4));
+/// ```
+pub fn decode_bounded<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<(T, usize)> {
+    let budget = (bytes.len() as u64).saturating_mul(16);
+    macro_rules! within {
+        ($($shift:literal)*) => {
+            $(
+                if budget <= 1_u64 << $shift {
+                    let config = bincode::config::standard().with_limit::<{ 1_usize << $shift }>();
+                    return bincode::serde::decode_from_slice(bytes, config).map_err(|e| problem(path, CheckpointProblem::Decode(e.to_string())));
+                }
+            )*
+        };
+    }
+    within!(20 22 24 26 28 30);
+    #[cfg(target_pointer_width = "64")]
+    within!(32 34 36 38 40);
+    Err(problem(path, CheckpointProblem::Decode(format!("{} bytes are too many to decode", bytes.len()))))
 }
 
 /// FNV-1a, 64-bit: `h₀ = 0xcbf29ce484222325`, `h ← (h ⊕ byte) · 0x100000001b3`

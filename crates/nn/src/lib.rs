@@ -150,7 +150,7 @@ pub mod seq2seq;
 pub mod state_dict;
 pub mod train;
 
-pub use checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC, fnv1a64, remove_stale_temp_files, write_atomic};
+pub use checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic};
 pub use decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
 pub use error::{CheckpointProblem, Error, ParamProblem, Result};
 pub use init::Init;

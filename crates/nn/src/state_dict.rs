@@ -44,7 +44,9 @@ impl NamedTensor {
     /// assert_eq!(bad.to_array().unwrap_err().to_string(), "parameter w: 1 values stored for 3 elements");
     /// ```
     pub fn to_array(&self) -> Result<ArrayD<f32>> {
-        let expected = self.shape.iter().product();
+        // Saturating: a shape read from a corrupt file may overflow `usize`
+        // (found by fuzzing); no data can then fill it, and ndarray says so.
+        let expected = self.shape.iter().fold(1_usize, |n, &d| n.saturating_mul(d));
         ArrayD::from_shape_vec(IxDyn(&self.shape), self.data.clone())
             .map_err(|_| param(&self.name, ParamProblem::Length { expected, found: self.data.len() }))
     }

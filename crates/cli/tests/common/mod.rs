@@ -1,16 +1,46 @@
-//! Shared by the command-line tests: running the binary and a tiny corpus.
+//! Shared by the command-line tests: running the `lingo` binary, judging
+//! its output, and a tiny corpus. (Each test file uses its own subset.)
+#![allow(dead_code)]
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// `lingo` with `args`, run in `dir`, without a backtrace setting inherited.
 pub fn lingo_command(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_lingo"));
+    command.args(args).current_dir(dir).env_remove("RUST_BACKTRACE");
     command
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RUST_BACKTRACE");
-    command
+}
+
+/// Runs `lingo` with `args` in `dir`.
+pub fn lingo_in(dir: &Path, args: &[&str]) -> Output {
+    lingo_command(dir, args).output().expect("the binary runs")
+}
+
+/// Runs `lingo` with `args` in the temporary directory.
+pub fn lingo(args: &[&str]) -> Output {
+    lingo_in(&std::env::temp_dir(), args)
+}
+
+/// Standard error as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Standard output as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A failure that reads as one `error: ...` line mentioning `needle`.
+#[track_caller]
+pub fn assert_one_line_error(out: &Output, needle: &str) {
+    let err = stderr(out);
+    assert!(!out.status.success(), "expected failure, got success; stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "more than one line: {err:?}");
+    assert!(err.starts_with("error: "), "{err:?}");
+    assert!(err.contains(needle), "{err:?} does not name {needle:?}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err:?}");
 }
 
 /// A tiny made-up corpus: the 36 pairs of two numbers spelled in English

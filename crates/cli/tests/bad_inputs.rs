@@ -1,0 +1,55 @@
+//! `lingo train --data FILE` on every bad input of `tests/bad_inputs/` (and
+//! the ones made at test time): one `error: ...` line naming the file, and
+//! the line and problem where there is one, exit code 1, never a panic.
+//! Strict mode prints the library's error as it is; with `--lenient` the
+//! command reads what it can and says how many lines it skipped and the
+//! first, before refusing a corpus this small.
+
+#[path = "../../../tests/common/bad_inputs.rs"]
+mod cases;
+mod common;
+
+use cases::{Case, Expect};
+use common::{assert_one_line_error, lingo, lingo_in, stderr, stdout};
+use std::path::Path;
+
+/// Runs `lingo train` on `case` in one mode (from `cwd`) and checks its one error line.
+fn check(case: &Case, lenient: bool, cwd: Option<&Path>) {
+    let data = case.path.to_str().expect("a UTF-8 path");
+    let args = if lenient { vec!["train", "--data", data, "--lenient"] } else { vec!["train", "--data", data] };
+    let out = match cwd {
+        Some(dir) => lingo_in(dir, &args),
+        None => lingo(&args),
+    };
+    let context = format!("{} ({}): stdout {:?}", case.name, if lenient { "lenient" } else { "strict" }, stdout(&out));
+    assert_eq!(out.status.code(), Some(1), "{context}, stderr {:?}", stderr(&out));
+    match if lenient { &case.lenient } else { &case.strict } {
+        Expect::Error(message) => assert_eq!(stderr(&out), format!("error: {message}\n"), "{context}"),
+        Expect::Io(_) => assert_one_line_error(&out, &format!("error: {data}: ")),
+        // Read, but far too few pairs to split: the error says how many, and what was skipped.
+        Expect::Read { kept, skipped } => {
+            let mut needle = format!("{data}: {kept} usable pairs (of {kept}, up to 10 tokens");
+            if let Some(first) = skipped.first() {
+                needle += &format!("; {} malformed lines skipped, the first {data}:{first}: ", skipped.len());
+            }
+            assert_one_line_error(&out, &needle);
+        }
+    }
+}
+
+#[test]
+fn committed_bad_inputs_are_one_line_errors() {
+    for case in cases::committed() {
+        check(&case, false, None);
+        check(&case, true, None);
+    }
+}
+
+#[test]
+fn generated_bad_inputs_are_one_line_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    for case in cases::generated(tmp.path()) {
+        check(&case, false, Some(tmp.path()));
+        check(&case, true, Some(tmp.path()));
+    }
+}

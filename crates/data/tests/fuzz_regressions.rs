@@ -1,0 +1,29 @@
+//! Inputs that broke a property of the fuzz targets of `fuzz/` (see
+//! `tools/fuzz.sh`), kept byte for byte in `tests/fixtures/fuzz/` (named
+//! `<target>-<kind>-<hash>` as libFuzzer saved them) and replayed the way
+//! the target read them.
+
+use lingo_data::*;
+use std::path::Path;
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(name)).expect("the fixture is committed")
+}
+
+/// Line 10 is `extra\rcolumns\tCC-BY 2.0`: a carriage return inside the
+/// line, not before its `\n`, used to end up inside a kept source sentence.
+/// It is now a control-character error naming the line, and lenient mode
+/// skips that row along with the other bad ones.
+#[test]
+fn a_carriage_return_inside_a_line_is_a_bad_row() {
+    let input = fixture("tsv-crash-17733cf962");
+    // The target's first byte sets the line limit, in units of 8 bytes.
+    let (&limit, bytes) = input.split_first().unwrap();
+    let lenient = ReadOptions { lenient: true, max_line_bytes: usize::from(limit) * 8 };
+    let loaded = Corpus::parse_tsv(bytes, "fuzz.tsv", &lenient).unwrap();
+    assert!(loaded.corpus.pairs.iter().all(|p| !p.src.contains('\r') && !p.tgt.contains('\r')), "{:?}", loaded.corpus);
+    let cr = loaded.skipped.iter().find(|s| s.line == 10).expect("line 10 skipped");
+    assert_eq!(cr.problem, RowProblem::ControlChar { byte: 5, code: b'\r' });
+    let strict = Corpus::parse_tsv(bytes, "fuzz.tsv", &ReadOptions { lenient: false, ..lenient }).unwrap_err();
+    assert!(matches!(strict, Error::Row { line, .. } if line == loaded.skipped[0].line), "{strict}");
+}
