@@ -28,7 +28,7 @@ fn check(case: &Case, lenient: bool, cwd: Option<&Path>) {
         Expect::Io(_) => assert_one_line_error(&out, &format!("error: {data}: ")),
         // Read, but far too few pairs to split: the error says how many, and what was skipped.
         Expect::Read { kept, skipped } => {
-            let mut needle = format!("{data}: {kept} usable pairs (of {kept}, up to 10 tokens");
+            let mut needle = format!("{data}: {kept} usable pairs (of {kept}, up to --max-len 10 tokens");
             if let Some(first) = skipped.first() {
                 needle += &format!("; {} malformed lines skipped, the first {data}:{first}: ", skipped.len());
             }
