@@ -1,11 +1,14 @@
 //! Padded batches with masks and shifted decoder input/output, and
 //! (bucketed, shuffled) batch plans.
 
-use crate::error::{Error, Result};
-use crate::vocab::PAD;
-use ndarray::Array2;
+use std::ops::Range;
+
+use ndarray::{Array2, s};
 use rand::Rng;
 use rand::seq::SliceRandom;
+
+use crate::error::{Error, Result};
+use crate::vocab::PAD;
 
 /// A source/target pair of id sequences. The target is the full
 /// `<sos> y1 .. yn <eos>`; [`Batch`] shifts it into decoder input and output.
@@ -83,6 +86,11 @@ pub struct Batch {
     pub tgt_lens: Vec<usize>,
     /// `true` at target padding, `(batch, tgt_len)`.
     pub tgt_pad_mask: Array2<bool>,
+}
+
+/// A copy of the rows `rows` of `a`.
+fn row_range<T: Clone>(a: &Array2<T>, rows: &Range<usize>) -> Array2<T> {
+    a.slice(s![rows.clone(), ..]).to_owned()
 }
 
 /// Copies `rows` into a zero-padded `(rows, width)` array and its padding mask.
@@ -173,6 +181,37 @@ impl Batch {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.src_lens.is_empty()
+    }
+
+    /// The batch cut into at most `parts` consecutive groups of rows, as
+    /// even as can be (sizes differ by at most one; never an empty group):
+    /// the shards of data-parallel training. Every row keeps its padding
+    /// width, so a row's numbers do not depend on which shard it is in.
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// let ex: Vec<Example> = (0..5).map(|i| Example { src: vec![2, 4 + i, 3], tgt: vec![2, 3] }).collect();
+    /// let shards = Batch::from_examples(&ex).unwrap().shards(2);
+    /// assert_eq!(shards.iter().map(Batch::len).collect::<Vec<_>>(), [2, 3]);
+    /// assert_eq!(shards[1].src.row(0).to_vec(), vec![2, 6, 3]); // the third example
+    /// ```
+    pub fn shards(&self, parts: usize) -> Vec<Batch> {
+        let n = self.len();
+        let parts = parts.clamp(1, n.max(1));
+        (0..parts)
+            .map(|i| {
+                let rows = n * i / parts..n * (i + 1) / parts;
+                Batch {
+                    src: row_range(&self.src, &rows),
+                    src_lens: self.src_lens[rows.clone()].to_vec(),
+                    src_pad_mask: row_range(&self.src_pad_mask, &rows),
+                    tgt_in: row_range(&self.tgt_in, &rows),
+                    tgt_out: row_range(&self.tgt_out, &rows),
+                    tgt_lens: self.tgt_lens[rows.clone()].to_vec(),
+                    tgt_pad_mask: row_range(&self.tgt_pad_mask, &rows),
+                }
+            })
+            .collect()
     }
 
     /// Number of real (unpadded) decoder output positions: the denominator

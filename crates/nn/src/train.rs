@@ -19,8 +19,10 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use lingo_data::{Batch, BatchConfig, SeqPair, Vocab};
-use lingo_tensor::no_grad;
-use rand::SeedableRng;
+use lingo_tensor::{Gradients, no_grad};
+use ndarray::ArrayD;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 use rand::rngs::StdRng;
 
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem, remove_stale_temp_files};
@@ -103,6 +105,12 @@ pub struct TrainConfig {
     /// `e` trains on slice `(e - 1) mod k`, so a large corpus gets validation,
     /// checkpoints and budget checks often (the optimizer state carries on).
     pub epoch_size: Option<usize>,
+    /// Data parallelism: each batch is cut into this many groups of rows
+    /// ("shards") that go forward and backward on their own threads, and
+    /// their gradients are summed (see [`batch_gradients`]). 1: no cutting.
+    /// Results depend on this number (the sums are grouped differently), not
+    /// on how many threads run the shards.
+    pub shards: usize,
 }
 
 impl TrainConfig {
@@ -128,6 +136,7 @@ impl TrainConfig {
             checkpoints: None,
             seed: 0,
             progress: Progress::Auto,
+            shards: 1,
             epoch_size: None,
         }
     }
@@ -233,6 +242,65 @@ fn config_differences(saved: &Seq2SeqConfig, ours: &Seq2SeqConfig) -> Vec<String
 fn epoch_rng(seed: u64, epoch: u64) -> StdRng {
     // SplitMix64's mixing constant keeps nearby (seed, epoch) pairs apart.
     StdRng::seed_from_u64(seed ^ epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// One batch's training loss and the gradients of every parameter.
+///
+/// With [`TrainConfig::shards`] above 1 the batch is cut into row groups
+/// (shards), each run forward and backward on its own thread, and the
+/// gradients added up in shard order. The batch's loss is the mean over its
+/// `N` target tokens, and shard `s` holds `n_s` of them, so
+///
+/// ```text
+/// L = Σ_s (n_s / N) · L_s      ⇒      ∇L = Σ_s (n_s / N) · ∇L_s
+/// ```
+///
+/// and each shard's backward pass is seeded with `n_s / N` instead of 1: the
+/// sum is the whole batch's gradient (up to rounding). Dropout in shard `s`
+/// draws from its own generator, seeded from the epoch's in shard order.
+///
+/// ```
+/// use lingo_data::{Batch, Example};
+/// use lingo_nn::{Seq2Seq, Seq2SeqConfig, TrainConfig, batch_gradients};
+/// use lingo_tensor::Module;
+/// use rand::SeedableRng;
+/// let model = Seq2Seq::new(Seq2SeqConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// let ex: Vec<Example> = (4..9).map(|i| Example { src: vec![2, i, 3], tgt: vec![2, i, i, 3] }).collect();
+/// let batch = Batch::from_examples(&ex).unwrap();
+/// let mut config = TrainConfig::new(1, 1e-3);
+/// let rng = &mut rand::rngs::StdRng::seed_from_u64(1);
+/// let (whole, g1) = batch_gradients(&model, &batch, &config, rng).unwrap();
+/// config.shards = 2;
+/// let (sharded, g2) = batch_gradients(&model, &batch, &config, rng).unwrap();
+/// assert!((whole - sharded).abs() < 1e-5);
+/// let w = model.params()[0].tensor();
+/// let diff = (g1.get(w).unwrap() - g2.get(w).unwrap()).mapv(f32::abs).sum();
+/// assert!(diff < 1e-5);
+/// ```
+pub fn batch_gradients(model: &Seq2Seq, batch: &Batch, config: &TrainConfig, rng: &mut StdRng) -> Result<(f32, Gradients)> {
+    if config.shards <= 1 {
+        let loss = model.loss(batch, config.label_smoothing, Mode::Train(rng))?;
+        return Ok((loss.item()?, loss.backward()?));
+    }
+    let shards = batch.shards(config.shards);
+    let seeds: Vec<u64> = shards.iter().map(|_| rng.random()).collect();
+    let total = batch.num_tgt_tokens().max(1) as f32;
+    let parts = shards
+        .par_iter()
+        .zip(seeds)
+        .map(|(shard, seed)| {
+            let share = shard.num_tgt_tokens() as f32 / total; // n_s / N
+            let loss = model.loss(shard, config.label_smoothing, Mode::Train(&mut StdRng::seed_from_u64(seed)))?;
+            let grads = loss.backward_with(ArrayD::from_elem(loss.shape(), share))?;
+            Ok((share * loss.item()?, grads))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (mut value, mut grads) = (0.0, Gradients::default());
+    for (v, g) in parts {
+        value += v;
+        grads.merge(g);
+    }
+    Ok((value, grads))
 }
 
 /// Mean loss over `batches` in evaluation mode, without a graph.
@@ -403,13 +471,11 @@ fn train_loop<E: SeqPair>(
         for batch in &batches {
             step += 1;
             optimizer.set_lr(scheduler.step());
-            let loss = model.loss(batch, config.label_smoothing, Mode::Train(&mut rng))?;
-            let value = loss.item()?;
+            // The graphs are gone once this returns, so parameters update in place.
+            let (value, grads) = batch_gradients(model, batch, config, &mut rng)?;
             if !value.is_finite() {
                 return Err(Error::NonFiniteLoss { what: "training", epoch, step, value });
             }
-            let grads = loss.backward()?;
-            drop(loss); // free the graph so parameters update in place
             optimizer.step(model, &grads).map_err(|e| Error::Training { epoch, step, source: Box::new(e) })?;
             sum += f64::from(value);
             if let Some(bar) = &bar {

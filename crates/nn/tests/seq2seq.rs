@@ -187,6 +187,30 @@ fn the_same_seed_gives_bit_identical_losses() {
 }
 
 #[test]
+fn sharded_training_is_the_same_training_and_the_same_bits_on_any_thread_count() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(9);
+    let (train, val) = (task.generate(96, &mut rng), task.generate(16, &mut rng));
+    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
+    let run = |shards, threads| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(3)).unwrap();
+            // Plain SGD: a wrongly scaled gradient shows (Adam would divide it away).
+            let batching = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
+            let settings = TrainConfig { shards, batching, algorithm: lingo_nn::Algorithm::sgd(0.0), lr: 0.5, ..quiet(2) };
+            train_model(&mut model, &train, &val, &settings, None).unwrap().train_losses
+        })
+    };
+    let (whole, sharded) = (run(1, 1), run(3, 2));
+    // The same gradients up to rounding, so the same training up to rounding.
+    for (a, b) in whole.iter().zip(&sharded) {
+        assert!((a - b).abs() < 1e-4 * a.abs().max(1.0), "{whole:?} vs {sharded:?}");
+    }
+    assert_eq!(sharded, run(3, 1), "shards give the same bits on one thread or two");
+}
+
+#[test]
 fn checkpoints_round_trip_and_resuming_gives_the_same_losses() {
     let task = reverse_task();
     let mut rng = StdRng::seed_from_u64(10);

@@ -87,6 +87,27 @@ impl Gradients {
         self.map.is_empty()
     }
 
+    /// Adds every gradient of `other` into this store: the gradients of a
+    /// sum of losses, each back-propagated on its own (data-parallel
+    /// training merges the gradients of a batch's shards this way, in
+    /// shard order, so the bits do not depend on which thread ran which).
+    ///
+    /// ```
+    /// use lingo_tensor::Tensor;
+    /// let x = Tensor::variable(ndarray::arr1(&[2.0_f32]).into_dyn());
+    /// let mut grads = x.mul(&x).unwrap().sum_all().backward().unwrap(); // d(x²)/dx = 4
+    /// grads.merge(x.exp().sum_all().backward().unwrap());               // + eˣ
+    /// assert!((grads.get(&x).unwrap()[[0]] - (4.0 + 2.0_f32.exp())).abs() < 1e-5);
+    /// ```
+    pub fn merge(&mut self, other: Gradients) {
+        // Sorted, so the additions happen in one order whatever the hash map's.
+        let mut entries: Vec<_> = other.map.into_iter().collect();
+        entries.sort_unstable_by_key(|(id, _)| *id);
+        for (id, grad) in entries {
+            self.accumulate(id, grad);
+        }
+    }
+
     /// Adds `grad` to the stored gradient of `id` (stores it if absent).
     fn accumulate(&mut self, id: TensorId, grad: ArrayD<f32>) {
         match self.map.get_mut(&id) {
