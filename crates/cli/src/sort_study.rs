@@ -49,6 +49,9 @@ pub struct SortStudyArgs {
     /// Sequences per batch
     #[arg(long, default_value = "64", value_parser = positive)]
     pub batch_size: usize,
+    /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
+    #[arg(long, default_value = "2", value_parser = positive)]
+    pub shards: usize,
     /// Adam's learning rate
     #[arg(long, default_value = "3e-3", value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: f64,
@@ -177,6 +180,7 @@ fn train_and_measure(
     let mut model = Seq2Seq::new(model_config(args, task, attention), &mut StdRng::seed_from_u64(seed))?;
     let mut config = TrainConfig::new(args.epochs, args.lr);
     config.batching.batch_size = args.batch_size;
+    config.shards = args.shards;
     config.seed = seed;
     config.progress = Progress::Silent; // the epoch lines are printed below, with the entropy
     // Entropy before training (epoch 0) starts the curve: near ln(len + 2), uniform.

@@ -79,6 +79,9 @@ pub struct TrainArgs {
     /// Sentence pairs per batch
     #[arg(long, default_value = "64", value_parser = positive)]
     pub batch_size: usize,
+    /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
+    #[arg(long, default_value = "2", value_parser = positive)]
+    pub shards: usize,
     /// Adam's learning rate
     #[arg(long, default_value = "2e-3", value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: f64,
@@ -281,6 +284,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let mut model = Seq2Seq::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
     let mut config = TrainConfig::new(args.rounds, args.lr);
     config.batching.batch_size = args.batch_size;
+    config.shards = args.shards;
     config.batching.bucket = true; // similar lengths together: less padding
     config.label_smoothing = args.label_smoothing;
     config.schedule = Schedule::LinearWarmup { warmup_steps: 500 };
