@@ -53,3 +53,35 @@ fn generated_bad_inputs_are_one_line_errors() {
         check(&case, true, Some(tmp.path()));
     }
 }
+
+/// Root reads a mode-000 file anyway, so there the no-permission case runs
+/// the binary as the unprivileged user `nobody` (through util-linux's
+/// `setpriv`, when present), from a copy it may execute.
+#[test]
+fn a_file_without_read_permission_is_one_line_error_even_when_tests_run_as_root() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Command;
+    let as_root = Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false);
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !as_root || !setpriv.exists() {
+        eprintln!("skipped: not root (the generated cases cover this) or no setpriv");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (bin, data) = (dir.join("lingo"), dir.join("secret.tsv"));
+    std::fs::copy(env!("CARGO_BIN_EXE_lingo"), &bin).unwrap();
+    std::fs::write(&data, "hello.\thola.\n").unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let out = Command::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["train", "--data", data.to_str().unwrap()])
+        .current_dir(dir)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "stderr {:?}", stderr(&out));
+    assert_one_line_error(&out, &format!("error: {}: Permission denied", data.display()));
+}
