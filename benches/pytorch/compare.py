@@ -35,6 +35,7 @@ Usage (from anywhere; cargo runs in the repository):
     python3 benches/pytorch/compare.py                       # 3 rounds, 2 threads
     python3 benches/pytorch/compare.py --rounds 5 --json     # one JSON object
     python3 benches/pytorch/compare.py --workloads sort --epochs 2
+    python3 benches/pytorch/compare.py --table saved.json    # the table of a saved --json run
 """
 
 import argparse
@@ -167,6 +168,12 @@ def rows(samples):
     return out
 
 
+def header(when, rounds, threads, torch_version, loads):
+    version = f"PyTorch {torch_version}" if torch_version else "PyTorch not installed"
+    return (f"\n{when}, {rounds} rounds, {threads} threads, {version}; medians over rounds\n"
+            f"1-minute load average before each round and at the end: {', '.join(f'{l:.2f}' for l in loads)}")
+
+
 def print_table(table, header):
     print(header)
     print(f"{'workload':<44} {'unit':>4} {'lingo':>10} {'PyTorch':>10} {'PyTorch/lingo':>14} {'goal':>6} {'met':>4}")
@@ -189,7 +196,13 @@ def main():
     ap.add_argument("--epochs", type=int, default=3, help="sort-study epochs per run; the run's median counts (default 3)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of {','.join(WORKLOADS)}")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--table", metavar="FILE", help="print the table of a run saved with --json, measuring nothing")
     args = ap.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            saved = json.load(f)
+        print_table(saved["rows"], header(saved["date"], saved["rounds"], saved["threads"], saved["torch"], saved["load_average_1min"]))
+        return 0
     args.workloads = [w for w in args.workloads.split(",") if w]
     unknown = [w for w in args.workloads if w not in WORKLOADS]
     if unknown or args.rounds < 1 or args.threads < 1:
@@ -210,14 +223,13 @@ def main():
 
     table = rows(samples)
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    versions = f"PyTorch {torch.__version__}" if torch else "PyTorch not installed"
-    load_text = ", ".join(f"{l[0]:.2f}" for l in loads)
+    version = torch.__version__ if torch else None
+    loads = [l[0] for l in loads]
     if args.json:
-        print(json.dumps({"date": when, "torch": torch.__version__ if torch else None, "threads": args.threads, "rounds": args.rounds,
-                          "load_average_1min": [l[0] for l in loads], "rows": table, "samples": samples}))
+        print(json.dumps({"date": when, "torch": version, "threads": args.threads, "rounds": args.rounds,
+                          "load_average_1min": loads, "rows": table, "samples": samples}))
     else:
-        print_table(table, f"\n{when}, {args.rounds} rounds, {args.threads} threads, {versions}; medians over rounds\n"
-                           f"1-minute load average before each round and at the end: {load_text}")
+        print_table(table, header(when, args.rounds, args.threads, version, loads))
         if not torch:
             print("PyTorch is not installed (pip install torch): lingo's side only.")
     return 0
