@@ -3,9 +3,9 @@
 
 Builds lingo in release once (`cargo build --release --bin lingo`, `cargo
 bench -p lingo-attention --no-run`), then for each of `--rounds` rounds runs
-every workload once in lingo and once in PyTorch, lingo first in even
-rounds and PyTorch first in odd ones, so that a slow spell of the machine
-hits both sides alike:
+every workload once in lingo and once in PyTorch, lingo first in rounds
+1, 3, ... and PyTorch first in rounds 2, 4, ..., so that a slow spell of
+the machine hits both sides alike:
 
   ablation      `lingo ablation --no-png` (wall time of the whole command:
                 data, the three trainings side by side, scoring) against
@@ -176,13 +176,13 @@ def header(when, rounds, threads, torch_version, loads):
 
 def print_table(table, header):
     print(header)
-    print(f"{'workload':<44} {'unit':>4} {'lingo':>10} {'PyTorch':>10} {'PyTorch/lingo':>14} {'goal':>6} {'met':>4}")
+    print(f"{'workload':<48} {'unit':>4} {'lingo':>10} {'PyTorch':>10} {'PyTorch/lingo':>14} {'goal':>6} {'met':>4}")
     fmt = lambda x: "-" if x is None else f"{x:.3f}" if x < 100 else f"{x:.1f}"
     for r in table:
         met = "-" if r["met"] is None else "yes" if r["met"] else "NO"
         goal_text = "-" if r["goal"] is None else f">={r['goal']:g}"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        print(f"{r['workload']:<44} {r['unit']:>4} {fmt(r['lingo']):>10} {fmt(r['pytorch']):>10} {ratio:>14} {goal_text:>6} {met:>4}")
+        print(f"{r['workload']:<48} {r['unit']:>4} {fmt(r['lingo']):>10} {fmt(r['pytorch']):>10} {ratio:>14} {goal_text:>6} {met:>4}")
     judged = [r for r in table if r["met"] is not None]
     if judged:
         print(f"goals met: {sum(r['met'] for r in judged)} of {len(judged)}")
