@@ -68,6 +68,24 @@ def batches(pairs, size, shuffle, rng):
         yield src, lens, tgt_in, tgt_out
 
 
+def lingo_init(model):
+    """lingo's default initialisation (`Init::XavierOrthogonal`), in place:
+    Xavier-uniform matrices, every (H, H) gate block of a recurrent weight
+    orthogonal, zero vectors, and the padding row of each embedding zero."""
+    for name, p in model.named_parameters():
+        if "weight_hh" in name:
+            for block in p.data.split(p.shape[1], 0):  # (G·H, H) -> G blocks (H, H)
+                nn.init.orthogonal_(block)
+        elif p.dim() >= 2:
+            nn.init.xavier_uniform_(p)
+        else:
+            nn.init.zeros_(p)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Embedding) and m.padding_idx is not None:
+                m.weight[m.padding_idx].zero_()
+
+
 class Seq2Seq(nn.Module):
     def __init__(self, attention, emb=64, hidden=64):
         super().__init__()
@@ -83,17 +101,7 @@ class Seq2Seq(nn.Module):
         if attention:
             self.combine = nn.Linear(2 * hidden, hidden, bias=False)
         self.out = nn.Linear(hidden, len(TGT))
-        for name, p in self.named_parameters():
-            if "weight_hh" in name:
-                for block in p.data.chunk(4, 0):
-                    nn.init.orthogonal_(block)
-            elif p.dim() >= 2:
-                nn.init.xavier_uniform_(p)
-            else:
-                nn.init.zeros_(p)
-        with torch.no_grad():
-            self.src_emb.weight[PAD].zero_()
-            self.tgt_emb.weight[PAD].zero_()
+        lingo_init(self)
 
     def forward(self, src, lens, tgt_in):
         packed = nn.utils.rnn.pack_padded_sequence(self.src_emb(src), lens, batch_first=True, enforce_sorted=False)

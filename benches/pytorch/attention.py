@@ -73,9 +73,9 @@ def median_seconds(f):
     return statistics.median(times)
 
 
-def torch_medians(torch, wanted):
+def torch_medians(torch, wanted, threads=THREADS):
     """{workload name: milliseconds} for every workload whose name contains `wanted`."""
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(threads)
     results = {}
     for scorer in SCORERS:
         for (b, t, s, d) in SIZES:
@@ -102,14 +102,19 @@ def torch_medians(torch, wanted):
     return results
 
 
-def run_lingo(wanted):
-    """Runs the lingo benchmark's summary and returns its rows."""
+def run_lingo(wanted, threads=None):
+    """Runs the lingo benchmark's summary and returns its rows (its own table
+    goes to standard error). With `threads`, rayon and matrixmultiply get that
+    many threads (RAYON_NUM_THREADS, MATMUL_NUM_THREADS); otherwise their defaults."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "lingo.json")
         target = os.environ.get("CARGO_TARGET_DIR", "/work/target-bench")
         cmd = ["cargo", "bench", "-p", "lingo-attention", "--", "summary" + (f":{wanted}" if wanted else "")]
         print("running", " ".join(cmd), file=sys.stderr)
-        subprocess.run(cmd, check=True, env={**os.environ, "LINGO_BENCH_JSON": path, "CARGO_TARGET_DIR": target})
+        env = {**os.environ, "LINGO_BENCH_JSON": path, "CARGO_TARGET_DIR": target}
+        if threads:
+            env.update(RAYON_NUM_THREADS=str(threads), MATMUL_NUM_THREADS=str(threads))
+        subprocess.run(cmd, check=True, env=env, stdout=sys.stderr)
         with open(path) as f:
             return json.load(f)
 

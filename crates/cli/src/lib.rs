@@ -93,7 +93,7 @@ pub enum Command {
     #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo ablation\n  lingo ablation --configs dot,general,scaled_dot --out /tmp/pics\n  lingo ablation --warmup 0        # see dot attention's alignment collapse")]
     Ablation(AblationArgs),
     /// The sorting case study: bidirectional GRU + Bahdanau attention, with and without attention
-    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo sort-study\n  lingo sort-study --lengths 5 --epochs 5 --json\n  lingo sort-study --rare-digit 3 --rare-share 0.005")]
+    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo sort-study\n  lingo sort-study --lengths 5 --epochs 5 --json\n  lingo sort-study --rare-digit 3 --rare-share 0.005\n  lingo sort-study --time-epochs --lengths 5 --train-size 20000   # seconds per training epoch only")]
     SortStudy(SortStudyArgs),
     /// Train a translation model on a parallel corpus (TSV) within a time budget; BLEU and chrF on held-out pairs
     #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer bpe --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive")]

@@ -5,6 +5,11 @@
 //! failure modes the case study describes are measured instead of
 //! described: duplicates, inputs longer than any seen in training, and a
 //! digit that is rare in training.
+//!
+//! With `--time-epochs` it instead times training alone (the workload of
+//! `benches/pytorch/sort_study.py`): the attention model at the first
+//! length, trained on `--train-size` sequences with no validation set, one
+//! line (or JSON object) with the wall-clock seconds of each epoch.
 
 use std::path::PathBuf;
 
@@ -76,6 +81,9 @@ pub struct SortStudyArgs {
     /// Write no pictures
     #[arg(long)]
     pub no_png: bool,
+    /// Only time training epochs: train the attention model at the first length without validation, print the seconds of each epoch and their median, measure nothing else
+    #[arg(long)]
+    pub time_epochs: bool,
 }
 
 /// The measurements of one trained model.
@@ -114,6 +122,9 @@ impl SortStudyArgs {
 
 /// Runs the case study; see the module docs.
 pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
+    if args.time_epochs {
+        return time_epochs(args, seed, out); // no rare-digit run to check
+    }
     args.check()?;
     let mut results = Vec::new();
     let mut first_attention_model = None;
@@ -166,6 +177,52 @@ fn model_config(args: &SortStudyArgs, task: &DigitTask, attention: bool) -> Seq2
     }
 }
 
+/// The training settings of every run: Adam at `--lr`, constant rate, no
+/// label smoothing, batches of `--batch-size`, nothing printed by the loop.
+fn train_config(args: &SortStudyArgs, seed: u64) -> TrainConfig {
+    let mut config = TrainConfig::new(args.epochs, args.lr);
+    config.batching.batch_size = args.batch_size;
+    config.shards = args.shards;
+    config.seed = seed;
+    config.progress = Progress::Silent;
+    config
+}
+
+/// `--time-epochs`: the attention model at the first length, trained on
+/// the same data as the full study's, with an empty validation set so that
+/// an epoch is the training pass alone (batching, forward, backward, Adam
+/// step); reports the wall-clock seconds of each epoch, their median and
+/// the training losses (to check that another implementation learns alike).
+fn time_epochs(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
+    let len = args.lengths[0];
+    let task = DigitTask::new(DigitOp::Sort, args.digits, len, len)?;
+    let train = task.generate(args.train_size, &mut StdRng::seed_from_u64(seed ^ len as u64));
+    let mut model = Seq2Seq::new(model_config(args, &task, true), &mut StdRng::seed_from_u64(seed))?;
+    // Seconds since training started, at the end of each epoch.
+    let mut ends = vec![0.0];
+    let trained = train_model_with(&mut model, &train, &[], &train_config(args, seed), None, |r, _| {
+        ends.push(r.seconds);
+        Ok::<_, Error>(Next::Continue)
+    })?;
+    let seconds: Vec<f64> = ends.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut sorted = seconds.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = (sorted[(sorted.len() - 1) / 2] + sorted[sorted.len() / 2]) / 2.0;
+    for (e, (s, loss)) in seconds.iter().zip(&trained.train_losses).enumerate() {
+        out.say(&format!("len {len}, attention | Epoch {}/{} | Train: {loss:.4} | {s:.3} s", e + 1, args.epochs));
+    }
+    out.say(&format!("median: {median:.3} s per epoch of {} sequences (batch {})", args.train_size, args.batch_size));
+    out.json(&json!({
+        "seq_len": len,
+        "train_size": args.train_size,
+        "batch_size": args.batch_size,
+        "epoch_seconds": seconds,
+        "median_epoch_seconds": median,
+        "train_losses": trained.train_losses,
+    }));
+    Ok(())
+}
+
 /// Trains one model, printing a line per epoch with the attention entropy,
 /// then measures it on fresh test sets.
 fn train_and_measure(
@@ -178,11 +235,7 @@ fn train_and_measure(
 ) -> Result<(RunResult, Seq2Seq)> {
     let len = task_len(train);
     let mut model = Seq2Seq::new(model_config(args, task, attention), &mut StdRng::seed_from_u64(seed))?;
-    let mut config = TrainConfig::new(args.epochs, args.lr);
-    config.batching.batch_size = args.batch_size;
-    config.shards = args.shards;
-    config.seed = seed;
-    config.progress = Progress::Silent; // the epoch lines are printed below, with the entropy
+    let config = train_config(args, seed); // silent: the epoch lines are printed below, with the entropy
     // Entropy before training (epoch 0) starts the curve: near ln(len + 2), uniform.
     let mut entropy: Vec<f32> = mean_entropy(&model, val)?.into_iter().collect();
     let trained = train_model_with(&mut model, train, val, &config, None, |r, model| {

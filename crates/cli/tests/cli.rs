@@ -231,6 +231,28 @@ fn sort_study_json_reports_each_model() {
 }
 
 #[test]
+fn sort_study_time_epochs_reports_one_time_per_epoch_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lingo_in(dir.path(), &[
+        "sort-study", "--json", "--time-epochs", "--lengths", "3", "--digits", "5", "--train-size", "100", "--batch-size", "16",
+        "--epochs", "3", "--emb", "8", "--hidden", "8", "--out", "pics",
+    ]);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 1, "one object for the one timed model");
+    let line = &lines[0];
+    let seconds: Vec<f64> = line["epoch_seconds"].as_array().unwrap().iter().map(|s| s.as_f64().unwrap()).collect();
+    assert_eq!(seconds.len(), 3);
+    assert!(seconds.iter().all(|&s| s > 0.0), "{seconds:?}");
+    let median = line["median_epoch_seconds"].as_f64().unwrap();
+    assert!(seconds.iter().filter(|&&s| s <= median).count() >= 2 && seconds.iter().filter(|&&s| s >= median).count() >= 2, "{median} is not the median of {seconds:?}");
+    let losses = line["train_losses"].as_array().unwrap();
+    assert_eq!(losses.len(), 3);
+    assert!(losses[2].as_f64().unwrap() < losses[0].as_f64().unwrap(), "training learns: {losses:?}");
+    assert_eq!((line["seq_len"].as_u64(), line["train_size"].as_u64()), (Some(3), Some(100)));
+    assert!(!dir.path().join("pics").exists(), "timing writes no pictures");
+}
+
+#[test]
 fn train_then_translate_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));

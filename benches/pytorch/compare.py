@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""lingo and PyTorch side by side on the workloads of issue #8, alternating, one table.
+
+Builds lingo in release once (`cargo build --release --bin lingo`, `cargo
+bench -p lingo-attention --no-run`), then for each of `--rounds` rounds runs
+every workload once in lingo and once in PyTorch, lingo first in rounds
+1, 3, ... and PyTorch first in rounds 2, 4, ..., so that a slow spell of
+the machine hits both sides alike:
+
+  ablation      `lingo ablation --no-png` (wall time of the whole command:
+                data, the three trainings side by side, scoring) against
+                `ablation.py` (the sum of its three trainings); per
+                configuration, each side's own training seconds
+  sort epoch    `lingo sort-study --time-epochs --lengths 5 --train-size N`
+                against `sort_study.py`: median seconds per training epoch
+  attention     every scorer's forward+backward at the three sizes of
+                `cargo bench -p lingo-attention` against `attention.py`'s
+                PyTorch version (its functions, imported)
+
+Both sides get the same thread count: lingo through `--threads` (rayon and
+matrixmultiply; the ablation keeps each configuration's products on one
+thread and trains two at once) or RAYON_NUM_THREADS / MATMUL_NUM_THREADS
+for the bench, PyTorch through `torch.set_num_threads`. The table gives the
+median over rounds of each side and the ratio PyTorch / lingo (how many
+times faster lingo is), against issue #8's goals: the ablation at least 3x,
+the sort epoch at least 5x, every attention kernel at least 1x. The load
+average before each round is printed too: other jobs on the machine move
+both sides' times, PyTorch's OpenMP threads more than most.
+
+This script installs nothing. Without PyTorch it says so in one line and
+prints lingo's side alone.
+
+Usage (from anywhere; cargo runs in the repository):
+
+    python3 benches/pytorch/compare.py                       # 3 rounds, 2 threads
+    python3 benches/pytorch/compare.py --rounds 5 --json     # one JSON object
+    python3 benches/pytorch/compare.py --workloads sort --epochs 2
+    python3 benches/pytorch/compare.py --table saved.json    # the table of a saved --json run
+"""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import attention  # noqa: E402  (imports torch only when asked)
+
+WORKLOADS = ["ablation", "sort", "attention"]
+ABLATION_TOTAL = "ablation: three trainings"
+SORT_EPOCH = "sort-study epoch"
+# Issue #8's goals: the least ratio PyTorch / lingo, by workload name prefix.
+GOALS = [(ABLATION_TOTAL, 3.0), (SORT_EPOCH, 5.0), ("attention ", 1.0)]
+
+
+def goal(name):
+    return next((g for prefix, g in GOALS if name.startswith(prefix)), None)
+
+
+def unit(name):
+    return "ms" if name.startswith("attention ") else "s"
+
+
+def run(cmd, **kwargs):
+    """Runs `cmd` in the repository; its standard output, its standard error passed through."""
+    print("running", " ".join(cmd), file=sys.stderr)
+    return subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True, **kwargs).stdout
+
+
+def json_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def build_lingo():
+    """Builds the `lingo` binary and the attention bench in release; returns the binary's path."""
+    binary = None
+    for msg in json_lines(run(["cargo", "build", "--release", "--bin", "lingo", "--message-format=json-render-diagnostics"])):
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "lingo":
+            binary = msg["executable"]
+    run(["cargo", "bench", "-p", "lingo-attention", "--no-run"])
+    if binary is None:
+        raise RuntimeError("cargo built no `lingo` executable")
+    return binary
+
+
+class Lingo:
+    """lingo's side of each workload: {workload name: seconds or milliseconds}."""
+
+    def __init__(self, binary, args):
+        self.cmd = [binary, "--threads", str(args.threads), "--json"]
+        self.args = args
+
+    def ablation(self):
+        start = time.perf_counter()
+        rows = json_lines(run(self.cmd + ["ablation", "--no-png"]))
+        wall = time.perf_counter() - start
+        return {ABLATION_TOTAL: wall, **{f"ablation: {r['config']}": r["train_seconds"] for r in rows}}
+
+    def sort(self):
+        a = self.args
+        (row,) = json_lines(run(self.cmd + ["sort-study", "--time-epochs", "--lengths", "5", "--train-size", str(a.train_size), "--epochs", str(a.epochs)]))
+        return {SORT_EPOCH: row["median_epoch_seconds"]}
+
+    def attention(self):
+        return {f"attention {r['workload']}": r["ms"] for r in attention.run_lingo("fwd_bwd", self.args.threads)}
+
+
+class PyTorch:
+    """PyTorch's side of each workload, in the same units."""
+
+    def __init__(self, torch, args):
+        self.torch = torch
+        self.args = args
+        self.script = lambda name: [sys.executable, os.path.join(HERE, name), "--threads", str(args.threads), "--json"]
+
+    def ablation(self):
+        rows = json_lines(run(self.script("ablation.py")))
+        return {ABLATION_TOTAL: sum(r["train_seconds"] for r in rows), **{f"ablation: {r['config']}": r["train_seconds"] for r in rows}}
+
+    def sort(self):
+        a = self.args
+        (row,) = json_lines(run(self.script("sort_study.py") + ["--length", "5", "--train-size", str(a.train_size), "--epochs", str(a.epochs)]))
+        return {SORT_EPOCH: row["median_epoch_seconds"]}
+
+    def attention(self):
+        return {f"attention {name}": ms for name, ms in attention.torch_medians(self.torch, "fwd_bwd", self.args.threads).items()}
+
+
+def measure(args, lingo, pytorch):
+    """Runs the rounds; returns ({side: {workload: [one value per round]}}, load averages before each round)."""
+    samples = {"lingo": {}, "pytorch": {}}
+    loads = []
+    for r in range(args.rounds):
+        loads.append(os.getloadavg())
+        print(f"round {r + 1}/{args.rounds}, load average {loads[-1][0]:.2f}", file=sys.stderr)
+        sides = [("lingo", lingo), ("pytorch", pytorch)]
+        if r % 2:
+            sides.reverse()
+        for workload in args.workloads:
+            for side, runner in sides:
+                if runner is None:
+                    continue
+                for name, value in getattr(runner, workload)().items():
+                    samples[side].setdefault(name, []).append(value)
+    loads.append(os.getloadavg())
+    return samples, loads
+
+
+def rows(samples):
+    """One row per workload: medians, ratio and goal."""
+    out = []
+    for name, values in samples["lingo"].items():
+        theirs = samples["pytorch"].get(name)
+        ours = statistics.median(values)
+        row = {"workload": name, "unit": unit(name), "lingo": ours, "pytorch": None, "ratio": None, "goal": goal(name), "met": None}
+        if theirs:
+            row["pytorch"] = statistics.median(theirs)
+            row["ratio"] = row["pytorch"] / ours
+            if row["goal"] is not None:
+                row["met"] = row["ratio"] >= row["goal"]
+        out.append(row)
+    return out
+
+
+def header(when, rounds, threads, torch_version, loads):
+    version = f"PyTorch {torch_version}" if torch_version else "PyTorch not installed"
+    return (f"\n{when}, {rounds} rounds, {threads} threads, {version}; medians over rounds\n"
+            f"1-minute load average before each round and at the end: {', '.join(f'{l:.2f}' for l in loads)}")
+
+
+def print_table(table, header):
+    print(header)
+    print(f"{'workload':<48} {'unit':>4} {'lingo':>10} {'PyTorch':>10} {'PyTorch/lingo':>14} {'goal':>6} {'met':>4}")
+    fmt = lambda x: "-" if x is None else f"{x:.3f}" if x < 100 else f"{x:.1f}"
+    for r in table:
+        met = "-" if r["met"] is None else "yes" if r["met"] else "NO"
+        goal_text = "-" if r["goal"] is None else f">={r['goal']:g}"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        print(f"{r['workload']:<48} {r['unit']:>4} {fmt(r['lingo']):>10} {fmt(r['pytorch']):>10} {ratio:>14} {goal_text:>6} {met:>4}")
+    judged = [r for r in table if r["met"] is not None]
+    if judged:
+        print(f"goals met: {sum(r['met'] for r in judged)} of {len(judged)}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3, help="times each workload runs on each side (default 3)")
+    ap.add_argument("--threads", type=int, default=2, help="threads for both sides (default 2)")
+    ap.add_argument("--train-size", type=int, default=20000, help="sequences per sort-study epoch (default 20000)")
+    ap.add_argument("--epochs", type=int, default=3, help="sort-study epochs per run; the run's median counts (default 3)")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--table", metavar="FILE", help="print the table of a run saved with --json, measuring nothing")
+    args = ap.parse_args()
+    if args.table:
+        with open(args.table) as f:
+            saved = json.load(f)
+        print_table(saved["rows"], header(saved["date"], saved["rounds"], saved["threads"], saved["torch"], saved["load_average_1min"]))
+        return 0
+    args.workloads = [w for w in args.workloads.split(",") if w]
+    unknown = [w for w in args.workloads if w not in WORKLOADS]
+    if unknown or args.rounds < 1 or args.threads < 1:
+        ap.error(f"unknown workload {unknown[0]!r}" if unknown else "--rounds and --threads must be at least 1")
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+        print("PyTorch is not installed (pip install torch): measuring lingo's side only.", file=sys.stderr)
+    try:
+        lingo = Lingo(build_lingo(), args)
+        pytorch = PyTorch(torch, args) if torch else None
+        samples, loads = measure(args, lingo, pytorch)
+    except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+    table = rows(samples)
+    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    version = torch.__version__ if torch else None
+    loads = [l[0] for l in loads]
+    if args.json:
+        print(json.dumps({"date": when, "torch": version, "threads": args.threads, "rounds": args.rounds,
+                          "load_average_1min": loads, "rows": table, "samples": samples}))
+    else:
+        print_table(table, header(when, args.rounds, args.threads, version, loads))
+        if not torch:
+            print("PyTorch is not installed (pip install torch): lingo's side only.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
