@@ -80,7 +80,10 @@ fn killed_training_always_leaves_a_loadable_checkpoint_and_resumes_to_the_same_r
         leftovers += temp_files(&run).len();
         if !last.exists() {
             before_first_save += 1;
-            assert!(!dir.path().join("run/best.ckpt").exists(), "best.ckpt without last.ckpt");
+            // best.ckpt is written first, so a kill between the two saves of
+            // epoch 1 leaves it alone: it must then be epoch 1's, and whole.
+            let best = dir.path().join("run/best.ckpt");
+            assert!(!best.exists() || load(&best).epoch == 1, "best.ckpt without last.ckpt, past epoch 1");
             continue;
         }
         // The checkpoint loads; progress is never lost; best.ckpt is never behind it.
