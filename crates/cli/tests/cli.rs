@@ -5,7 +5,6 @@
 mod common;
 
 use std::any::TypeId;
-use std::path::Path;
 use std::process::Output;
 
 use clap::CommandFactory;

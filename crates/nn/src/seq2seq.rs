@@ -291,7 +291,7 @@ impl Seq2Seq {
     /// describe a valid model, and fit every saved parameter's shape.
     /// Anything else is an [`Error::Checkpoint`](crate::Error::Checkpoint)
     /// naming `path` (which only labels errors), with
-    /// [`CheckpointProblem::Inconsistent`](crate::CheckpointProblem::Inconsistent)
+    /// [`CheckpointProblem::Inconsistent`]
     /// saying what disagrees.
     ///
     /// ```

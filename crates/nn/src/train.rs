@@ -179,7 +179,7 @@ pub struct TrainResult {
 /// checkpoint must be consistent ([`Seq2Seq::from_checkpoint`]), hold the
 /// optimizer's state, and have been written by a run with the same model
 /// configuration and vocabularies; otherwise the error names `path` and,
-/// with [`CheckpointProblem::OtherRun`](crate::CheckpointProblem::OtherRun),
+/// with [`CheckpointProblem::OtherRun`],
 /// what differs.
 ///
 /// ```

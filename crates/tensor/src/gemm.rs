@@ -34,6 +34,13 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 /// if the shapes disagree, so public ops check shapes first and return an
 /// error naming both.
 ///
+/// Products with at most two rows, or at most [`SMALL_MACS`] multiply-adds,
+/// skip `matrixmultiply` (which copies both operands into packed blocks
+/// first) when the rows of `b` and `c`, or the rows of `a` and the columns
+/// of `b`, are contiguous: two plain loops that vectorize are faster there.
+/// Each element is summed in a fixed order either way, so results do not
+/// depend on the thread count; the two paths may differ in the last bits.
+///
 /// ```
 /// use ndarray::{arr2, Array2};
 /// let a = arr2(&[[1.0_f32, 2.0], [3.0, 4.0]]);
@@ -69,7 +76,7 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
 }
 
 /// Products up to this many multiply-adds skip `matrixmultiply`'s packing
-/// (see the [module docs](self)), and so do products with one or two rows
+/// (see [`gemm`]: it takes the direct path), and so do products with one or two rows
 /// at any size. Measured with one thread (microseconds, direct / packed):
 /// `1×6·6×128` 0.08 / 0.5, `1×50·50×256` 1.1 / 5.6, `2×200·200×512` 17 / 68,
 /// `8×8·8×64` 0.41 / 0.47, `4×64·64×64` 1.5 / 1.8, `16×64·64×64` 6.1 / 2.0:
