@@ -13,7 +13,7 @@ fn root() -> &'static Path {
 
 #[test]
 fn the_sample_reads_cleanly_and_is_attributed() {
-    let read = Corpus::read_tsv(&root().join("data/eng-spa-sample.tsv"), &ReadOptions::default()).unwrap();
+    let read = Corpus::read_tsv(root().join("data/eng-spa-sample.tsv"), &ReadOptions::default()).unwrap();
     assert_eq!(read.corpus.len(), 2000);
     assert!(read.corpus.pairs.iter().all(|p| !p.src.is_empty() && !p.tgt.is_empty()));
     let readme = std::fs::read_to_string(root().join("data/README.md")).unwrap();

@@ -98,6 +98,7 @@ mod timing;
 use timing::median_seconds;
 
 fn main() {
+    lingo_tensor::keep_freed_memory(); // as the `lingo` binary does: freed buffers are reused, not faulted in again
     // Criterion reads the same filter; `summary...` matches none of its names.
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let filter = filter.map(|f| f.strip_prefix("summary").map_or(f.clone(), |rest| rest.trim_start_matches(':').to_string()));

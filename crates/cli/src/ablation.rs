@@ -123,8 +123,8 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
     let probe = task.generate(args.align_samples, &mut StdRng::seed_from_u64(seed.wrapping_add(99)));
     let total = Instant::now();
     // The configurations are independent, so they train side by side, one
-    // per rayon thread (each one's products on a single thread: `main` sets
-    // MATMUL_NUM_THREADS=1 for this command). Each result is the same bits
+    // per rayon thread (each one's products stay on its thread: `gemm` only
+    // splits products called from outside the pool). Each result is the same bits
     // either way; the epoch lines are printed once a configuration is done.
     // Longest first (the additive scorer costs most, no attention least): on
     // two threads the shortest then fills the gap after the middle one.

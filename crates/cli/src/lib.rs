@@ -103,9 +103,8 @@ pub enum Command {
     Translate(TranslateArgs),
 }
 
-/// Runs a parsed command line: sets up the threads, then the command.
-/// (The binary also sets `MATMUL_NUM_THREADS` before calling this, which
-/// only a single-threaded `main` may do.)
+/// Runs a parsed command line: sets up the threads (rayon's pool, which
+/// also splits large matrix products), then the command.
 ///
 /// ```
 /// use clap::Parser;

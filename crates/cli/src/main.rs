@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
-use lingo_cli::{Cli, Command, one_line, run};
+use lingo_cli::{Cli, one_line, run};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -24,15 +24,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // The ablation trains its configurations side by side, one per thread,
-    // so each one's products stay on its own thread.
-    let matmul_threads = if matches!(cli.command, Command::Ablation(_)) { Some(1) } else { cli.threads };
-    if let Some(threads) = matmul_threads {
-        // SAFETY: nothing has started a thread yet (clap parses on this one),
-        // so no other thread can read the environment while it changes.
-        // matrixmultiply reads MATMUL_NUM_THREADS once, at its first product.
-        unsafe { std::env::set_var("MATMUL_NUM_THREADS", threads.to_string()) };
-    }
+    // Training frees and allocates the same large buffers at every step:
+    // keep freed memory for reuse rather than faulting in fresh pages.
+    lingo::tensor::keep_freed_memory();
     // A bug must not greet the user with a backtrace either: one line, exit 101.
     std::panic::set_hook(Box::new(|info| {
         let message = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned());

@@ -25,7 +25,8 @@
 //! depend on the thread count; they may differ from `matrixmultiply`'s in
 //! the last bits, since the order of the additions differs.
 
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::{ArrayView2, ArrayViewMut2, Axis, s};
+use rayon::prelude::*;
 
 /// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`,
 /// any strides (pass `b.t()` for `Bᵀ`: no copy is made).
@@ -63,6 +64,31 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
     if (m <= 2 || m * n * k <= SMALL_MACS) && small_gemm(alpha, a, b, beta, c.view_mut()) {
         return;
     }
+    let threads = rayon::current_num_threads();
+    // Split only outside rayon's pool: work already on a pool thread (a batch
+    // entry of an attention kernel, a data-parallel shard, one of the
+    // ablation's configurations) has the other cores busy with its siblings.
+    if threads > 1 && m * n * k >= PARALLEL_MACS && rayon::current_thread_index().is_none() {
+        // Cut the longer side of C into one block per thread, each a product
+        // of its own (C's rows need A's rows, C's columns B's columns); every
+        // element is still summed over k by one kernel in one order, so the
+        // bits are those of the undivided product.
+        let (axis, len) = if m >= n { (0, m) } else { (1, n) };
+        let block = len.div_ceil(threads).next_multiple_of(16);
+        let pieces: Vec<_> = c.axis_chunks_iter_mut(Axis(axis), block).enumerate().collect();
+        pieces.into_par_iter().for_each(|(i, c)| {
+            let rows = i * block..(i * block + c.len_of(Axis(axis)));
+            let (a, b) = if axis == 0 { (a.slice(s![rows, ..]), b) } else { (a, b.slice(s![.., rows])) };
+            packed_gemm(alpha, a, b, beta, c);
+        });
+        return;
+    }
+    packed_gemm(alpha, a, b, beta, c);
+}
+
+/// One call of `matrixmultiply`'s packed kernel, on this thread.
+fn packed_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+    let ((m, k), n) = (a.dim(), b.ncols());
     let [rsa, csa] = [a.strides()[0], a.strides()[1]];
     let [rsb, csb] = [b.strides()[0], b.strides()[1]];
     let [rsc, csc] = [c.strides()[0], c.strides()[1]];
@@ -74,6 +100,11 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
         matrixmultiply::sgemm(m, k, n, alpha, a.as_ptr(), rsa, csa, b.as_ptr(), rsb, csb, beta, c.as_mut_ptr(), rsc, csc);
     }
 }
+
+/// Products of at least this many multiply-adds (about 0.1 ms of work on
+/// one core) are shared between rayon's threads when called from outside
+/// its pool; smaller ones cost more to hand over than they save.
+pub const PARALLEL_MACS: usize = 1 << 21;
 
 /// Products up to this many multiply-adds skip `matrixmultiply`'s packing
 /// (see [`gemm`]: it takes the direct path), and so do products with one or two rows

@@ -68,6 +68,7 @@
 //! each output element is always summed by one thread in the same order, and
 //! no op reduces across threads.
 
+mod alloc;
 mod backprop;
 mod error;
 pub mod fastmath;
@@ -79,6 +80,7 @@ mod param;
 pub mod rnn;
 mod tensor;
 
+pub use alloc::keep_freed_memory;
 pub use backprop::Gradients;
 pub use error::{Error, Result};
 pub use gradcheck::{GradCheck, GradReport, check_gradients};
@@ -87,5 +89,5 @@ pub use param::{Module, Param};
 pub use rnn::{RnnWeights, SeqInput};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
-pub use gemm::{SMALL_MACS, dot8, gemm};
+pub use gemm::{PARALLEL_MACS, SMALL_MACS, dot8, gemm};
 pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad};
