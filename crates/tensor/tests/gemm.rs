@@ -2,7 +2,7 @@
 //! which it stops packing (`SMALL_MACS`), for every combination of
 //! transposed operands and for the `β` values that behave differently.
 
-use lingo_tensor::{SMALL_MACS, gemm};
+use lingo_tensor::{PARALLEL_MACS, SMALL_MACS, gemm};
 use ndarray::{Array2, ArrayView2};
 
 fn reference(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: &Array2<f32>) -> Array2<f64> {
@@ -22,7 +22,7 @@ fn matrix(rows: usize, cols: usize, seed: usize, t: bool) -> Array2<f32> {
 
 #[test]
 fn small_and_packed_products_agree_with_a_plain_loop() {
-    let shapes = [(1, 6, 128), (1, 128, 6), (2, 200, 512), (1, 1, 1), (3, 5, 7), (8, 8, 64), (4, 64, 64), (16, 64, 64), (64, 64, 192), (5, 0, 3)];
+    let shapes = [(1, 6, 128), (1, 128, 6), (2, 200, 512), (1, 1, 1), (3, 5, 7), (8, 8, 64), (4, 64, 64), (16, 64, 64), (64, 64, 192), (5, 0, 3), (300, 200, 100), (20, 300, 500)];
     let mut small = 0;
     for &(m, k, n) in &shapes {
         small += usize::from(m <= 2 || m * n * k <= SMALL_MACS);
@@ -40,4 +40,21 @@ fn small_and_packed_products_agree_with_a_plain_loop() {
         }
     }
     assert!(small >= 5 && small < shapes.len(), "the shapes cover both paths");
+}
+
+#[test]
+fn a_product_shared_between_threads_has_the_bits_of_one_call() {
+    // Row blocks (m ≥ n) and column blocks (n > m), both above the size at
+    // which `gemm` splits work when called from outside rayon's pool.
+    for &(m, k, n) in &[(300, 200, 100), (20, 300, 500)] {
+        assert!(m * k * n >= PARALLEL_MACS);
+        let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, true));
+        let mut split = Array2::zeros((m, n));
+        gemm(1.0, a.view(), b.view(), 0.0, split.view_mut());
+        // On a pool thread of a one-thread pool the same product is one call.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let mut whole = Array2::zeros((m, n));
+        pool.install(|| gemm(1.0, a.view(), b.view(), 0.0, whole.view_mut()));
+        assert_eq!(split, whole, "{m}x{k}x{n}");
+    }
 }
