@@ -166,19 +166,28 @@ fn checkpoints_in(task: &DigitTask, dir: &std::path::Path) -> CheckpointSpec {
     CheckpointSpec { dir: dir.to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() }
 }
 
+/// The reverse task with 96 training and 16 validation examples, and
+/// batches of 16: a few quick steps per epoch.
+fn small_training_set() -> (DigitTask, Vec<AlignedExample>, Vec<AlignedExample>) {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(9);
+    let (train, val) = (task.generate(96, &mut rng), task.generate(16, &mut rng));
+    (task, train, val)
+}
+
+const BATCHES_OF_16: lingo_data::BatchConfig = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
+
 fn quiet(epochs: usize) -> TrainConfig {
     TrainConfig { progress: Progress::Silent, label_smoothing: 0.1, ..TrainConfig::new(epochs, 1e-2) }
 }
 
 #[test]
 fn the_same_seed_gives_bit_identical_losses() {
-    let task = reverse_task();
-    let mut rng = StdRng::seed_from_u64(9);
-    let (train, val) = (task.generate(96, &mut rng), task.generate(16, &mut rng));
+    let (task, train, val) = small_training_set();
     let config = tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau);
     let run = |seed| {
         let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(seed)).unwrap();
-        let settings = TrainConfig { seed, batching: lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true }, ..quiet(2) };
+        let settings = TrainConfig { seed, batching: BATCHES_OF_16, ..quiet(2) };
         let r = train_model(&mut model, &train, &val, &settings, None).unwrap();
         (r.train_losses, r.val_losses)
     };
@@ -188,17 +197,14 @@ fn the_same_seed_gives_bit_identical_losses() {
 
 #[test]
 fn sharded_training_is_the_same_training_and_the_same_bits_on_any_thread_count() {
-    let task = reverse_task();
-    let mut rng = StdRng::seed_from_u64(9);
-    let (train, val) = (task.generate(96, &mut rng), task.generate(16, &mut rng));
+    let (task, train, val) = small_training_set();
     let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
     let run = |shards, threads| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(3)).unwrap();
             // Plain SGD: a wrongly scaled gradient shows (Adam would divide it away).
-            let batching = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
-            let settings = TrainConfig { shards, batching, algorithm: lingo_nn::Algorithm::sgd(0.0), lr: 0.5, ..quiet(2) };
+            let settings = TrainConfig { shards, batching: BATCHES_OF_16, algorithm: lingo_nn::Algorithm::sgd(0.0), lr: 0.5, ..quiet(2) };
             train_model(&mut model, &train, &val, &settings, None).unwrap().train_losses
         })
     };
