@@ -175,6 +175,7 @@ fn small_training_set() -> (DigitTask, Vec<AlignedExample>, Vec<AlignedExample>)
     (task, train, val)
 }
 
+/// Shuffled batches of 16, no bucketing.
 const BATCHES_OF_16: lingo_data::BatchConfig = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
 
 fn quiet(epochs: usize) -> TrainConfig {

@@ -77,8 +77,8 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
         let block = len.div_ceil(threads).next_multiple_of(16);
         let pieces: Vec<_> = c.axis_chunks_iter_mut(Axis(axis), block).enumerate().collect();
         pieces.into_par_iter().for_each(|(i, c)| {
-            let rows = i * block..(i * block + c.len_of(Axis(axis)));
-            let (a, b) = if axis == 0 { (a.slice(s![rows, ..]), b) } else { (a, b.slice(s![.., rows])) };
+            let range = i * block..(i * block + c.len_of(Axis(axis)));
+            let (a, b) = if axis == 0 { (a.slice(s![range, ..]), b) } else { (a, b.slice(s![.., range])) };
             packed_gemm(alpha, a, b, beta, c);
         });
         return;
