@@ -133,3 +133,18 @@ fn cat_and_stack_give_row_major_results() {
     assert!(stacked.data().is_standard_layout(), "strides {:?}", stacked.data().strides());
     assert_eq!(stacked.shape(), &[1, 2, 2, 3]);
 }
+
+#[test]
+fn cross_entropy_with_smoothing_stays_non_negative_for_logits_near_the_float_limit() {
+    use lingo_tensor::CrossEntropy;
+    let opts = CrossEntropy { ignore_index: None, label_smoothing: 0.1 };
+    // Equal logits: p = 1/3 whatever their size, so the loss is ln 3 (the
+    // sum of the logits overflows to inf, which made it -inf before).
+    let equal = Tensor::from_vec(vec![3e38, 3e38, 3e38], &[1, 3]).unwrap();
+    let loss = equal.cross_entropy(&[0], opts).unwrap().item().unwrap();
+    assert!((loss - 3.0_f32.ln()).abs() < 1e-6, "{loss}");
+    // Far apart: huge, but never negative and never NaN.
+    let apart = Tensor::from_vec(vec![3e38, -3e38, 0.0, 1e30, -1e30, 2e30], &[2, 3]).unwrap();
+    let loss = apart.cross_entropy(&[0, 1], opts).unwrap().item().unwrap();
+    assert!(loss >= 0.0 && !loss.is_nan(), "{loss}");
+}

@@ -30,8 +30,12 @@ impl Tensor {
     /// Mean cross-entropy of `logits (rows, classes)` against integer `targets`.
     ///
     /// With `p = softmax(z)` and the smoothed target `q_c = (1-ε)[c = y] + ε/C`,
-    /// each row's loss is `-Σ_c q_c log p_c = logsumexp(z) - Σ_c q_c z_c`
+    /// each row's loss is `-Σ_c q_c log p_c = -(1-ε) log p_y - (ε/C) Σ_c log p_c`
     /// and its gradient is `p - q`, divided by the number of rows not ignored.
+    /// The log-probabilities `log p_c = (z_c - max z) - log Σ_c' e^{z_c' - max z}`
+    /// are all `≤ 0`, so the loss is never negative, even for logits near
+    /// `f32::MAX` (where `logsumexp(z) - Σ_c q_c z_c` would subtract two
+    /// overflowed sums).
     /// When every row is ignored the loss is 0 (not NaN), so an all-padding
     /// batch cannot poison training.
     ///
@@ -69,11 +73,11 @@ impl Tensor {
             }
             let max = z.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
             let sum: f32 = z.iter().map(|&v| (v - max).exp()).sum();
-            let log_sum_exp = max + sum.ln();
+            let log_p = |v: f32| (v - max) - sum.ln(); // log p_c ≤ 0
             p.assign(&z.mapv(|v| (v - max).exp() / sum));
-            // Σ_c q_c z_c = (1-ε) z_y + (ε/C) Σ_c z_c
-            let q_dot_z = (1.0 - eps) * z[y] + eps / classes as f32 * z.sum();
-            total += f64::from(log_sum_exp - q_dot_z);
+            // -(1-ε) log p_y - (ε/C) Σ_c log p_c
+            let smoothed: f32 = if eps == 0.0 { 0.0 } else { z.iter().map(|&v| log_p(v)).sum::<f32>() * (eps / classes as f32) };
+            total += f64::from(-(1.0 - eps) * log_p(z[y]) - smoothed);
             counted += 1;
         }
         let loss = if counted == 0 { 0.0 } else { (total / counted as f64) as f32 };
