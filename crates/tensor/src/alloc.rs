@@ -19,7 +19,9 @@
 /// on Linux with glibc, `false` elsewhere (nothing is changed).
 ///
 /// The cost is memory the process keeps after a peak instead of returning
-/// it (`lingo ablation`'s peak resident size is unchanged at tens of MB).
+/// it: `lingo ablation` stays at 26 MB, while `lingo train` on the
+/// English–Spanish corpus peaked at 375 MB against 256 MB before (which
+/// also includes its two data-parallel shards).
 ///
 /// ```
 /// let tuned = lingo_tensor::keep_freed_memory();
