@@ -73,7 +73,8 @@ impl Tensor {
             }
             let max = z.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
             let sum: f32 = z.iter().map(|&v| (v - max).exp()).sum();
-            let log_p = |v: f32| (v - max) - sum.ln(); // log p_c ≤ 0
+            let log_sum = sum.ln(); // once per row, not once per class
+            let log_p = |v: f32| (v - max) - log_sum; // log p_c ≤ 0
             p.assign(&z.mapv(|v| (v - max).exp() / sum));
             // -(1-ε) log p_y - (ε/C) Σ_c log p_c
             let smoothed: f32 = if eps == 0.0 { 0.0 } else { z.iter().map(|&v| log_p(v)).sum::<f32>() * (eps / classes as f32) };
