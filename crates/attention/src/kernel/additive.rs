@@ -37,7 +37,7 @@ use lingo_tensor::fastmath::tanh_slice;
 use lingo_tensor::{Tensor, dot8, gemm};
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
-use super::{Layout, checked3, entries, for_each_entry, grad_or_zeros, unpack};
+use super::{Layout, checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -89,10 +89,11 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     let v_data = v.data().as_standard_layout();
     let v_slice = v_data.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
 
-    let mut context_all = Array3::<f32>::zeros((n_b, n_t, layout.context));
-    let mut block = Array3::<f32>::zeros((n_b, n_t, layout.width()));
+    let mut context_all = unzeroed((n_b, n_t, layout.context));
+    let mut block = unzeroed((n_b, n_t, layout.width()));
     let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).collect();
-    for_each_entry(items, flops, n_s * n_a, |b, (mut context, mut weights), h| {
+    for_each_entry(items, flops, n_s * n_a, |b, (context, weights), h| {
+        let (mut context, mut weights) = (zeroed(context), zeroed(weights));
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
             let m = mask.row(b, t, n_t, n_s);
@@ -109,6 +110,8 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         gemm(1.0, weights.view(), vals.index_axis(Axis(0), b), 0.0, context.view_mut()); // C = W·V
     });
 
+    // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed both first.
+    let (context_all, block) = unsafe { (finished(context_all), finished(block)) };
     let mask = mask.clone();
     let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
     // The backward pass reads the weights; the output tensor owns its copy.
@@ -125,7 +128,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         let mut dq = Array3::<f32>::zeros(if score_grads { qp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
         let mut dk = Array3::<f32>::zeros(if score_grads { kp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
         let mut dv_parts = Array2::<f32>::zeros((n_b, if score_grads { n_a } else { 0 }));
-        let mut dvals = bw.needs(3).then(|| Array3::<f32>::zeros(vals.raw_dim()));
+        let mut dvals = bw.needs(3).then(|| unzeroed(vals.dim()));
         let items: Vec<_> = if score_grads {
             dq.outer_iter_mut().zip(dk.outer_iter_mut()).zip(dv_parts.outer_iter_mut()).map(Some).zip(entries(&mut dvals, n_b)).collect()
         } else {
@@ -135,8 +138,8 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             let (h, dw) = scratch.split_at_mut(n_s * n_a);
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!());
             let (w, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
-            if let Some(mut dvals_b) = dvals_b {
-                gemm(1.0, w.t(), dc, 0.0, dvals_b.view_mut()); // dV = Wᵀ·dC
+            if let Some(dvals_b) = dvals_b {
+                gemm(1.0, w.t(), dc, 0.0, zeroed(dvals_b)); // dV = Wᵀ·dC
             }
             let Some(((dq_b, dk_b), dv_b)) = score else { return };
             dw.assign(&d_weights.index_axis(Axis(0), b));
@@ -145,7 +148,9 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, &mask, grads);
         });
         let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
-        vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals.map(Array3::into_dyn)]
+        // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed its part of `dvals` first.
+        let dvals = dvals.map(|g| unsafe { finished(g) }.into_dyn());
+        vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals]
     });
     unpack(results, layout)
 }

@@ -32,7 +32,7 @@
 use lingo_tensor::{Tensor, gemm};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
-use super::{Layout, checked3, entries, for_each_entry, grad_or_zeros, unpack};
+use super::{Layout, checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -69,10 +69,11 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     let flops = 2 * n_t * n_s * (queries.shape()[2] + layout.context);
 
     let (q, k, v) = (checked3(queries.data()), checked3(keys.data()), checked3(values.data()));
-    let mut context_all = Array3::<f32>::zeros((n_b, n_t, layout.context));
-    let mut block = Array3::<f32>::zeros((n_b, n_t, layout.width()));
+    let mut context_all = unzeroed((n_b, n_t, layout.context));
+    let mut block = unzeroed((n_b, n_t, layout.width()));
     let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).collect();
-    for_each_entry(items, flops, 0, |b, (mut context, mut weights), _| {
+    for_each_entry(items, flops, 0, |b, (context, weights), _| {
+        let (mut context, mut weights) = (zeroed(context), zeroed(weights));
         for h in 0..heads {
             let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
             let kh = k.slice(s![b, .., h * dk..(h + 1) * dk]);
@@ -88,6 +89,8 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         }
     });
 
+    // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed both first.
+    let (context_all, block) = unsafe { (finished(context_all), finished(block)) };
     let mask = mask.clone();
     let inputs = vec![queries.clone(), keys.clone(), values.clone()];
     // The backward pass reads the weights; the output tensor owns its copy.
@@ -95,14 +98,15 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     let outputs = vec![context_all.into_dyn(), block.into_dyn()];
     let results = Tensor::from_op_multi("dot_product_attention", outputs, inputs, move |bw| {
         let (q, k, v) = (checked3(bw.input(0)), checked3(bw.input(1)), checked3(bw.input(2)));
-        let (d_context, d_block) = (grad_or_zeros(bw.grad(0), (n_b, n_t, layout.context)), grad_or_zeros(bw.grad(1), saved.dim()));
-        let (d_context, d_block) = (checked3(&d_context), checked3(&d_block));
-        let mut dq = bw.needs(0).then(|| Array3::<f32>::zeros(q.raw_dim()));
-        let mut dk_ = bw.needs(1).then(|| Array3::<f32>::zeros(k.raw_dim()));
-        let mut dv_ = bw.needs(2).then(|| Array3::<f32>::zeros(v.raw_dim()));
+        let d_context = grad_or_zeros(bw.grad(0), (n_b, n_t, layout.context));
+        let (d_context, d_block) = (checked3(&d_context), bw.grad(1).map(checked3));
+        let mut dq = bw.needs(0).then(|| unzeroed(q.dim()));
+        let mut dk_ = bw.needs(1).then(|| unzeroed(k.dim()));
+        let mut dv_ = bw.needs(2).then(|| unzeroed(v.dim()));
         let items: Vec<_> = entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
-        for_each_entry(items, 2 * flops, n_t * n_s, |b, ((mut dq_b, mut dk_b), mut dv_b), scratch| {
-            let (w_all, g_all, grad) = (saved.index_axis(Axis(0), b), d_block.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
+        for_each_entry(items, 2 * flops, n_t * n_s, |b, ((dq_b, dk_b), dv_b), scratch| {
+            let (mut dq_b, mut dk_b, mut dv_b) = (dq_b.map(zeroed), dk_b.map(zeroed), dv_b.map(zeroed));
+            let (w_all, grad) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), scratch).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
             for h in 0..heads {
                 let cols = |d: usize| s![.., h * d..(h + 1) * d];
@@ -115,8 +119,9 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
                 if dq_b.is_none() && dk_b.is_none() {
                     continue;
                 }
-                weights_grad(g_all, layout, h, dw.view_mut());
-                gemm(1.0, dc, vh.t(), 1.0, dw.view_mut()); // dW += dC·Vᵀ
+                // dW = (what reaches the weights from outside) + dC·Vᵀ
+                let outside = d_block.map(|g| weights_grad(g.index_axis(Axis(0), b), layout, h, dw.view_mut()));
+                gemm(1.0, dc, vh.t(), if outside.is_some() { 1.0 } else { 0.0 }, dw.view_mut());
                 for (t, (w_row, mut dw_row)) in w.rows().into_iter().zip(dw.rows_mut()).enumerate() {
                     let w_row = w_row.to_slice().unwrap_or_else(|| unreachable!());
                     masked_softmax_backward(w_row, dw_row.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
@@ -129,7 +134,9 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
                 }
             }
         });
-        vec![dq.map(Array3::into_dyn), dk_.map(Array3::into_dyn), dv_.map(Array3::into_dyn)]
+        // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed each buffer's entry first.
+        let done = |buf: Option<Array3<_>>| buf.map(|g| unsafe { finished(g) }.into_dyn());
+        vec![done(dq), done(dk_), done(dv_)]
     });
     unpack(results, layout)
 }
