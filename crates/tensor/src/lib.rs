@@ -64,9 +64,18 @@
 //!
 //! Every random choice takes an explicit RNG. Given the same inputs, the ops
 //! compute the same bits on every run and for any number of threads:
-//! `matrixmultiply` splits a product between threads by output blocks, so
+//! [`gemm`] splits a large product between threads by output blocks, so
 //! each output element is always summed by one thread in the same order, and
-//! no op reduces across threads.
+//! no op reduces across threads. The bits can differ between CPUs (the GEMM
+//! kernel is chosen at run time by the CPU's features) and between builds
+//! with and without the `avx512` feature.
+//!
+//! ## Features
+//!
+//! - `avx512`: use `matrixmultiply`'s AVX-512 kernel (16×16 tiles) instead
+//!   of its AVX2 one (8×8). Off by default: on these models' sizes (50 or
+//!   200 rows, say) the wide tiles compute a lot of padding, and where it was
+//!   measured it was slower (`docs/performance.md`, "Which GEMM kernel").
 
 mod alloc;
 mod backprop;
