@@ -83,24 +83,39 @@ pub fn exp_slice(xs: &mut [f32]) {
     map_in_place(xs, exp);
 }
 
-/// `x ← f(x)` over a slice, compiled twice: for the baseline x86-64 target
-/// (4 lanes of SSE2) and, chosen at run time when the CPU has it, for AVX2
-/// (8 lanes). Both run the same IEEE operations in the same order (no fused
-/// multiply-adds are introduced), so they give the same bits.
+/// `x ← f(x)` over a slice, compiled for AVX2 when the CPU has it (see [`vectorized`]).
 #[inline(always)]
 fn map_in_place(xs: &mut [f32], f: impl Fn(f32) -> f32) {
+    vectorized(|| map_each(xs, f));
+}
+
+/// Runs `f` compiled twice: for the baseline x86-64 target (4 lanes of SSE2)
+/// and, chosen at run time when the CPU has it, for AVX2 (8 lanes). For
+/// loops that vectorize (activations, optimizer updates): the compiler may
+/// only use the instructions of the target it compiles for, and the baseline
+/// has no 8-lane ones. Both run the same IEEE operations in the same order
+/// (no fused multiply-adds are introduced), so they give the same bits.
+///
+/// ```
+/// let xs = vec![1.5_f32; 1000];
+/// let total: f32 = lingo_tensor::fastmath::vectorized(|| xs.iter().map(|x| x * 2.0).sum());
+/// assert_eq!(total, 3000.0);
+/// ```
+#[inline(always)]
+pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, checked on the line above.
-        return unsafe { map_in_place_avx2(xs, f) };
+        return unsafe { run_avx2(f) };
     }
-    map_each(xs, f);
+    f()
 }
 
+/// `f()`, with `f` inlined here and so compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn map_in_place_avx2(xs: &mut [f32], f: impl Fn(f32) -> f32) {
-    map_each(xs, f);
+fn run_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
 }
 
 #[inline(always)]
