@@ -24,8 +24,18 @@
 //! Either way every element is summed in a fixed order, so results do not
 //! depend on the thread count; they may differ from `matrixmultiply`'s in
 //! the last bits, since the order of the additions differs.
+//!
+//! # Both operands contiguous along `k`
+//!
+//! `A·Bᵀ` with both stored row by row (a `linear` layer's `x·Wᵀ`, attention's
+//! `Q·Kᵀ`) is the layout `matrixmultiply` packs slowest, one element at a
+//! time. On a CPU with AVX2 and FMA, products in that layout (with `B` up to
+//! a megabyte, three rows or more) are computed as tiles of dot products
+//! straight from the operands, without packing: see `dot_tiles.rs`.
 
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, s};
+
+use crate::dot_tiles;
 use rayon::prelude::*;
 
 /// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`,
@@ -39,8 +49,11 @@ use rayon::prelude::*;
 /// skip `matrixmultiply` (which copies both operands into packed blocks
 /// first) when the rows of `b` and `c`, or the rows of `a` and the columns
 /// of `b`, are contiguous: two plain loops that vectorize are faster there.
-/// Each element is summed in a fixed order either way, so results do not
-/// depend on the thread count; the two paths may differ in the last bits.
+/// So do products of three rows or more whose `a` rows and `b` columns are
+/// contiguous, on CPUs with AVX2 and FMA (tiles of dot products; see the
+/// module docs). Each element is summed in a fixed order on every path, so
+/// results do not depend on the thread count; the paths may differ in the
+/// last bits.
 ///
 /// ```
 /// use ndarray::{arr2, Array2};
@@ -61,9 +74,12 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
         c.mapv_inplace(|v| if beta == 0.0 { 0.0 } else { beta * v });
         return;
     }
-    if (m <= 2 || m * n * k <= SMALL_MACS) && small_gemm(alpha, a, b, beta, c.view_mut()) {
+    if m <= 2 && small_gemm(alpha, a, b, beta, c.view_mut()) {
         return;
     }
+    // Decided once for the whole product, so that a product split between
+    // threads takes the path it takes in one call, and has its bits.
+    let tiles = dot_tiles::applies(a, b);
     let threads = rayon::current_num_threads();
     // Split only outside rayon's pool: work already on a pool thread (a batch
     // entry of an attention kernel, a data-parallel shard, one of the
@@ -79,11 +95,21 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
         pieces.into_par_iter().for_each(|(i, c)| {
             let range = i * block..(i * block + c.len_of(Axis(axis)));
             let (a, b) = if axis == 0 { (a.slice(s![range, ..]), b) } else { (a, b.slice(s![.., range])) };
-            packed_gemm(alpha, a, b, beta, c);
+            one_thread(tiles, alpha, a, b, beta, c);
         });
         return;
     }
-    packed_gemm(alpha, a, b, beta, c);
+    one_thread(tiles, alpha, a, b, beta, c);
+}
+
+/// The product on this thread: by [`dot_tiles`] when it applies, by the
+/// direct loops when it is small enough, else by `matrixmultiply`.
+fn one_thread(tiles: bool, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+    if tiles {
+        dot_tiles::gemm(alpha, a, b, beta, c);
+    } else if !(a.nrows() * a.ncols() * b.ncols() <= SMALL_MACS && small_gemm(alpha, a, b, beta, c.view_mut())) {
+        packed_gemm(alpha, a, b, beta, c);
+    }
 }
 
 /// One call of `matrixmultiply`'s packed kernel, on this thread.

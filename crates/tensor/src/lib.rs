@@ -81,6 +81,7 @@ mod alloc;
 mod backprop;
 mod error;
 pub mod fastmath;
+mod dot_tiles;
 mod gemm;
 mod gradcheck;
 pub mod init;

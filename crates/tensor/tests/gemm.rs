@@ -22,7 +22,8 @@ fn matrix(rows: usize, cols: usize, seed: usize, t: bool) -> Array2<f32> {
 
 #[test]
 fn small_and_packed_products_agree_with_a_plain_loop() {
-    let shapes = [(1, 6, 128), (1, 128, 6), (2, 200, 512), (1, 1, 1), (3, 5, 7), (8, 8, 64), (4, 64, 64), (16, 64, 64), (64, 64, 192), (5, 0, 3), (300, 200, 100), (20, 300, 500)];
+    // (7, 131, 9), (10, 300, 11): the dot-product tiles' edges (3 × 4 tiles, 8 lanes, k ≥ 128).
+    let shapes = [(1, 6, 128), (1, 128, 6), (2, 200, 512), (1, 1, 1), (3, 5, 7), (8, 8, 64), (4, 64, 64), (16, 64, 64), (64, 64, 192), (5, 0, 3), (300, 200, 100), (20, 300, 500), (7, 131, 9), (10, 300, 11), (4, 7, 5), (64, 1100, 300)];
     let mut small = 0;
     for &(m, k, n) in &shapes {
         small += usize::from(m <= 2 || m * n * k <= SMALL_MACS);
@@ -43,18 +44,86 @@ fn small_and_packed_products_agree_with_a_plain_loop() {
 }
 
 #[test]
+fn strided_operands_and_results() {
+    // A's rows and C's rows longer than the views (column slices of wider
+    // matrices), and C written through its transpose.
+    let (wide_a, b) = (matrix(9, 40, 6, false), matrix(33, 10, 7, true));
+    let a = wide_a.slice(ndarray::s![.., 3..36]);
+    let mut wide_c = Array2::from_elem((9, 14), f32::NAN);
+    let want = reference(1.0, a, b.view(), 0.0, &Array2::zeros((9, 10)));
+    gemm(1.0, a, b.view(), 0.0, wide_c.slice_mut(ndarray::s![.., 2..12]));
+    let mut c_t = Array2::<f32>::zeros((10, 9));
+    gemm(1.0, a, b.view(), 0.0, c_t.view_mut().reversed_axes());
+    for ((got, got_t), want) in wide_c.slice(ndarray::s![.., 2..12]).iter().zip(c_t.t().iter()).zip(&want) {
+        assert!((f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs()) && got == got_t, "{got} / {got_t} vs {want}");
+    }
+    assert!(wide_c.slice(ndarray::s![.., ..2]).iter().chain(wide_c.slice(ndarray::s![.., 12..]).iter()).all(|v| v.is_nan()), "nothing outside the view is written");
+}
+
+#[test]
+fn an_element_does_not_depend_on_the_rows_around_it() {
+    // With both operands contiguous along k (the dot-product tiles), rows
+    // 4..9 of a product are rows 4..9 of the whole, and columns 2..11 its
+    // columns 2..11: each element is summed the same way wherever it falls
+    // in a tile. (Other layouts may switch between the direct loops and the
+    // packed kernel with the size, which sum in different orders.)
+    let (a, b) = (matrix(11, 141, 8, false), matrix(141, 13, 9, true));
+    let mut whole = Array2::zeros((11, 13));
+    gemm(1.0, a.view(), b.view(), 0.0, whole.view_mut());
+    let mut rows = Array2::zeros((5, 13));
+    gemm(1.0, a.slice(ndarray::s![4..9, ..]), b.view(), 0.0, rows.view_mut());
+    assert_eq!(rows, whole.slice(ndarray::s![4..9, ..]));
+    let mut cols = Array2::zeros((11, 9));
+    gemm(1.0, a.view(), b.slice(ndarray::s![.., 2..11]), 0.0, cols.view_mut());
+    assert_eq!(cols, whole.slice(ndarray::s![.., 2..11]));
+}
+
+/// With AVX2 and FMA, a product whose operands are both contiguous along
+/// `k` is summed as `dot_tiles` documents: eight lanes of fused
+/// multiply-adds, the lanes added in a fixed order, then the leftover
+/// products. Checked bit for bit against that recipe written out in scalars.
+#[test]
+fn contiguous_operands_are_summed_in_the_documented_order() {
+    #[cfg(target_arch = "x86_64")]
+    if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {
+        eprintln!("skipped: this CPU has no AVX2 and FMA, so the dot-product tiles are not used");
+        return;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    return;
+    let (m, k, n) = (5, 133, 6);
+    let (a, b) = (matrix(m, k, 10, false), matrix(k, n, 11, true));
+    let mut c = Array2::zeros((m, n));
+    gemm(1.0, a.view(), b.view(), 0.0, c.view_mut());
+    for i in 0..m {
+        for j in 0..n {
+            let mut lane = [0.0_f32; 8];
+            for p in 0..k / 8 * 8 {
+                lane[p % 8] = a[[i, p]].mul_add(b[[p, j]], lane[p % 8]);
+            }
+            let mut sum = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+            for p in k / 8 * 8..k {
+                sum += a[[i, p]] * b[[p, j]];
+            }
+            assert_eq!(c[[i, j]].to_bits(), sum.to_bits(), "element ({i}, {j})");
+        }
+    }
+}
+
+#[test]
 fn a_product_shared_between_threads_has_the_bits_of_one_call() {
     // Row blocks (m ≥ n) and column blocks (n > m), both above the size at
-    // which `gemm` splits work when called from outside rayon's pool.
-    for &(m, k, n) in &[(300, 200, 100), (20, 300, 500)] {
+    // which `gemm` splits work when called from outside rayon's pool; `B`
+    // stored both ways, so both the dot-product tiles and the packed kernel split.
+    for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400)].iter().flat_map(|s| [(s, false), (s, true)]) {
         assert!(m * k * n >= PARALLEL_MACS);
-        let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, true));
+        let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, tb));
         let mut split = Array2::zeros((m, n));
         gemm(1.0, a.view(), b.view(), 0.0, split.view_mut());
         // On a pool thread of a one-thread pool the same product is one call.
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         let mut whole = Array2::zeros((m, n));
         pool.install(|| gemm(1.0, a.view(), b.view(), 0.0, whole.view_mut()));
-        assert_eq!(split, whole, "{m}x{k}x{n}");
+        assert_eq!(split, whole, "{m}x{k}x{n} tb={tb}");
     }
 }

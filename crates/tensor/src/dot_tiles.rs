@@ -1,0 +1,143 @@
+//! Products whose operands are both contiguous along `k`, without packing.
+//!
+//! `C = A·Bᵀ` with `A (m, k)` and `B (n, k)` both stored row by row is the
+//! most common product in these models: every `linear` layer's forward pass
+//! (`x·Wᵀ`, PyTorch's weight layout), every recurrent step (`h·W_hhᵀ`), and
+//! attention's scores (`Q·Kᵀ`) and their backward (`dC·Vᵀ`). `matrixmultiply`
+//! copies ("packs") both operands into panels before it multiplies, and in
+//! this layout it has to gather them one element at a time; on a
+//! `50 × 256 · 256 × 50` product (attention's scores at the benchmark's
+//! middle size) that copying was a quarter of the time.
+//!
+//! Here nothing is copied: `C[i, j]` is the dot product of two contiguous
+//! rows, and a tile of three rows of `A` by four rows of `B` keeps twelve
+//! running 8-lane sums in registers:
+//!
+//! ```text
+//! for p in (0..k).step_by(8):
+//!     a_r = A[i + r, p..p+8]                 r = 0, 1, 2   (three loads)
+//!     for q in 0..4:
+//!         b = B[j + q, p..p+8]                            (one load, used three times)
+//!         acc[r][q] += a_r ⊙ b               fused multiply-add, 8 lanes
+//! C[i + r, j + q] = α · Σ_lanes acc[r][q] + β · C[i + r, j + q]
+//! ```
+//!
+//! Twelve accumulators, three rows of `A` and one row of `B` are the sixteen
+//! registers AVX2 has. The lanes are added in one fixed order and the last
+//! `k mod 8` products after them, so every element's bits depend only on its
+//! row of `A` and its row of `B`: not on the tile it fell in, nor on how a
+//! product is split between threads. Tiles at the edges repeat the last row
+//! or column and keep only the valid results.
+//!
+//! Measured against `matrixmultiply` (AVX2 kernel, one thread, GFLOP/s):
+//! `50×256·256×50` over 32 batch entries 62–67 against 45–49,
+//! `32×160·160×192` 92 against 70–72, `32×128·128×192` 83 against 68,
+//! `64×256·256×512` 96 against 82, `200×512·512×200` over 8 entries 74–82
+//! against 70–75, `200×128·128×200` 81 against 78. It loses where the rows
+//! are short, `200×64·64×200` 50 against 74 (each element ends with a sum
+//! across lanes: [`MIN_K`]), and where `B` does not stay in cache between
+//! tiles of rows: `64×256·256×2048` 75 against 81, and a `1600×512·512×512`
+//! projection split over two threads was slower in the attention benchmark
+//! ([`MAX_B`]); `matrixmultiply`'s blocking is made for those.
+
+use ndarray::{ArrayView2, ArrayViewMut2};
+
+/// The largest `B` (`n·k` floats, 512 KiB) this path takes: every tile of
+/// rows reads all of `B`, which must stay in the core's cache between them.
+const MAX_B: usize = 1 << 17;
+
+/// The shortest `k` this path takes: each element ends with a sum across
+/// lanes, which short rows do not amortize.
+const MIN_K: usize = 128;
+
+/// Whether this path takes `a·b`: the rows of `a` and the columns of `b`
+/// contiguous, `k` at least [`MIN_K`], `b` no larger than [`MAX_B`], and a
+/// CPU with AVX2 and FMA. A block of rows or columns of a product it takes
+/// is taken too.
+pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> bool {
+    let layout = a.strides()[1] == 1 && b.strides()[0] == 1 && a.ncols() >= MIN_K && b.len() <= MAX_B;
+    #[cfg(target_arch = "x86_64")]
+    let cpu = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let cpu = false;
+    layout && cpu
+}
+
+/// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it
+/// panics otherwise).
+pub(crate) fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+    assert!(applies(a, b), "dot_tiles::gemm called on a product it does not take");
+    let ((m, k), n) = (a.dim(), b.ncols());
+    if m == 0 || n == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `applies` checked that the CPU has AVX2 and FMA and that
+    // `a`'s rows and `b`'s columns have unit stride; the pointers and
+    // strides come from the views, so `tiles` reads and writes only inside
+    // them, and `c` is a unique view, so it aliases neither operand.
+    unsafe {
+        let [rsa, csb, rsc, csc] = [a.strides()[0], b.strides()[1], c.strides()[0], c.strides()[1]];
+        avx2::tiles(alpha, (m, k, n), (a.as_ptr(), rsa), (b.as_ptr(), csb), beta, (c.as_mut_ptr(), rsc, csc));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// Rows of `A` and of `B` in one tile (see the module docs).
+    const R: usize = 3;
+    const Q: usize = 4;
+
+    /// The tiles of `C ← α·A·Bᵀ + β·C`; `a`: the first row of `A` and the
+    /// distance between rows, `b`: the same for `B` (the columns of the
+    /// GEMM's right operand), `c`: the first element and both strides.
+    ///
+    /// # Safety
+    ///
+    /// AVX2 and FMA must be available; `A` must have `m` rows of `k`
+    /// contiguous floats, `B` `n` such rows, and `C` `m × n` writable
+    /// elements at the given strides, not overlapping `A` or `B`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn tiles(alpha: f32, (m, k, n): (usize, usize, usize), (a, lda): (*const f32, isize), (b, ldb): (*const f32, isize), beta: f32, (c, rsc, csc): (*mut f32, isize, isize)) {
+        let lanes = k / 8 * 8;
+        for i0 in (0..m).step_by(R) {
+            // SAFETY (all pointer arithmetic below): rows and columns are
+            // clamped to m - 1 and n - 1, and p stays below k.
+            let rows: [*const f32; R] = std::array::from_fn(|r| unsafe { a.offset((i0 + r).min(m - 1) as isize * lda) });
+            for j0 in (0..n).step_by(Q) {
+                let cols: [*const f32; Q] = std::array::from_fn(|q| unsafe { b.offset((j0 + q).min(n - 1) as isize * ldb) });
+                let mut acc = [[_mm256_setzero_ps(); Q]; R];
+                for p in (0..lanes).step_by(8) {
+                    let a_p: [__m256; R] = std::array::from_fn(|r| unsafe { _mm256_loadu_ps(rows[r].add(p)) });
+                    for (q, col) in cols.iter().enumerate() {
+                        let b_p = unsafe { _mm256_loadu_ps(col.add(p)) };
+                        for r in 0..R {
+                            acc[r][q] = _mm256_fmadd_ps(a_p[r], b_p, acc[r][q]);
+                        }
+                    }
+                }
+                for (r, acc_r) in acc.iter().enumerate().take(m - i0) {
+                    for (q, &acc_rq) in acc_r.iter().enumerate().take(n - j0) {
+                        let mut sum = lane_sum(acc_rq);
+                        for p in lanes..k {
+                            sum += unsafe { *rows[r].add(p) * *cols[q].add(p) };
+                        }
+                        let out = unsafe { c.offset((i0 + r) as isize * rsc + (j0 + q) as isize * csc) };
+                        // β = 0 overwrites (NaN included) without reading, as BLAS does.
+                        unsafe { *out = if beta == 0.0 { alpha * sum } else { alpha * sum + beta * *out } };
+                    }
+                }
+            }
+        }
+    }
+
+    /// `v₀ + … + v₇` in one fixed order: `((v₀+v₄) + (v₂+v₆)) + ((v₁+v₅) + (v₃+v₇))`.
+    #[target_feature(enable = "avx2,fma")]
+    fn lane_sum(v: __m256) -> f32 {
+        let halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v)); // vᵢ + vᵢ₊₄
+        let pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves)); // (v₀+v₄) + (v₂+v₆), (v₁+v₅) + (v₃+v₇)
+        _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps::<1>(pairs, pairs)))
+    }
+}
