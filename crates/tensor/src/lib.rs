@@ -72,10 +72,11 @@
 //!
 //! ## Features
 //!
-//! - `avx512`: use `matrixmultiply`'s AVX-512 kernel (16×16 tiles) instead
-//!   of its AVX2 one (8×8). Off by default: on these models' sizes (50 or
-//!   200 rows, say) the wide tiles compute a lot of padding, and where it was
-//!   measured it was slower (`docs/performance.md`, "Which GEMM kernel").
+//! - `avx512` (default): `matrixmultiply` uses its AVX-512 kernel (16×16
+//!   tiles) on CPUs that have it, its AVX2 one (8×8) otherwise. Turn it off
+//!   (`default-features = false`) to use the AVX2 kernel everywhere; both
+//!   were measured on these models' sizes (`docs/performance.md`, "Which
+//!   GEMM kernel").
 
 mod alloc;
 mod backprop;
