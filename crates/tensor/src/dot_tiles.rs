@@ -35,10 +35,11 @@
 //! `64×256·256×512` 96 against 82, `200×512·512×200` over 8 entries 74–82
 //! against 70–75, `200×128·128×200` 81 against 78. It loses where the rows
 //! are short, `200×64·64×200` 50 against 74 (each element ends with a sum
-//! across lanes: [`MIN_K`]), and where `B` does not stay in cache between
-//! tiles of rows: `64×256·256×2048` 75 against 81, and a `1600×512·512×512`
-//! projection split over two threads was slower in the attention benchmark
-//! ([`MAX_B`]); `matrixmultiply`'s blocking is made for those.
+//! across lanes: [`MIN_K`]), where `B` does not stay in cache between tiles
+//! of rows, `64×256·256×2048` 75 against 81 ([`MAX_B`]), and where many rows
+//! share one `B`, whose packing `matrixmultiply` then pays only once: with
+//! its AVX-512 kernel, `800×256·256×256` 96 against 101, while `200×256·256×256`
+//! is 96 against 88 and `50×256·256×50` 89 against 40 ([`MAX_M`]).
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 
@@ -50,12 +51,16 @@ const MAX_B: usize = 1 << 17;
 /// lanes, which short rows do not amortize.
 const MIN_K: usize = 128;
 
+/// The most rows of `A` this path takes: past them `matrixmultiply`'s
+/// packing of `B` is paid once for many rows, and its kernel is faster.
+const MAX_M: usize = 256;
+
 /// Whether this path takes `a·b`: the rows of `a` and the columns of `b`
-/// contiguous, `k` at least [`MIN_K`], `b` no larger than [`MAX_B`], and a
-/// CPU with AVX2 and FMA. A block of rows or columns of a product it takes
-/// is taken too.
+/// contiguous, `k` at least [`MIN_K`], at most [`MAX_M`] rows, `b` no
+/// larger than [`MAX_B`], and a CPU with AVX2 and FMA. A block of rows or
+/// columns of a product it takes is taken too.
 pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> bool {
-    let layout = a.strides()[1] == 1 && b.strides()[0] == 1 && a.ncols() >= MIN_K && b.len() <= MAX_B;
+    let layout = a.strides()[1] == 1 && b.strides()[0] == 1 && a.ncols() >= MIN_K && a.nrows() <= MAX_M && b.len() <= MAX_B;
     #[cfg(target_arch = "x86_64")]
     let cpu = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
     #[cfg(not(target_arch = "x86_64"))]

@@ -115,7 +115,7 @@ fn a_product_shared_between_threads_has_the_bits_of_one_call() {
     // Row blocks (m ≥ n) and column blocks (n > m), both above the size at
     // which `gemm` splits work when called from outside rayon's pool; `B`
     // stored both ways, so both the dot-product tiles and the packed kernel split.
-    for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400)].iter().flat_map(|s| [(s, false), (s, true)]) {
+    for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400), (256, 256, 64)].iter().flat_map(|s| [(s, false), (s, true)]) {
         assert!(m * k * n >= PARALLEL_MACS);
         let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, tb));
         let mut split = Array2::zeros((m, n));
