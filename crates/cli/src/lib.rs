@@ -13,7 +13,7 @@
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap |
 //!
 //! Every command takes `--seed` (the same seed gives the same output),
-//! `--threads` (rayon's pool and `matrixmultiply`'s threads) and `--json`.
+//! `--threads` (rayon's pool, which also shares out large products) and `--json`.
 //!
 //! ## Errors
 //!
@@ -75,7 +75,7 @@ pub struct Cli {
     /// Seed of every random choice (data, initialisation, batch order)
     #[arg(long, global = true, default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads for rayon and matrixmultiply (default: all cores)
+    /// Worker threads (rayon's pool; it also shares out large products; default: all cores)
     #[arg(long, global = true, value_parser = args::positive)]
     pub threads: Option<usize>,
     /// Print one JSON object per line instead of tables
