@@ -224,6 +224,11 @@ fn sort_study_json_reports_each_model() {
         }
         assert_eq!(line["seq_len"], 3);
         assert!((0.0..=1.0).contains(&line["sequence_accuracy"].as_f64().unwrap()));
+        // The weights measured are those of the epoch with the lowest validation loss (the first, on ties).
+        let val: Vec<f64> = line["val_losses"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(val.len(), 2);
+        let best = 1 + (0..val.len()).fold(0, |b, i| if val[i] < val[b] { i } else { b });
+        assert_eq!(line["measured_epoch"].as_u64(), Some(best as u64), "{line:?}");
     }
     assert_eq!((lines[0]["attention"].as_bool(), lines[1]["attention"].as_bool()), (Some(true), Some(false)));
     assert!(dir.path().join("pics/sort-entropy.png").exists());
