@@ -46,7 +46,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use lingo_tensor::fastmath::vectorized;
-use lingo_tensor::{Gradients, Module};
+use lingo_tensor::{Gradients, Module, Param};
+use rayon::prelude::*;
 use ndarray::ArrayD;
 use serde::{Deserialize, Serialize};
 
@@ -338,7 +339,7 @@ impl Optimizer {
     /// ```
     pub fn step(&mut self, model: &mut dyn Module, grads: &Gradients) -> Result<StepStats> {
         check_lr(self.lr)?;
-        let mut params = model.params_mut();
+        let params = model.params_mut();
         check_unique(params.iter().map(|p| p.name()))?;
 
         // 1. Gather gradients, check shapes, and find the global norm
@@ -368,11 +369,19 @@ impl Optimizer {
             self.check_state(params[i].name(), g.len())?;
         }
 
-        // 3. Update.
-        for &(i, g) in &found {
-            let p = &mut params[i];
-            let state = self.state.entry(p.name().to_owned()).or_insert_with(|| initial_state(&self.algorithm, g.len()));
-            let (algorithm, lr) = (self.algorithm, self.lr);
+        // 3. Update. Each parameter's update reads and writes only its own
+        // values and state, so they can run side by side (same bits): on
+        // rayon's pool, unless this step is itself running on it.
+        let (algorithm, lr) = (self.algorithm, self.lr);
+        let mut wanted = found.iter().peekable();
+        let mut work = Vec::with_capacity(found.len());
+        for (i, p) in params.into_iter().enumerate() {
+            if let Some(&(_, g)) = wanted.next_if(|(j, _)| *j == i) {
+                let state = self.state.remove(p.name()).unwrap_or_else(|| initial_state(&algorithm, g.len()));
+                work.push((p, g, state));
+            }
+        }
+        let apply = |(p, g, state): &mut (&mut Param, &ArrayD<f32>, ParamState)| {
             // The gradient in row-major order, scaled as clip_grad_norm_ scales it in place.
             let g: Cow<'_, [f32]> = match g.as_slice() {
                 Some(s) if clip_scale == 1.0 => Cow::Borrowed(s),
@@ -387,6 +396,14 @@ impl Optimizer {
                     theta.iter_mut().zip(flat).for_each(|(t, v)| *t = v);
                 }
             });
+        };
+        if rayon::current_thread_index().is_none() && work.len() > 1 {
+            work.par_iter_mut().for_each(apply);
+        } else {
+            work.iter_mut().for_each(apply);
+        }
+        for (p, _, state) in work {
+            self.state.insert(p.name().to_owned(), state);
         }
         Ok(StepStats { grad_norm, clip_scale, updated: found.len() })
     }

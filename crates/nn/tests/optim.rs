@@ -232,3 +232,32 @@ fn duplicate_names_and_bad_settings_are_rejected() {
     let gr = grads(&m, &[("w", &[1.0])]);
     assert!(matches!(opt.step(&mut m, &gr).unwrap_err(), Error::Config { what: "learning rate", .. }));
 }
+
+#[test]
+fn parameters_updated_side_by_side_get_the_bits_of_one_after_another() {
+    // Outside rayon's pool the parameters are updated in parallel; on a pool
+    // thread (a one-thread pool here) one after another. Several steps of
+    // Adam over parameters of different sizes, one of them without a
+    // gradient: the values and every state must agree bit for bit.
+    let run = |parallel: bool| {
+        let mut m = model(&[("a", &[0.5, -0.5, 0.25]), ("b", &[1.0; 40]), ("c", &[-1.0, 2.0]), ("d", &[0.1; 7])]);
+        let mut opt = Optimizer::new(Algorithm::adam(), 0.05).unwrap();
+        let mut step = |m: &mut Params| {
+            for k in 0..3 {
+                let f = k as f32 + 1.0;
+                let gr = grads(m, &[("a", &[f, -f, 0.5]), ("b", &[0.01 * f; 40]), ("d", &[-0.3 * f; 7])]);
+                opt.step(m, &gr).unwrap();
+            }
+        };
+        if parallel {
+            step(&mut m);
+        } else {
+            rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| step(&mut m));
+        }
+        let states: Vec<Option<ParamState>> = ["a", "b", "c", "d"].iter().map(|n| opt.param_state(n).cloned()).collect();
+        ((0..4).map(|i| values(&m, i)).collect::<Vec<_>>(), states)
+    };
+    let (side_by_side, one_by_one) = (run(true), run(false));
+    assert!(side_by_side.1[2].is_none(), "c has no gradient, so no state");
+    assert_eq!(side_by_side, one_by_one);
+}
