@@ -47,8 +47,8 @@ use std::collections::BTreeMap;
 
 use lingo_tensor::fastmath::vectorized;
 use lingo_tensor::{Gradients, Module, Param};
-use rayon::prelude::*;
 use ndarray::ArrayD;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ParamProblem, Result, config, param};

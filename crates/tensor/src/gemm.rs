@@ -29,14 +29,15 @@
 //!
 //! `A·Bᵀ` with both stored row by row (a `linear` layer's `x·Wᵀ`, attention's
 //! `Q·Kᵀ`) is the layout `matrixmultiply` packs slowest, one element at a
-//! time. On a CPU with AVX2 and FMA, products in that layout (with `B` up to
-//! a megabyte, three rows or more) are computed as tiles of dot products
-//! straight from the operands, without packing: see `dot_tiles.rs`.
+//! time. On a CPU with AVX2 and FMA, products in that layout (3 to 256 rows,
+//! `k ≥ 128`, `B` up to 512 KiB: where it was measured to pay) are computed
+//! as tiles of dot products straight from the operands, without packing:
+//! see `dot_tiles.rs`.
 
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, s};
+use rayon::prelude::*;
 
 use crate::dot_tiles;
-use rayon::prelude::*;
 
 /// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`,
 /// any strides (pass `b.t()` for `Bᵀ`: no copy is made).
@@ -49,9 +50,9 @@ use rayon::prelude::*;
 /// skip `matrixmultiply` (which copies both operands into packed blocks
 /// first) when the rows of `b` and `c`, or the rows of `a` and the columns
 /// of `b`, are contiguous: two plain loops that vectorize are faster there.
-/// So do products of three rows or more whose `a` rows and `b` columns are
-/// contiguous, on CPUs with AVX2 and FMA (tiles of dot products; see the
-/// module docs). Each element is summed in a fixed order on every path, so
+/// So do products whose `a` rows and `b` columns are contiguous, of 3 to
+/// 256 rows with `k ≥ 128` and `b` up to 512 KiB, on CPUs with AVX2 and FMA
+/// (tiles of dot products; see the module docs). Each element is summed in a fixed order on every path, so
 /// results do not depend on the thread count; the paths may differ in the
 /// last bits.
 ///
