@@ -265,11 +265,13 @@ fn train_and_measure(
         }
         Ok::<_, Error>(Next::Continue)
     })?;
-    let mut measured_epoch = trained.val_losses.len();
-    if let Some((_, epoch, weights)) = best {
-        weights.load_into(&mut model)?;
-        measured_epoch = epoch;
-    }
+    let measured_epoch = match best {
+        Some((_, epoch, weights)) => {
+            weights.load_into(&mut model)?;
+            epoch
+        }
+        None => trained.val_losses.len(),
+    };
     let seconds = trained.seconds;
     // Test sets from their own seed, the same for every model of this length.
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(1000 + len as u64));
@@ -291,7 +293,7 @@ fn train_and_measure(
         longer,
         alignment: alignment_accuracy(&model, &test)?.map(|s| s.accuracy),
         entropy,
-        val_losses: trained.val_losses.clone(),
+        val_losses: trained.val_losses,
         measured_epoch,
         seconds,
     };
