@@ -33,11 +33,20 @@
 //! `k ≥ 128`, `B` up to 512 KiB: where it was measured to pay) are computed
 //! as tiles of dot products straight from the operands, without packing:
 //! see `dot_tiles.rs`.
+//!
+//! # The right operand stored row by row
+//!
+//! `A·B` with the rows of `B` and `C` contiguous (every backward product:
+//! `dĥ·W_hh`, `dY·W`, `dYᵀ·X`) is computed, on the same CPUs, as tiles of
+//! six rows by sixteen columns of broadcast multiply-adds, again without
+//! packing, summed in the order `matrixmultiply`'s FMA kernels use, so the
+//! bits are theirs: see `row_tiles.rs`. (Recurrent layers copy `W_hhᵀ`
+//! into this layout once per sequence for the forward steps.)
 
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, s};
 use rayon::prelude::*;
 
-use crate::dot_tiles;
+use crate::{dot_tiles, row_tiles};
 
 /// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`,
 /// any strides (pass `b.t()` for `Bᵀ`: no copy is made).
@@ -52,7 +61,10 @@ use crate::dot_tiles;
 /// of `b`, are contiguous: two plain loops that vectorize are faster there.
 /// So do products whose `a` rows and `b` columns are contiguous, of 3 to
 /// 256 rows with `k ≥ 128` and `b` up to 512 KiB, on CPUs with AVX2 and FMA
-/// (tiles of dot products; see the module docs). Each element is summed in a fixed order on every path, so
+/// (tiles of dot products; see the module docs), and products whose `b`
+/// and `c` rows are contiguous, with a multiple of 8 columns, `k ≤ 512` and
+/// `b` up to 512 KiB, on the same CPUs (tiles of broadcast multiply-adds,
+/// the same bits as `matrixmultiply`). Each element is summed in a fixed order on every path, so
 /// results do not depend on the thread count; the paths may differ in the
 /// last bits.
 ///
@@ -80,7 +92,7 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
     }
     // Decided once for the whole product, so that a product split between
     // threads takes the path it takes in one call, and has its bits.
-    let tiles = dot_tiles::applies(a, b);
+    let path = Path::of(a, b, &c);
     let threads = rayon::current_num_threads();
     // Split only outside rayon's pool: work already on a pool thread (a batch
     // entry of an attention kernel, a data-parallel shard, one of the
@@ -96,20 +108,46 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
         pieces.into_par_iter().for_each(|(i, c)| {
             let range = i * block..(i * block + c.len_of(Axis(axis)));
             let (a, b) = if axis == 0 { (a.slice(s![range, ..]), b) } else { (a, b.slice(s![.., range])) };
-            one_thread(tiles, alpha, a, b, beta, c);
+            one_thread(path, alpha, a, b, beta, c);
         });
         return;
     }
-    one_thread(tiles, alpha, a, b, beta, c);
+    one_thread(path, alpha, a, b, beta, c);
 }
 
-/// The product on this thread: by [`dot_tiles`] when it applies, by the
-/// direct loops when it is small enough, else by `matrixmultiply`.
-fn one_thread(tiles: bool, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
-    if tiles {
-        dot_tiles::gemm(alpha, a, b, beta, c);
-    } else if !(a.nrows() * a.ncols() * b.ncols() <= SMALL_MACS && small_gemm(alpha, a, b, beta, c.view_mut())) {
-        packed_gemm(alpha, a, b, beta, c);
+/// Which kernel computes a product: chosen once per product by its layout.
+#[derive(Debug, Clone, Copy)]
+enum Path {
+    /// Rows of `A` and columns of `B` contiguous: [`dot_tiles`].
+    DotTiles,
+    /// Rows of `B` and `C` contiguous: [`row_tiles`].
+    RowTiles,
+    /// Anything else: the direct loops when small, else `matrixmultiply`.
+    Other,
+}
+
+impl Path {
+    fn of(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> Path {
+        if dot_tiles::applies(a, b) {
+            Path::DotTiles
+        } else if row_tiles::applies(a, b, c) {
+            Path::RowTiles
+        } else {
+            Path::Other
+        }
+    }
+}
+
+/// The product on this thread, by the kernel its [`Path`] names.
+fn one_thread(path: Path, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+    match path {
+        Path::DotTiles => dot_tiles::gemm(alpha, a, b, beta, c),
+        Path::RowTiles => row_tiles::gemm(alpha, a, b, beta, c),
+        Path::Other => {
+            if !(a.nrows() * a.ncols() * b.ncols() <= SMALL_MACS && small_gemm(alpha, a, b, beta, c.view_mut())) {
+                packed_gemm(alpha, a, b, beta, c);
+            }
+        }
     }
 }
 

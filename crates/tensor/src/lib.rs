@@ -89,6 +89,7 @@ pub mod init;
 mod ops;
 mod param;
 pub mod rnn;
+mod row_tiles;
 mod tensor;
 
 pub use alloc::keep_freed_memory;

@@ -23,7 +23,30 @@ fn matrix(rows: usize, cols: usize, seed: usize, t: bool) -> Array2<f32> {
 #[test]
 fn small_and_packed_products_agree_with_a_plain_loop() {
     // (7, 131, 9), (10, 300, 11): the dot-product tiles' edges (3 × 4 tiles, 8 lanes, k ≥ 128).
-    let shapes = [(1, 6, 128), (1, 128, 6), (2, 200, 512), (1, 1, 1), (3, 5, 7), (8, 8, 64), (4, 64, 64), (16, 64, 64), (64, 64, 192), (5, 0, 3), (300, 200, 100), (20, 300, 500), (7, 131, 9), (10, 300, 11), (4, 7, 5), (64, 1100, 300)];
+    // (13, 300, 40), (5, 33, 8), (3, 2, 24): the row tiles' edges (6 × 16 tiles, then 8 columns;
+    // k cut into blocks of 256), and (7, 600, 16) past the longest k they take.
+    let shapes = [
+        (1, 6, 128),
+        (1, 128, 6),
+        (2, 200, 512),
+        (1, 1, 1),
+        (3, 5, 7),
+        (8, 8, 64),
+        (4, 64, 64),
+        (16, 64, 64),
+        (64, 64, 192),
+        (5, 0, 3),
+        (300, 200, 100),
+        (20, 300, 500),
+        (7, 131, 9),
+        (10, 300, 11),
+        (4, 7, 5),
+        (64, 1100, 300),
+        (13, 300, 40),
+        (5, 33, 8),
+        (3, 2, 24),
+        (7, 600, 16),
+    ];
     let mut small = 0;
     for &(m, k, n) in &shapes {
         small += usize::from(m <= 2 || m * n * k <= SMALL_MACS);
@@ -65,17 +88,22 @@ fn an_element_does_not_depend_on_the_rows_around_it() {
     // With both operands contiguous along k (the dot-product tiles), rows
     // 4..9 of a product are rows 4..9 of the whole, and columns 2..11 its
     // columns 2..11: each element is summed the same way wherever it falls
-    // in a tile. (Other layouts may switch between the direct loops and the
-    // packed kernel with the size, which sum in different orders.)
-    let (a, b) = (matrix(11, 141, 8, false), matrix(141, 13, 9, true));
-    let mut whole = Array2::zeros((11, 13));
-    gemm(1.0, a.view(), b.view(), 0.0, whole.view_mut());
-    let mut rows = Array2::zeros((5, 13));
-    gemm(1.0, a.slice(ndarray::s![4..9, ..]), b.view(), 0.0, rows.view_mut());
-    assert_eq!(rows, whole.slice(ndarray::s![4..9, ..]));
-    let mut cols = Array2::zeros((11, 9));
-    gemm(1.0, a.view(), b.slice(ndarray::s![.., 2..11]), 0.0, cols.view_mut());
-    assert_eq!(cols, whole.slice(ndarray::s![.., 2..11]));
+    // in a tile. The same holds with B's rows contiguous (the row tiles) for
+    // any rows and for columns cut at multiples of 8. (Other layouts may
+    // switch between the direct loops and the packed kernel with the size,
+    // which sum in different orders.)
+    for (tb, cols) in [(true, 2..11), (false, 8..24)] {
+        let n = if tb { 13 } else { 40 };
+        let (a, b) = (matrix(11, 141, 8, false), matrix(141, n, 9, tb));
+        let mut whole = Array2::zeros((11, n));
+        gemm(1.0, a.view(), b.view(), 0.0, whole.view_mut());
+        let mut rows = Array2::zeros((5, n));
+        gemm(1.0, a.slice(ndarray::s![4..9, ..]), b.view(), 0.0, rows.view_mut());
+        assert_eq!(rows, whole.slice(ndarray::s![4..9, ..]), "tb={tb}");
+        let mut some = Array2::zeros((11, cols.len()));
+        gemm(1.0, a.view(), b.slice(ndarray::s![.., cols.clone()]), 0.0, some.view_mut());
+        assert_eq!(some, whole.slice(ndarray::s![.., cols]), "tb={tb}");
+    }
 }
 
 /// With AVX2 and FMA, a product whose operands are both contiguous along
@@ -84,13 +112,9 @@ fn an_element_does_not_depend_on_the_rows_around_it() {
 /// products. Checked bit for bit against that recipe written out in scalars.
 #[test]
 fn contiguous_operands_are_summed_in_the_documented_order() {
-    #[cfg(target_arch = "x86_64")]
-    if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {
-        eprintln!("skipped: this CPU has no AVX2 and FMA, so the dot-product tiles are not used");
+    if !tiles_used() {
         return;
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    return;
     let (m, k, n) = (5, 133, 6);
     let (a, b) = (matrix(m, k, 10, false), matrix(k, n, 11, true));
     let mut c = Array2::zeros((m, n));
@@ -110,11 +134,57 @@ fn contiguous_operands_are_summed_in_the_documented_order() {
     }
 }
 
+/// With AVX2 and FMA, a product whose right operand's rows are contiguous
+/// is summed as `row_tiles` documents (and as `matrixmultiply`'s FMA kernels
+/// sum): per element one chain of fused multiply-adds along `k`, restarted
+/// every 256 steps, each chain's result put into `C` as `α·acc` for the
+/// first block when `β = 0`, else as `fma(α, acc, β'·C)` with `β' = β` for
+/// the first block and 1 after. Checked bit for bit against that recipe
+/// written out in scalars, with `A` read through its transpose.
+#[test]
+fn row_major_right_operands_are_summed_in_the_documented_order() {
+    if !tiles_used() {
+        return;
+    }
+    let (m, k, n) = (7, 300, 24);
+    let (a, b) = (matrix(m, k, 12, true), matrix(k, n, 13, false));
+    for (alpha, beta) in [(1.0_f32, 0.0_f32), (-0.5, 0.75)] {
+        let start = matrix(m, n, 14, false);
+        let mut c = start.clone();
+        gemm(alpha, a.view(), b.view(), beta, c.view_mut());
+        for i in 0..m {
+            for j in 0..n {
+                let mut out = start[[i, j]];
+                for (block, ps) in [0..256, 256..k].into_iter().enumerate() {
+                    let acc = ps.fold(0.0_f32, |acc, p| a[[i, p]].mul_add(b[[p, j]], acc));
+                    let beta = if block == 0 { beta } else { 1.0 };
+                    out = if beta == 0.0 { alpha * acc } else { alpha.mul_add(acc, out * beta) };
+                }
+                assert_eq!(c[[i, j]].to_bits(), out.to_bits(), "element ({i}, {j}), α={alpha} β={beta}");
+            }
+        }
+    }
+}
+
+/// Whether this CPU has AVX2 and FMA, which both tile kernels need (the
+/// tests of their summation order are skipped without them).
+fn tiles_used() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let used = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let used = false;
+    if !used {
+        eprintln!("skipped: this CPU has no AVX2 and FMA, so the tile kernels are not used");
+    }
+    used
+}
+
 #[test]
 fn a_product_shared_between_threads_has_the_bits_of_one_call() {
     // Row blocks (m ≥ n) and column blocks (n > m), both above the size at
     // which `gemm` splits work when called from outside rayon's pool; `B`
-    // stored both ways, so both the dot-product tiles and the packed kernel split.
+    // stored both ways, so the dot-product tiles, the row tiles and the packed
+    // kernel all split.
     for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400), (256, 256, 64)].iter().flat_map(|s| [(s, false), (s, true)]) {
         assert!(m * k * n >= PARALLEL_MACS);
         let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, tb));

@@ -1,0 +1,195 @@
+//! Products whose right operand is stored row by row, without packing.
+//!
+//! `C = A·B` with the rows of `B` and of `C` contiguous is the layout of
+//! every backward product in these models: a recurrent step's
+//! `dh_{t-1} = dĥ·W_hh`, a layer's input gradient `dX = dY·W`, and the weight
+//! gradients `dW = dYᵀ·X` (`X`'s rows contiguous, `dYᵀ` read down its
+//! columns). `matrixmultiply` copies ("packs") both operands into panels on
+//! every call; for the products of one recurrent step (`32 × 192 · 192 × 64`)
+//! that copying costs about as much as a third of the arithmetic, and a
+//! sequence makes such a product at every step.
+//!
+//! Here nothing is copied. A tile of six rows of `C` by sixteen columns
+//! keeps twelve 8-lane sums in registers; each step along `k` loads two
+//! vectors of one row of `B` and multiplies them by six broadcast elements
+//! of `A`:
+//!
+//! ```text
+//! for p in 0..k:
+//!     b = B[p, j..j+16]                      two loads, each used six times
+//!     for r in 0..6:
+//!         acc[r] += A[i + r, p] · b          broadcast, fused multiply-add
+//! C[i + r, j..j+16] = α · acc[r] + β · C[i + r, j..j+16]
+//! ```
+//!
+//! Twelve accumulators, two vectors of `B` and one broadcast are fifteen of
+//! the sixteen registers AVX2 has. `A` is only ever read one element at a
+//! time, so its strides do not matter (`dYᵀ` costs nothing); the tile of
+//! the last rows is narrower, and a last block of eight columns uses one
+//! vector per row.
+//!
+//! # The same bits as `matrixmultiply`
+//!
+//! Each element is one chain of fused multiply-adds in the order of `p`,
+//! restarted every [`KC`] steps the way `matrixmultiply` blocks `k`, and the
+//! chain's result goes into `C` as `matrixmultiply`'s kernels put it there:
+//! `C = α·acc` when `β = 0` (first block), else `C = fma(α, acc, β·C)` (later
+//! blocks with `β = 1`). So a product gives the same bits by this path as
+//! by `matrixmultiply`'s FMA kernels, and whichever way a product is split
+//! between threads.
+//!
+//! Measured against `matrixmultiply` (its AVX-512 kernel, one thread,
+//! GFLOP/s; microbenchmark, operands hot in cache): `32×192·192×64`
+//! (a recurrent step's backward) 110 against 78, `32×192·192×160` 110
+//! against 87, `(192×32)ᵀ·32×160` (a step's weight gradient) 113 against
+//! 105, `(192×224)ᵀ·224×64` 114 against 103, `800×256·256×256` 112 against
+//! 103, `200×512·512×200` 110 against 92. It loses where `A` is read down
+//! long columns that do not stay in cache (`(512×1600)ᵀ·1600×64`, 67 against
+//! 97): hence [`MAX_K`].
+
+use ndarray::{ArrayView2, ArrayViewMut2};
+
+/// `matrixmultiply`'s block along `k` for `f32` (its `S_KC`): each element's
+/// chain of multiply-adds restarts here, as it does there.
+const KC: usize = 256;
+
+/// The largest `B` (`k·n` floats, 512 KiB) this path takes: every band of
+/// six rows reads all of `B`, which must stay in the core's cache.
+const MAX_B: usize = 1 << 17;
+
+/// The longest `k` this path takes: past it, reading `A` one element at a
+/// time down its columns misses the cache (measured above).
+const MAX_K: usize = 512;
+
+/// Whether this path takes `a·b` into `c`: the rows of `b` and `c`
+/// contiguous, a multiple of 8 columns, `k` at most [`MAX_K`], `b` no larger
+/// than [`MAX_B`], and a CPU with AVX2 and FMA. A block of rows, or of
+/// columns cut at multiples of 8, of a product it takes is taken too.
+pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> bool {
+    let layout = b.strides()[1] == 1 && c.strides()[1] == 1 && b.ncols().is_multiple_of(8) && a.ncols() <= MAX_K && b.len() <= MAX_B;
+    #[cfg(target_arch = "x86_64")]
+    let cpu = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let cpu = false;
+    layout && cpu
+}
+
+/// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it
+/// panics otherwise).
+pub(crate) fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+    assert!(applies(a, b, &c), "row_tiles::gemm called on a product it does not take");
+    let ((m, k), n) = (a.dim(), b.ncols());
+    if m == 0 || n == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `applies` checked that the CPU has AVX2 and FMA, that `b`'s
+    // and `c`'s rows have unit stride and that `n` is a multiple of 8; the
+    // pointers and strides come from the views, so `tiles` reads and writes
+    // only inside them, and `c` is a unique view, so it aliases neither operand.
+    unsafe {
+        let [rsa, csa, rsb, rsc] = [a.strides()[0], a.strides()[1], b.strides()[0], c.strides()[0]];
+        avx2::tiles(alpha, (m, k, n), (a.as_ptr(), rsa, csa), (b.as_ptr(), rsb), beta, (c.as_mut_ptr(), rsc));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::KC;
+    use std::arch::x86_64::*;
+
+    /// Rows of `C` in one tile (see the module docs).
+    const R: usize = 6;
+
+    /// The tiles of `C ← α·A·B + β·C`; `a`: the first element and both
+    /// strides, `b` and `c`: the first element and the distance between rows.
+    ///
+    /// # Safety
+    ///
+    /// AVX2 and FMA must be available; `n` must be a multiple of 8; `A`
+    /// must have `m × k` readable elements at its strides, `B` `k` rows of
+    /// `n` contiguous floats, and `C` `m` rows of `n` contiguous writable
+    /// floats, not overlapping `A` or `B`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn tiles(alpha: f32, (m, k, n): (usize, usize, usize), a: (*const f32, isize, isize), b: (*const f32, isize), beta: f32, c: (*mut f32, isize)) {
+        for i in (0..m).step_by(R) {
+            // A const number of rows per band lets the compiler keep the
+            // accumulators in registers.
+            let band = |rows| unsafe {
+                match rows {
+                    6 => band::<6>(alpha, i, (k, n), a, b, beta, c),
+                    5 => band::<5>(alpha, i, (k, n), a, b, beta, c),
+                    4 => band::<4>(alpha, i, (k, n), a, b, beta, c),
+                    3 => band::<3>(alpha, i, (k, n), a, b, beta, c),
+                    2 => band::<2>(alpha, i, (k, n), a, b, beta, c),
+                    _ => band::<1>(alpha, i, (k, n), a, b, beta, c),
+                }
+            };
+            band((m - i).min(R));
+        }
+    }
+
+    /// Rows `i..i + ROWS` of `C`: sixteen columns at a time, then eight.
+    ///
+    /// # Safety
+    ///
+    /// As for [`tiles`], with rows `i..i + ROWS` inside `C`.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn band<const ROWS: usize>(alpha: f32, i: usize, (k, n): (usize, usize), a: (*const f32, isize, isize), b: (*const f32, isize), beta: f32, c: (*mut f32, isize)) {
+        let mut j = 0;
+        while j + 16 <= n {
+            unsafe { tile::<ROWS, 2>(alpha, (i, j), k, a, b, beta, c) };
+            j += 16;
+        }
+        if j < n {
+            unsafe { tile::<ROWS, 1>(alpha, (i, j), k, a, b, beta, c) };
+        }
+    }
+
+    /// One tile: rows `i..i + ROWS`, columns `j..j + 8·VECS` of `C`, with
+    /// `k` cut into blocks of [`KC`] (see the module docs for why).
+    ///
+    /// # Safety
+    ///
+    /// As for [`tiles`], with the tile inside `C`.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn tile<const ROWS: usize, const VECS: usize>(
+        alpha: f32,
+        (i, j): (usize, usize),
+        k: usize,
+        (a, rsa, csa): (*const f32, isize, isize),
+        (b, rsb): (*const f32, isize),
+        beta: f32,
+        (c, rsc): (*mut f32, isize),
+    ) {
+        // SAFETY (all pointer arithmetic below): rows stay below i + ROWS ≤ m,
+        // columns below j + 8·VECS ≤ n, and p below k.
+        let a_rows: [*const f32; ROWS] = std::array::from_fn(|r| unsafe { a.offset((i + r) as isize * rsa) });
+        let c_rows: [*mut f32; ROWS] = std::array::from_fn(|r| unsafe { c.offset((i + r) as isize * rsc).add(j) });
+        for block in (0..k).step_by(KC) {
+            let mut acc = [[_mm256_setzero_ps(); VECS]; ROWS];
+            for p in block..(block + KC).min(k) {
+                let b_p = unsafe { b.offset(p as isize * rsb).add(j) };
+                let b_v: [__m256; VECS] = std::array::from_fn(|v| unsafe { _mm256_loadu_ps(b_p.add(8 * v)) });
+                for (acc_r, a_r) in acc.iter_mut().zip(a_rows) {
+                    let a_rp = _mm256_set1_ps(unsafe { *a_r.offset(p as isize * csa) });
+                    for (acc_rv, &b_pv) in acc_r.iter_mut().zip(&b_v) {
+                        *acc_rv = _mm256_fmadd_ps(a_rp, b_pv, *acc_rv);
+                    }
+                }
+            }
+            // matrixmultiply's epilogue: β applies to the first block only.
+            let beta = if block == 0 { beta } else { 1.0 };
+            let (alpha_v, beta_v) = (_mm256_set1_ps(alpha), _mm256_set1_ps(beta));
+            for (acc_r, &c_r) in acc.iter().zip(&c_rows) {
+                for (v, &acc_rv) in acc_r.iter().enumerate() {
+                    let out = unsafe { c_r.add(8 * v) };
+                    // β = 0 overwrites (NaN included) without reading, as BLAS does.
+                    let value = if beta == 0.0 { _mm256_mul_ps(alpha_v, acc_rv) } else { _mm256_fmadd_ps(alpha_v, acc_rv, _mm256_mul_ps(unsafe { _mm256_loadu_ps(out) }, beta_v)) };
+                    unsafe { _mm256_storeu_ps(out, value) };
+                }
+            }
+        }
+    }
+}
