@@ -32,7 +32,7 @@
 use ndarray::{Array2, Array3, s};
 
 use super::lstm::as_one_step;
-use super::{Dims, SeqInput, active_rows, gemm_rows, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, resolve, step_rows, weight_grads};
+use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, recurrent_weight_t, resolve, step_rows, weight_grads};
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::Tensor;
@@ -117,7 +117,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
     let b_ih: Vec<f32> = w.bias_ih.data().iter().copied().collect();
     let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &b_ih);
     let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
-    let w_hh = matrix(w.weight_hh);
+    let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
     let b_hh = w.bias_hh.data().view().into_shape_with_order((1, n_g)).unwrap_or_else(|_| unreachable!());
 
     // Saved for backward, batch-major (row b·T + t).
@@ -131,7 +131,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
     for t in d.steps(reverse) {
         // ĥ = h_{t-1}·W_hhᵀ + b_hh for the whole batch: one GEMM per step.
         h_hat.assign(&b_hh.broadcast((n_b, n_g)).unwrap_or_else(|| unreachable!()));
-        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), w_hh.t(), 1.0, h_hat.view_mut());
+        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), w_hh_t.view(), 1.0, h_hat.view_mut());
         for b in 0..n_b {
             let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
             let saved = row * n_h..(row + 1) * n_h;

@@ -31,7 +31,7 @@
 
 use ndarray::{Array2, Array3, s};
 
-use super::{Dims, SeqInput, active_rows, gemm_rows, H0, RnnWeights, as_matrix, final_grad, input_projection, matrix, resolve, step_rows, step_rows_mut, weight_grads};
+use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads};
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::Tensor;
@@ -126,7 +126,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
     let bias: Vec<f32> = (w.bias_ih.data() + w.bias_hh.data()).iter().copied().collect();
     let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &bias);
     let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
-    let w_hh = matrix(w.weight_hh);
+    let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
 
     // Saved for backward, batch-major (row b·T + t): activated gates, and the
     // states each step started from, and tanh(c_t).
@@ -142,7 +142,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
         // a_t = (x_t·W_ihᵀ + b) + h_{t-1}·W_hhᵀ, written straight into the gate buffer.
         let mut a = step_rows_mut(&mut gates, &d, t, n_g);
         a.assign(&step_rows(xp, &d, t, n_g));
-        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), w_hh.t(), 1.0, a);
+        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), w_hh_t.view(), 1.0, a);
         for b in 0..n_b {
             let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
             let saved = row * n_h..(row + 1) * n_h;
