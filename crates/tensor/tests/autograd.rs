@@ -1,6 +1,6 @@
 //! The engine's behaviour: accumulation, no-grad mode, errors, deep graphs.
 
-use lingo_tensor::{Error, Param, RnnWeights, Tensor, lstm_sequence, no_grad};
+use lingo_tensor::{Error, Param, RnnWeights, SeqInput, Tensor, lstm_sequence, no_grad};
 use ndarray::{ArrayD, arr1};
 
 fn var(values: &[f32]) -> Tensor {
@@ -81,6 +81,16 @@ fn recurrent_shape_errors_name_both_shapes() {
     assert!(err.to_string().contains("[3, 3] and [2, 3]"), "{err}");
     let err = lstm_sequence(&Tensor::zeros(&[2, 5, i]), &state, &state, &[5, 6], false, w).unwrap_err();
     assert!(err.to_string().contains("length 6 exceeds"), "{err}");
+    // Tokens with features after their embeddings: the features must match the ids' (batch, time)...
+    let (table, ids) = (Tensor::zeros(&[4, 1]), ndarray::Array2::<usize>::zeros((2, 5)));
+    let (short, wide, fits) = (Tensor::zeros(&[2, 4, 1]), Tensor::zeros(&[2, 5, 3]), Tensor::zeros(&[2, 5, 1]));
+    let tokens = |features| SeqInput::Tokens { table: &table, ids: &ids, padding_idx: None, features };
+    let err = lstm_sequence(tokens(Some(&short)), &state, &state, &[5, 5], false, w).unwrap_err();
+    assert!(err.to_string().contains("[2, 4, 1] and [2, 5]"), "{err}");
+    // ...and the embedding and the features together must be as wide as weight_ih's input.
+    let err = lstm_sequence(tokens(Some(&wide)), &state, &state, &[5, 5], false, w).unwrap_err();
+    assert!(err.to_string().contains("[2, 5, 4] and [12, 2]"), "{err}");
+    assert!(lstm_sequence(tokens(Some(&fits)), &state, &state, &[5, 5], false, w).is_ok());
 }
 
 #[test]

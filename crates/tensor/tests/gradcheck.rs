@@ -196,26 +196,40 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, rng_seed: RngSeed::Fixed(20261130), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Token input through the product table (small vocabulary) or the
-    /// lookup (large vocabulary) gives what looking the embeddings up and
-    /// running the dense op gives, and its own gradients pass the check.
+    /// lookup (large vocabulary), with or without features after each
+    /// token's embedding, gives what looking the embeddings up, concatenating
+    /// the features and running the dense op gives, for an LSTM and a GRU,
+    /// and its own gradients pass the check.
     #[test]
-    fn token_input_equals_lookup_then_dense(vocab in 2usize..12, batch in 1usize..4, time in 1usize..5, emb in 1usize..4, hidden in 1usize..4, pad in any::<bool>(), reverse in any::<bool>(), seed in any::<u64>()) {
+    fn token_input_equals_lookup_then_dense(vocab in 2usize..12, batch in 1usize..4, time in 1usize..5, emb in 1usize..4, features in 0usize..3, hidden in 1usize..4, pad in any::<bool>(), reverse in any::<bool>(), seed in any::<u64>()) {
         let mut rng = StdRng::seed_from_u64(seed);
         let ids = ndarray::Array2::from_shape_fn((batch, time), |_| rng.random_range(0..vocab));
         let lengths: Vec<usize> = (0..batch).map(|_| rng.random_range(0..=time)).collect();
         let padding_idx = pad.then_some(0);
         let table = values(&[vocab, emb], -1.0, 1.0, seed);
         let h0 = values(&[batch, hidden], -1.0, 1.0, seed + 1);
+        // Inputs: [table, h0, c0, LSTM weights (4), GRU weights (4), features (if any)].
         let mut inputs = vec![table, h0.clone(), h0];
-        inputs.extend(rnn_weights(4, emb, hidden, seed + 2));
+        inputs.extend(rnn_weights(4, emb + features, hidden, seed + 2));
+        inputs.extend(rnn_weights(3, emb + features, hidden, seed + 3));
+        if features > 0 {
+            inputs.push(values(&[batch, time, features], -1.0, 1.0, seed + 4));
+        }
         let run_with = |t: &[Tensor], tokens: bool, padding_idx: Option<usize>| -> Result<Tensor> {
-            let x = if tokens { None } else { Some(t[0].embedding(ids.view().into_dyn(), padding_idx)?) };
+            let f = t.get(11);
+            let x = if tokens {
+                None
+            } else {
+                let embedded = t[0].embedding(ids.view().into_dyn(), padding_idx)?;
+                Some(match f { Some(f) => Tensor::cat(&[embedded, f.clone()], 2)?, None => embedded })
+            };
             let input = match &x {
                 Some(x) => SeqInput::Dense(x),
-                None => SeqInput::Tokens { table: &t[0], ids: &ids, padding_idx },
+                None => SeqInput::Tokens { table: &t[0], ids: &ids, padding_idx, features: f },
             };
-            let out = lstm_sequence(input, &t[1], &t[2], &lengths, reverse, weights(&t[3..]))?;
-            Tensor::cat(&[out.output, out.h_n.unsqueeze(1)?, out.c_n.unsqueeze(1)?], 1)
+            let lstm = lstm_sequence(input, &t[1], &t[2], &lengths, reverse, weights(&t[3..7]))?;
+            let gru = gru_sequence(input, &t[1], &lengths, reverse, weights(&t[7..11]))?;
+            Tensor::cat(&[lstm.output, lstm.h_n.unsqueeze(1)?, lstm.c_n.unsqueeze(1)?, gru.output, gru.h_n.unsqueeze(1)?], 1)
         };
         let run = |t: &[Tensor], tokens: bool| run_with(t, tokens, padding_idx);
         let vars: Vec<Tensor> = inputs.iter().cloned().map(Tensor::variable).collect();

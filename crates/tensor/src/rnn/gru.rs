@@ -150,7 +150,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
     let outputs = vec![output.into_dyn(), state(h)];
 
     let lengths = lengths.to_vec();
-    let inputs = vec![x.clone(), h0.clone(), w.weight_ih.clone(), w.weight_hh.clone(), w.bias_ih.clone(), w.bias_hh.clone()];
+    let inputs = source.recorded_inputs(&x, &[h0], &w);
     let results = Tensor::from_op_multi("gru_sequence", outputs, inputs, move |bw| {
         // Gradients at the outputs and h_n; an unused one is zero.
         let d_out = bw.grad(0).map(|g| g.as_standard_layout());
@@ -180,7 +180,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
             }
         }
         let wg = weight_grads(bw, W_IH, &d, &source, as_matrix(&dx_hat, n_g), as_matrix(&dh_hat, n_g), as_matrix(&h_prev, n_h));
-        vec![wg.dx, bw.needs(H0).then(|| state(dh)), wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
+        wg.into_grads([bw.needs(H0).then(|| state(dh))])
     });
     let [output, h_n] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));
     Ok(GruOutput { output, h_n })

@@ -160,7 +160,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
     let outputs = vec![output.into_dyn(), state(h), state(c)];
 
     let lengths = lengths.to_vec();
-    let inputs = vec![x.clone(), h0.clone(), c0.clone(), w.weight_ih.clone(), w.weight_hh.clone(), w.bias_ih.clone(), w.bias_hh.clone()];
+    let inputs = source.recorded_inputs(&x, &[h0, c0], &w);
     let results = Tensor::from_op_multi("lstm_sequence", outputs, inputs, move |bw| {
         // Gradients at the outputs, h_n and c_n; an unused one is zero.
         let d_out = bw.grad(0).map(|g| g.as_standard_layout());
@@ -192,7 +192,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
         }
         let d_a = as_matrix(&d_gates, n_g);
         let wg = weight_grads(bw, W_IH, &d, &source, d_a, d_a, as_matrix(&h_prev, n_h));
-        vec![wg.dx, bw.needs(H0).then(|| state(dh)), bw.needs(C0).then(|| state(dc)), wg.dw_ih, wg.dw_hh, wg.db_ih, wg.db_hh]
+        wg.into_grads([bw.needs(H0).then(|| state(dh)), bw.needs(C0).then(|| state(dc))])
     });
     let [output, h_n, c_n] = <[Tensor; 3]>::try_from(results).unwrap_or_else(|_| unreachable!("three outputs"));
     Ok(LstmOutput { output, h_n, c_n })

@@ -46,6 +46,15 @@
 //! so the two give the same bits. With a large vocabulary the op falls back to
 //! looking the embeddings up and projecting them.
 //!
+//! A step may also read features after the token's embedding,
+//! `x_t = [E[id_t]; f_t]` (a decoder in Bahdanau's placement reads the
+//! context there). With `W_ih = [W_e | W_f]` split at the embedding's width,
+//! `x_t·W_ihᵀ = P[id_t] + f_t·W_fᵀ` with `P = E·W_eᵀ`: the table covers the
+//! tokens, one GEMM the features, and nothing is concatenated. Backward:
+//! `dW_f = dGᵀ·F` and `dF = dG·W_f` beside the table's gradients. (Here the
+//! sum over the input is split in two, so the bits differ slightly from the
+//! concatenated dense input's.)
+//!
 //! # Several results, one op
 //!
 //! A sequence op produces the outputs and the final state(s); it records them
@@ -56,7 +65,7 @@
 pub mod gru;
 pub mod lstm;
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
+use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 
 use crate::error::{Result, bad_arg, mismatch};
 use crate::gemm::gemm;
@@ -237,12 +246,16 @@ pub(crate) fn final_grad(grad: Option<&ndarray::ArrayD<f32>>, len: usize) -> Vec
 pub enum SeqInput<'a> {
     /// Features `x (batch, time, input)`.
     Dense(&'a Tensor),
-    /// Token ids `(batch, time)` read from an embedding `table (vocab, input)`:
-    /// the same as [`Tensor::embedding`] followed by [`SeqInput::Dense`]
-    /// (the row `padding_idx` gets no gradient), computed faster when the
-    /// vocabulary is smaller than `batch · time`: see [`crate::rnn`].
+    /// Token ids `(batch, time)` read from an embedding `table (vocab, E)`,
+    /// optionally followed by `features (batch, time, F)` at every step
+    /// (`input = E + F`): the same as [`Tensor::embedding`], then
+    /// [`Tensor::cat`] with the features along the last axis, then
+    /// [`SeqInput::Dense`] (the row `padding_idx` gets no gradient), computed
+    /// faster when the vocabulary is smaller than `batch · time`: see
+    /// [`crate::rnn`]. (A decoder in Bahdanau's placement reads
+    /// `[embed(y_{t-1}); context_t]` this way.)
     Tokens {
-        /// The embedding table `(vocab, input)`.
+        /// The embedding table `(vocab, E)`.
         table: &'a Tensor,
         /// Token ids `(batch, time)`. (A reference to an owned array rather
         /// than a view keeps `SeqInput` covariant, so a short-lived input can
@@ -250,6 +263,8 @@ pub enum SeqInput<'a> {
         ids: &'a Array2<usize>,
         /// The padding token, whose row never receives gradient.
         padding_idx: Option<usize>,
+        /// Features read after each token's embedding, `(batch, time, F)`.
+        features: Option<&'a Tensor>,
     },
 }
 
@@ -263,8 +278,31 @@ impl<'a> From<&'a Tensor> for SeqInput<'a> {
 pub(crate) enum Source {
     /// `xp = X·W_ihᵀ`: recorded input 0 is `x (batch, time, input)`.
     Dense,
-    /// `xp[b, t] = P[id]` with `P = table·W_ihᵀ`: recorded input 0 is the table.
-    Table { ids: Vec<usize>, padding_idx: Option<usize> },
+    /// `xp[b, t] = P[id] + f[b, t]·W_fᵀ` with `P = table·W_eᵀ`, where
+    /// `W_ih = [W_e | W_f]` splits at the table's width: recorded input 0 is
+    /// the table, and the features `f`, if any, are recorded last.
+    Table { ids: Vec<usize>, padding_idx: Option<usize>, features: Option<Tensor> },
+}
+
+impl Source {
+    /// The features a [`Source::Table`] reads after the embeddings.
+    pub(crate) fn features(&self) -> Option<&Tensor> {
+        match self {
+            Source::Table { features, .. } => features.as_ref(),
+            Source::Dense => None,
+        }
+    }
+
+    /// The inputs a sequence op records, in the order its backward returns
+    /// gradients: `x` (or the table), the initial states, the four weights,
+    /// then the features of a [`Source::Table`] that has them.
+    pub(crate) fn recorded_inputs(&self, x: &Tensor, states: &[&Tensor], w: &RnnWeights<'_>) -> Vec<Tensor> {
+        let mut inputs = vec![x.clone()];
+        inputs.extend(states.iter().map(|&s| s.clone()));
+        inputs.extend([w.weight_ih, w.weight_hh, w.bias_ih, w.bias_hh].map(Tensor::clone));
+        inputs.extend(self.features().cloned());
+        inputs
+    }
 }
 
 /// Checks a sequence op's arguments and picks how to project its input:
@@ -277,21 +315,30 @@ pub(crate) enum Source {
 pub(crate) fn resolve(op: &'static str, input: SeqInput<'_>, states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<(Tensor, Source, Dims)> {
     match input {
         SeqInput::Dense(x) => Ok((x.clone(), Source::Dense, Dims::check(op, x.shape(), states, lengths, w, gates)?)),
-        SeqInput::Tokens { table, ids, padding_idx } => {
+        SeqInput::Tokens { table, ids, padding_idx, features } => {
             let ts = table.shape();
             if ts.len() != 2 {
                 return Err(mismatch(op, ts, ids.shape(), "the table must be (vocab, input) for ids (batch, time)"));
             }
             let (batch, time) = ids.dim();
-            let d = Dims::check(op, &[batch, time, ts[1]], states, lengths, w, gates)?;
+            let extra = match features {
+                Some(f) if f.shape().len() == 3 && f.shape()[..2] == [batch, time] => f.shape()[2],
+                Some(f) => return Err(mismatch(op, f.shape(), ids.shape(), "features must be (batch, time, F) for ids (batch, time)")),
+                None => 0,
+            };
+            let d = Dims::check(op, &[batch, time, ts[1] + extra], states, lengths, w, gates)?;
             if let Some(&bad) = ids.iter().find(|&&id| id >= ts[0]) {
                 return Err(bad_arg(op, format!("token id {bad} is out of range for a vocabulary of {}", ts[0])));
             }
             if ts[0] < batch * time {
-                Ok((table.clone(), Source::Table { ids: ids.iter().copied().collect(), padding_idx }, d))
-            } else {
-                Ok((table.embedding(ids.view().into_dyn(), padding_idx)?, Source::Dense, d))
+                return Ok((table.clone(), Source::Table { ids: ids.iter().copied().collect(), padding_idx, features: features.cloned() }, d));
             }
+            let embedded = table.embedding(ids.view().into_dyn(), padding_idx)?;
+            let x = match features {
+                Some(f) => Tensor::cat(&[embedded, f.clone()], 2)?,
+                None => embedded,
+            };
+            Ok((x, Source::Dense, d))
         }
     }
 }
@@ -308,11 +355,16 @@ pub(crate) fn input_projection(x: &Tensor, source: &Source, d: &Dims, w_ih: Arra
             gemm(1.0, rows(x.data(), d.batch * d.time, d.input).view(), w_ih.t(), 1.0, xp.view_mut());
             xp
         }
-        Source::Table { ids, .. } => {
+        Source::Table { ids, features, .. } => {
             let table = matrix(x);
+            let (w_e, w_f) = w_ih.split_at(Axis(1), table.ncols());
             let mut p = Array2::from_shape_fn((table.nrows(), n_g), |(_, j)| bias[j]);
-            gemm(1.0, table, w_ih.t(), 1.0, p.view_mut()); // P = table·W_ihᵀ + b
-            p.select(Axis(0), ids)
+            gemm(1.0, table, w_e.t(), 1.0, p.view_mut()); // P = table·W_eᵀ + b
+            let mut xp = p.select(Axis(0), ids);
+            if let Some(f) = features {
+                gemm(1.0, rows(f.data(), d.batch * d.time, w_f.ncols()).view(), w_f.t(), 1.0, xp.view_mut()); // + F·W_fᵀ
+            }
+            xp
         }
     }
 }
@@ -340,15 +392,29 @@ pub(crate) fn step_rows_mut<'a>(buf: &'a mut [f32], d: &Dims, t: usize, cols: us
 /// (its `n` gate sees `r ⊙ (W_hn h + b_hn)`). Entries are `None` where the
 /// input does not need a gradient.
 pub(crate) struct WeightGrads {
-    pub dx: Option<ndarray::ArrayD<f32>>,
-    pub dw_ih: Option<ndarray::ArrayD<f32>>,
-    pub dw_hh: Option<ndarray::ArrayD<f32>>,
-    pub db_ih: Option<ndarray::ArrayD<f32>>,
-    pub db_hh: Option<ndarray::ArrayD<f32>>,
+    dx: Option<ArrayD<f32>>,
+    dw_ih: Option<ArrayD<f32>>,
+    dw_hh: Option<ArrayD<f32>>,
+    db_ih: Option<ArrayD<f32>>,
+    db_hh: Option<ArrayD<f32>>,
+    /// `Some` when the op recorded features after the table (see [`Source::Table`]).
+    d_features: Option<Option<ArrayD<f32>>>,
+}
+
+impl WeightGrads {
+    /// All the op's input gradients in the order of
+    /// [`Source::recorded_inputs`], given those of the initial states.
+    pub(crate) fn into_grads(self, states: impl IntoIterator<Item = Option<ArrayD<f32>>>) -> Vec<Option<ArrayD<f32>>> {
+        let mut grads = vec![self.dx];
+        grads.extend(states);
+        grads.extend([self.dw_ih, self.dw_hh, self.db_ih, self.db_hh]);
+        grads.extend(self.d_features);
+        grads
+    }
 }
 
 /// Position of `x` (or, for a [`Source::Table`], the embedding table) among a
-/// fused sequence op's recorded inputs (`[x, h0, (c0,) weight_ih, weight_hh, bias_ih, bias_hh]`).
+/// fused sequence op's recorded inputs (`[x, h0, (c0,) weight_ih, weight_hh, bias_ih, bias_hh (, features)]`).
 pub(crate) const X: usize = 0;
 /// Position of `h0` among a fused sequence op's recorded inputs.
 pub(crate) const H0: usize = 1;
@@ -357,7 +423,9 @@ pub(crate) const H0: usize = 1;
 ///
 /// For a [`Source::Table`] the input side goes through the product table:
 /// `dP[v] = Σ_{r: id_r = v} dG_x[r]` (a scatter-add), then
-/// `dW_ih = dPᵀ · table` and `d table = dP · W_ih` (padding row zeroed).
+/// `dW_e = dPᵀ · table` and `d table = dP · W_e` (padding row zeroed), and,
+/// with features `F`, `dW_f = dG_xᵀ · F` and `dF = dG_x · W_f`, where
+/// `W_ih = [W_e | W_f]`.
 pub(crate) fn weight_grads(
     b: &crate::tensor::BackwardMulti<'_>,
     first_weight: usize,
@@ -374,27 +442,40 @@ pub(crate) fn weight_grads(
         gemm(1.0, a, c, 0.0, out.view_mut());
         out
     };
-    let (dx, dw_ih) = match source {
+    let (dx, dw_ih, d_features) = match source {
         Source::Dense => {
             let x = rows(b.input(X), d.batch * d.time, d.input);
             let dx = b.needs(X).then(|| product(dg_x, w_ih).into_dyn().into_shape_with_order(b.input(X).raw_dim()).unwrap_or_else(|_| unreachable!()));
-            (dx, b.needs(wih).then(|| product(dg_x.t(), x.view()).into_dyn()))
+            (dx, b.needs(wih).then(|| product(dg_x.t(), x.view()).into_dyn()), None)
         }
-        Source::Table { ids, padding_idx } => {
+        Source::Table { ids, padding_idx, features } => {
             let table = matrix(&b.inputs[X]);
+            let (w_e, w_f) = w_ih.split_at(Axis(1), table.ncols());
             let mut dp = Array2::<f32>::zeros((table.nrows(), dg_x.ncols()));
             for (&id, g) in ids.iter().zip(dg_x.rows()) {
                 let mut row = dp.row_mut(id);
                 row += &g;
             }
             let dtable = b.needs(X).then(|| {
-                let mut dt = product(dp.view(), w_ih);
+                let mut dt = product(dp.view(), w_e);
                 if let Some(pad) = *padding_idx {
                     dt.row_mut(pad).fill(0.0);
                 }
                 dt.into_dyn()
             });
-            (dtable, b.needs(wih).then(|| product(dp.t(), table).into_dyn()))
+            let f = features.as_ref().map(|f| rows(f.data(), d.batch * d.time, w_f.ncols()));
+            let dw_ih = b.needs(wih).then(|| {
+                let mut dw = Array2::zeros(w_ih.raw_dim());
+                let (dw_e, dw_f) = dw.view_mut().split_at(Axis(1), table.ncols());
+                gemm(1.0, dp.t(), table, 0.0, dw_e);
+                if let Some(f) = &f {
+                    gemm(1.0, dg_x.t(), f.view(), 0.0, dw_f);
+                }
+                dw.into_dyn()
+            });
+            let f_pos = first_weight + 4; // recorded after the weights
+            let d_features = features.as_ref().map(|f| b.needs(f_pos).then(|| product(dg_x, w_f).into_shape_with_order(f.shape()).unwrap_or_else(|_| unreachable!("(batch·time, F) rows"))));
+            (dtable, dw_ih, d_features)
         }
     };
     WeightGrads {
@@ -403,6 +484,7 @@ pub(crate) fn weight_grads(
         dw_hh: b.needs(whh).then(|| product(dg_h.t(), h_prev).into_dyn()),
         db_ih: b.needs(bih).then(|| dg_x.sum_axis(Axis(0)).into_dyn()),
         db_hh: b.needs(bhh).then(|| dg_h.sum_axis(Axis(0)).into_dyn()),
+        d_features,
     }
 }
 
