@@ -213,6 +213,16 @@ pub struct Step {
     pub state: RnnState,
 }
 
+/// What [`Seq2Seq::step_features`] returns: a [`Step`] before the output layer.
+struct StepFeatures {
+    /// What the output layer reads, `(batch, 1, H)`.
+    features: Tensor,
+    /// This step's attention, `(batch, 1, src_len)`.
+    weights: Option<Tensor>,
+    /// The decoder state after the step.
+    state: RnnState,
+}
+
 /// An encoder–decoder translation model; see the [module docs](self).
 ///
 /// ```
@@ -354,7 +364,7 @@ impl Seq2Seq {
     /// ```
     pub fn encode_source(&self, src: &Array2<usize>, src_lens: &[usize], mut mode: Mode<'_>) -> Result<Encoded> {
         let dropped = self.dropped_embeddings(&self.src_embedding, src, mode.reborrow())?;
-        let enc = self.encoder.forward(rnn_input(&self.src_embedding, src, dropped.as_ref()), src_lens, None, mode)?;
+        let enc = self.encoder.forward(rnn_input(&self.src_embedding, src, dropped.as_ref(), None), src_lens, None, mode)?;
         let state = self.bridge_state(enc.state)?;
         let src_pad_mask = Array2::from_shape_fn(src.raw_dim(), |(b, s)| s >= src_lens[b]);
         Ok(Encoded { enc_out: enc.output, state, src_pad_mask })
@@ -406,7 +416,7 @@ impl Seq2Seq {
     /// target at once, then attention for all steps in one call.
     fn forward_whole(&self, encoded: Encoded, tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<Forward> {
         let dropped = self.dropped_embeddings(&self.tgt_embedding, tgt_in, mode.reborrow())?;
-        let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref());
+        let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref(), None);
         let dec_out = self.decoder.forward(input, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
         let (features, weights) = match &self.attention {
             None => (dec_out, None), // enc_out is not read: the bottleneck
@@ -425,20 +435,23 @@ impl Seq2Seq {
         Ok(combine.forward(&Tensor::cat(&[dec_out.clone(), context.clone()], dec_out.ndim() - 1)?)?.tanh())
     }
 
-    /// Bahdanau's placement: one [`decode_step`](Self::decode_step) per target position.
+    /// Bahdanau's placement: the decoder steps of [`decode_step`](Self::decode_step)
+    /// one target position at a time, then the output layer once over all
+    /// of them (it does not feed back, so it need not run per step).
     fn forward_stepwise(&self, encoded: Encoded, tgt_in: &Array2<usize>, mut mode: Mode<'_>) -> Result<Forward> {
         let ctx = self.decoder_context(&encoded)?;
         let mut state = encoded.state;
-        let (mut logits, mut weights) = (Vec::new(), Vec::new());
+        let (mut features, mut weights) = (Vec::new(), Vec::new());
         for column in tgt_in.columns() {
             let prev: Vec<usize> = column.to_vec();
-            let step = self.decode_step(&ctx, &state, &prev, mode.reborrow())?;
-            logits.push(step.logits);
+            let step = self.step_features(&ctx, &state, &prev, mode.reborrow())?;
+            features.push(step.features); // (batch, 1, H)
             weights.extend(step.weights);
             state = step.state;
         }
-        let weights = (!weights.is_empty()).then(|| Tensor::stack(&weights, 1)).transpose()?;
-        Ok(Forward { logits: Tensor::stack(&logits, 1)?, weights })
+        let weights = (!weights.is_empty()).then(|| Tensor::cat(&weights, 1)).transpose()?;
+        let logits = self.out.forward(&self.dropout.forward(&Tensor::cat(&features, 1)?, mode)?)?; // (batch, tgt_len, V)
+        Ok(Forward { logits, weights })
     }
 
     /// Prepares what every decoder step reads from the source (for
@@ -482,6 +495,18 @@ impl Seq2Seq {
     /// assert_eq!(second.weights.unwrap().shape(), &[2, 3]);  // (batch, src_len)
     /// ```
     pub fn decode_step(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize], mut mode: Mode<'_>) -> Result<Step> {
+        let step = self.step_features(ctx, state, prev, mode.reborrow())?;
+        let logits = self.out.forward(&self.dropout.forward(&step.features, mode)?)?;
+        let squeeze = |t: Tensor| -> Result<Tensor> {
+            let shape = [t.shape()[0], t.shape()[2]];
+            Ok(t.reshape(&shape)?)
+        };
+        Ok(Step { logits: squeeze(logits)?, weights: step.weights.map(squeeze).transpose()?, state: step.state })
+    }
+
+    /// One decoder step up to the output layer: what the output layer reads
+    /// `(batch, 1, H)`, this step's weights `(batch, 1, src_len)` and the new state.
+    fn step_features(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize], mut mode: Mode<'_>) -> Result<StepFeatures> {
         let batch = prev.len();
         let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).unwrap_or_else(|_| unreachable!("batch × 1 ids"));
         let ones = vec![1; batch];
@@ -489,7 +514,7 @@ impl Seq2Seq {
             (prepared, Placement::Luong) | (prepared @ None, Placement::Bahdanau) => {
                 // No attention, or Luong's: the RNN steps on the token first.
                 let dropped = self.dropped_embeddings(&self.tgt_embedding, &ids, mode.reborrow())?;
-                let out = self.decoder.forward(rnn_input(&self.tgt_embedding, &ids, dropped.as_ref()), &ones, Some(state), mode.reborrow())?;
+                let out = self.decoder.forward(rnn_input(&self.tgt_embedding, &ids, dropped.as_ref(), None), &ones, Some(state), mode.reborrow())?;
                 match prepared {
                     None => (out.output, None, out.state),
                     Some(prepared) => {
@@ -499,19 +524,18 @@ impl Seq2Seq {
                 }
             }
             (Some(prepared), Placement::Bahdanau) => {
-                let emb = self.dropout.forward(&self.tgt_embedding.forward(ids.view())?, mode.reborrow())?; // (batch, 1, E)
                 let a = prepared.attend(&self.top_state(state)?, false)?; // query: s_{t-1}
-                let input = Tensor::cat(&[emb, a.context.clone()], 2)?;
-                let out = self.decoder.forward(&input, &ones, Some(state), mode.reborrow())?;
+                // The RNN reads [embed(y_{t-1}); context_t] (batch, 1, E + D·H): the
+                // context as features after the tokens, or concatenated to the
+                // embeddings when those are dropped out.
+                let dropped = self.dropped_embeddings(&self.tgt_embedding, &ids, mode.reborrow())?;
+                let dense = dropped.map(|emb| Tensor::cat(&[emb, a.context.clone()], 2)).transpose()?;
+                let input = rnn_input(&self.tgt_embedding, &ids, dense.as_ref(), Some(&a.context));
+                let out = self.decoder.forward(input, &ones, Some(state), mode.reborrow())?;
                 (out.output, Some(a.weights), out.state)
             }
         };
-        let logits = self.out.forward(&self.dropout.forward(&features, mode)?)?;
-        let squeeze = |t: Tensor| -> Result<Tensor> {
-            let shape = [t.shape()[0], t.shape()[2]];
-            Ok(t.reshape(&shape)?)
-        };
-        Ok(Step { logits: squeeze(logits)?, weights: weights.map(squeeze).transpose()?, state })
+        Ok(StepFeatures { features, weights, state })
     }
 
     /// Embeddings of `ids` with dropout applied, when dropout is active
@@ -552,14 +576,16 @@ impl Seq2Seq {
     }
 }
 
-/// What a recurrent stack reads for token `ids`: the dropped-out embeddings
-/// when there are some, else the tokens and their table, so the fused op can
-/// use its product table (`embed(x)·W_ihᵀ = (E·W_ihᵀ)[x]`, see
-/// [`lingo_tensor::SeqInput`]) instead of embedding then projecting.
-fn rnn_input<'t>(embedding: &'t Embedding, ids: &'t Array2<usize>, dropped: Option<&'t Tensor>) -> SeqInput<'t> {
-    match dropped {
-        Some(features) => SeqInput::Dense(features),
-        None => SeqInput::Tokens { table: embedding.weight().tensor(), ids, padding_idx: embedding.padding_idx() },
+/// What a recurrent stack reads for token `ids`, each followed by its
+/// `features` if any: the `dense` input when the caller built one (the
+/// dropped-out embeddings, with the features after them), else the tokens
+/// and their table, so the fused op can use its product table
+/// (`embed(x)·W_ihᵀ = (E·W_ihᵀ)[x]`, see [`lingo_tensor::SeqInput`]) instead
+/// of embedding, concatenating and projecting.
+fn rnn_input<'t>(embedding: &'t Embedding, ids: &'t Array2<usize>, dense: Option<&'t Tensor>, features: Option<&'t Tensor>) -> SeqInput<'t> {
+    match dense {
+        Some(x) => SeqInput::Dense(x),
+        None => SeqInput::Tokens { table: embedding.weight().tensor(), ids, padding_idx: embedding.padding_idx(), features },
     }
 }
 

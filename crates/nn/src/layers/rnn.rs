@@ -297,7 +297,10 @@ impl Rnn {
         let (batch, width) = match &x {
             SeqInput::Dense(x) if x.ndim() == 3 => (x.shape()[0], x.shape()[2]),
             SeqInput::Dense(x) => return Err(config("rnn input", format!("expected x (batch, time, {input_size}), got shape {:?}", x.shape()))),
-            SeqInput::Tokens { table, ids, .. } => (ids.nrows(), table.shape().get(1).copied().unwrap_or(0)),
+            SeqInput::Tokens { table, ids, features, .. } => {
+                let extra = features.map_or(0, |f| f.shape().last().copied().unwrap_or(0));
+                (ids.nrows(), table.shape().get(1).copied().unwrap_or(0) + extra)
+            }
         };
         if width != input_size {
             return Err(config("rnn input", format!("expected {input_size} input features, got {width}")));
