@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{all_scorers, flat, layer, pad_mask, tensor};
-use lingo_attention::{Attention, AttentionConfig, Error, Scorer};
+use common::{all_scorers, flat, layer, pad_mask, tensor, values};
+use lingo_attention::{Attention, AttentionConfig, Error, Scorer, additive_attention};
 use lingo_tensor::{Module, Tensor};
 use ndarray::{Array2, ArrayD, Axis};
 use proptest::prelude::*;
@@ -193,4 +193,38 @@ fn shape_errors_name_both_shapes() {
     assert!(err.contains("[2, 4, 5]") && err.contains("[3, 4]"), "{err}");
     let err = lingo_attention::dot_product_attention(&tensor(&[2, 2, 3], 0), &enc_out, &enc_out, 1, 1.0, None, false).unwrap_err().to_string();
     assert!(err.contains("`general` or `additive`"), "{err}");
+}
+
+/// The additive kernel's backward reads the hidden layer `tanh(Q' + K')`
+/// that forward kept when it is small, and computes it again when it is not
+/// (past 2^20 floats): both ways give the same gradients, bit for bit. A
+/// batch of two entries just past the limit (recomputed) against each entry
+/// alone (kept), with padding in the second entry.
+#[test]
+fn additive_gradients_are_the_same_whether_the_hidden_layer_was_kept_or_not() {
+    let (t, s, a, d_v) = (17, 128, 256, 3); // 2·17·128·256 > 2^20 ≥ 17·128·256
+    let inputs = [values(&[2, t, a], 1), values(&[2, s, a], 2), values(&[a], 3), values(&[2, s, d_v], 4)];
+    let (mask, d_context) = (pad_mask(&[s, 90], s), tensor(&[2, t, d_v], 5));
+    // Gradients of Σ context ⊙ dC + Σ weights² for entries `rows` on their own.
+    let grads = |rows: std::ops::Range<usize>| {
+        let batch = |x: &ArrayD<f32>| Tensor::variable(x.slice_axis(Axis(0), rows.clone().into()).to_owned());
+        let vars = [batch(&inputs[0]), batch(&inputs[1]), Tensor::variable(inputs[2].clone()), batch(&inputs[3])];
+        let mask = mask.slice_axis(Axis(0), rows.clone().into()).to_owned();
+        let out = additive_attention(&vars[0], &vars[1], &vars[2], &vars[3], Some(&mask), false).unwrap();
+        let d_context = d_context.data().slice_axis(Axis(0), rows.clone().into()).to_owned();
+        let loss = out.context.mul(&Tensor::new(d_context)).unwrap().sum_all().add(&out.weights.mul(&out.weights).unwrap().sum_all()).unwrap();
+        let g = loss.backward().unwrap();
+        vars.map(|v| g.get(&v).unwrap().clone())
+    };
+    let (both, first, second) = (grads(0..2), grads(0..1), grads(1..2));
+    for k in [0, 1, 3] {
+        // dQ', dK', dV: per entry, the same arithmetic either way.
+        let alone = ndarray::concatenate(Axis(0), &[first[k].view(), second[k].view()]).unwrap();
+        assert_eq!(both[k], alone, "input {k}");
+    }
+    // dv sums over the batch, and the two entries' parts were added in another order.
+    for ((x, y), z) in both[2].iter().zip(&first[2]).zip(&second[2]) {
+        assert!((x - (y + z)).abs() <= 1e-6 * (1.0 + x.abs()), "dv: {x} vs {}", y + z);
+    }
+    assert!(both[0].iter().any(|&g| g != 0.0), "the queries get a gradient");
 }

@@ -13,10 +13,12 @@
 //! C = W·V                      (T, d_v) one GEMM
 //! ```
 //!
-//! `H` as a whole is `(T, S, A)`, far too large to keep (8·200·200·512 floats
-//! is 655 MB at the largest benchmark size), so only one query's `(S, A)`
-//! slice exists at a time, and backward computes it again: one more `tanh`
-//! per element instead of the memory.
+//! `H` as a whole is `(B, T, S, A)`. Where that is small (at most
+//! [`KEEP_HIDDEN`] floats: one decoder step of the sort study is 32·1·7·64)
+//! forward keeps it for backward. Where it is not (8·200·200·512 floats is
+//! 655 MB at the largest benchmark size), only one query's `(S, A)` slice
+//! exists at a time, and backward computes it again: one more `tanh` per
+//! element instead of the memory.
 //!
 //! # Backward (derivation)
 //!
@@ -34,7 +36,7 @@
 //! Positions hidden by the causal mask are skipped outright.
 
 use lingo_tensor::fastmath::tanh_slice;
-use lingo_tensor::{Tensor, dot8, gemm};
+use lingo_tensor::{Tensor, dot8, gemm, is_grad_enabled};
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{Layout, checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
@@ -71,6 +73,10 @@ fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
     tanh_slice(&mut h[..n * a]);
 }
 
+/// The most floats of `H (B, T, S, A)` forward keeps for backward (4 MiB);
+/// past it, backward computes each query's slice again (see the module docs).
+const KEEP_HIDDEN: usize = 1 << 20;
+
 /// The row `t` of a standard-layout matrix as a slice.
 fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
     m.index_axis_move(Axis(0), t).to_slice().unwrap_or_else(|| unreachable!("standard layout"))
@@ -91,8 +97,16 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
 
     let mut context_all = unzeroed((n_b, n_t, layout.context));
     let mut block = unzeroed((n_b, n_t, layout.width()));
-    let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).collect();
-    for_each_entry(items, flops, n_s * n_a, |b, (context, weights), h| {
+    // H kept for backward, one row (S·A) per query, when there will be a
+    // backward pass and H is small enough.
+    let recorded = is_grad_enabled() && [q_proj, k_proj, v, values].iter().any(|t| t.requires_grad());
+    let mut kept = (recorded && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
+    let kept_entries: Vec<Option<ArrayViewMut2<'_, f32>>> = match &mut kept {
+        Some(k) => k.outer_iter_mut().map(Some).collect(),
+        None => (0..n_b).map(|_| None).collect(),
+    };
+    let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).zip(kept_entries).collect();
+    for_each_entry(items, flops, n_s * n_a, |b, ((context, weights), mut kept_b), scratch| {
         let (mut context, mut weights) = (zeroed(context), zeroed(weights));
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
@@ -100,6 +114,10 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             let mut x = weights.row_mut(t);
             let x = x.as_slice_mut().unwrap_or_else(|| unreachable!());
             if m.limit > 0 {
+                let h = match kept_b.as_mut() {
+                    Some(k) => k.row_mut(t).into_slice().unwrap_or_else(|| unreachable!("standard layout")),
+                    None => &mut *scratch,
+                };
                 hidden(h, row(qp, t), kp, m.limit); // H_t = tanh(Q'_t + K')
                 for (x, h_s) in x[..m.limit].iter_mut().zip(h.chunks_exact(n_a)) {
                     *x = dot8(h_s, v_slice); // X_t = H_t·v
@@ -145,6 +163,10 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             dw.assign(&d_weights.index_axis(Axis(0), b));
             gemm(1.0, dc, vals.index_axis(Axis(0), b).t(), 1.0, dw.view_mut()); // dW += dC·Vᵀ
             let grads = ScoreGrads { dq: dq_b, dk: dk_b, dv: dv_b };
+            let h = match &kept {
+                Some(k) => Hidden::Kept(k.index_axis(Axis(0), b)),
+                None => Hidden::Recompute(h),
+            };
             score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, &mask, grads);
         });
         let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
@@ -155,6 +177,13 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     unpack(results, layout)
 }
 
+/// Where backward finds one batch entry's hidden layer `H_t`: kept by
+/// forward, one row of `S·A` per query, or computed again into a scratch buffer.
+enum Hidden<'a> {
+    Kept(ArrayView2<'a, f32>),
+    Recompute(&'a mut [f32]),
+}
+
 /// Where one batch entry's score gradients go: `dQ' (T, A)`, `dK' (S, A)`, its part of `dv (A)`.
 struct ScoreGrads<'a> {
     dq: ArrayViewMut2<'a, f32>,
@@ -163,10 +192,19 @@ struct ScoreGrads<'a> {
 }
 
 /// From `dW (T, S)` to the gradients of the projections and `v`, one query
-/// at a time (see the module docs): softmax backward, then `H_t` again, then
-/// `G_t` and its three sums in one pass.
+/// at a time (see the module docs): softmax backward, then `H_t` (kept, or
+/// again), then `G_t` and its three sums in one pass.
 #[allow(clippy::too_many_arguments)]
-fn score_backward(b: usize, (qp, kp): (ArrayView2<'_, f32>, ArrayView2<'_, f32>), v: &[f32], w: ArrayView2<'_, f32>, mut dw: ArrayViewMut2<'_, f32>, h: &mut [f32], mask: &Masking, mut g: ScoreGrads<'_>) {
+fn score_backward(
+    b: usize,
+    (qp, kp): (ArrayView2<'_, f32>, ArrayView2<'_, f32>),
+    v: &[f32],
+    w: ArrayView2<'_, f32>,
+    mut dw: ArrayViewMut2<'_, f32>,
+    mut hidden_t: Hidden<'_>,
+    mask: &Masking,
+    mut g: ScoreGrads<'_>,
+) {
     let (n_t, n_s, n_a) = (qp.nrows(), kp.nrows(), v.len());
     let dv = g.dv.as_slice_mut().unwrap_or_else(|| unreachable!());
     let dk = g.dk.as_slice_mut().unwrap_or_else(|| unreachable!());
@@ -178,7 +216,13 @@ fn score_backward(b: usize, (qp, kp): (ArrayView2<'_, f32>, ArrayView2<'_, f32>)
         if m.limit == 0 {
             continue;
         }
-        hidden(h, row(qp, t), kp, m.limit); // H_t again
+        let h: &[f32] = match &mut hidden_t {
+            Hidden::Kept(k) => row(k.view(), t),
+            Hidden::Recompute(buf) => {
+                hidden(buf, row(qp, t), kp, m.limit); // H_t again
+                buf
+            }
+        };
         let mut dq_t = g.dq.row_mut(t);
         let dq_t = dq_t.as_slice_mut().unwrap_or_else(|| unreachable!());
         for (s, &e) in dx[..m.limit].iter().enumerate().filter(|&(_, &e)| e != 0.0) {
