@@ -496,7 +496,7 @@ impl Tensor {
     /// assert_eq!(t.to_vec(), vec![1.0, 2.0]);
     /// ```
     pub fn to_vec(&self) -> Vec<f32> {
-        self.0.data.iter().copied().collect()
+        flat_vec(&self.0.data)
     }
 
     /// The single value of a one-element tensor.
@@ -566,4 +566,12 @@ impl fmt::Debug for Tensor {
             .field("data", &self.0.data)
             .finish()
     }
+}
+
+/// The elements of `a` in row-major order: one copy of its memory when it is
+/// laid out that way (as almost every array here is), else element by
+/// element. (Iterating a dynamic-dimensional array steps through its index
+/// one element at a time, many times slower than copying the slice.)
+pub(crate) fn flat_vec(a: &ArrayD<f32>) -> Vec<f32> {
+    a.as_slice().map_or_else(|| a.iter().copied().collect(), <[f32]>::to_vec)
 }

@@ -32,10 +32,10 @@
 use ndarray::{Array2, Array3, s};
 
 use super::lstm::as_one_step;
-use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, recurrent_weight_t, resolve, step_rows, weight_grads};
+use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, output_grad, input_projection, matrix, recurrent_weight_t, resolve, step_rows, weight_grads};
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, flat_vec};
 
 /// What [`gru_sequence`] returns.
 #[derive(Debug, Clone)]
@@ -114,7 +114,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
     let (x, source, d) = resolve("gru_sequence", x.into(), &[h0], lengths, &w, 3)?;
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 3 * n_h;
-    let b_ih: Vec<f32> = w.bias_ih.data().iter().copied().collect();
+    let b_ih = flat_vec(w.bias_ih.data());
     let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &b_ih);
     let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
     let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
@@ -124,7 +124,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
     let mut gates = vec![0.0_f32; n_b * n_t * n_g];
     let mut h_hat_n = vec![0.0_f32; n_b * n_t * n_h];
     let mut h_prev = vec![0.0_f32; n_b * n_t * n_h];
-    let mut h: Vec<f32> = h0.data().iter().copied().collect();
+    let mut h = flat_vec(h0.data());
     let mut h_hat = Array2::<f32>::zeros((n_b, n_g));
     let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
 
@@ -153,7 +153,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
     let inputs = source.recorded_inputs(&x, &[h0], &w);
     let results = Tensor::from_op_multi("gru_sequence", outputs, inputs, move |bw| {
         // Gradients at the outputs and h_n; an unused one is zero.
-        let d_out = bw.grad(0).map(|g| g.as_standard_layout());
+        let d_out = output_grad(bw.grad(0));
         let mut dh = final_grad(bw.grad(1), n_b * n_h);
         let w_hh = matrix(&bw.inputs[W_IH + 1]);
         let mut dx_hat = vec![0.0_f32; n_b * n_t * n_g];

@@ -31,10 +31,10 @@
 
 use ndarray::{Array2, Array3, s};
 
-use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads};
+use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, output_grad, input_projection, matrix, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads};
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, flat_vec};
 
 /// What [`lstm_sequence`] returns.
 #[derive(Debug, Clone)]
@@ -123,7 +123,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 4 * n_h;
     // b_ih and b_hh both add to a, so they are added once, to the input projection.
-    let bias: Vec<f32> = (w.bias_ih.data() + w.bias_hh.data()).iter().copied().collect();
+    let bias = flat_vec(&(w.bias_ih.data() + w.bias_hh.data()));
     let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &bias);
     let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
     let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
@@ -134,8 +134,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
     let mut h_prev = vec![0.0_f32; n_b * n_t * n_h];
     let mut c_prev = vec![0.0_f32; n_b * n_t * n_h];
     let mut tanh_c = vec![0.0_f32; n_b * n_t * n_h];
-    let mut h: Vec<f32> = h0.data().iter().copied().collect();
-    let mut c: Vec<f32> = c0.data().iter().copied().collect();
+    let (mut h, mut c) = (flat_vec(h0.data()), flat_vec(c0.data()));
     let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
 
     for t in d.steps(reverse) {
@@ -163,7 +162,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
     let inputs = source.recorded_inputs(&x, &[h0, c0], &w);
     let results = Tensor::from_op_multi("lstm_sequence", outputs, inputs, move |bw| {
         // Gradients at the outputs, h_n and c_n; an unused one is zero.
-        let d_out = bw.grad(0).map(|g| g.as_standard_layout());
+        let d_out = output_grad(bw.grad(0));
         let mut dh = final_grad(bw.grad(1), n_b * n_h);
         let mut dc = final_grad(bw.grad(2), n_b * n_h);
         let w_hh = matrix(&bw.inputs[W_IH + 1]);

@@ -69,7 +69,7 @@ use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 
 use crate::error::{Result, bad_arg, mismatch};
 use crate::gemm::gemm;
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, flat_vec};
 
 /// The four parameters of one direction of one recurrent layer, in PyTorch's
 /// layout: `weight_ih (G·H, I)`, `weight_hh (G·H, H)`, `bias_ih (G·H)`,
@@ -229,10 +229,17 @@ pub(crate) fn rows(a: &ndarray::ArrayD<f32>, n_rows: usize, n_cols: usize) -> Co
     a.as_standard_layout().into_shape_with_order((n_rows, n_cols)).unwrap_or_else(|_| unreachable!("callers pass n_rows * n_cols == a.len()"))
 }
 
+/// The gradient at a sequence op's outputs `(batch, time, H)`, in row-major
+/// order and as a 3-D array, so the per-step loops read it as plain rows
+/// (indexing a dynamic-dimensional array is much slower).
+pub(crate) fn output_grad(grad: Option<&ndarray::ArrayD<f32>>) -> Option<CowArray<'_, f32, ndarray::Ix3>> {
+    grad.map(|g| g.as_standard_layout().into_dimensionality().unwrap_or_else(|_| unreachable!("outputs are (batch, time, H)")))
+}
+
 /// The gradient at a final state as a flat `(batch·H)` buffer: a copy of
 /// it, or zeros when no loss depends on that state.
 pub(crate) fn final_grad(grad: Option<&ndarray::ArrayD<f32>>, len: usize) -> Vec<f32> {
-    grad.map_or_else(|| vec![0.0; len], |g| g.iter().copied().collect())
+    grad.map_or_else(|| vec![0.0; len], flat_vec)
 }
 
 /// What a sequence op reads at each step.
