@@ -142,6 +142,13 @@ fn cat_and_stack_give_row_major_results() {
     let stacked = Tensor::stack(&[a.clone(), a], 2).unwrap();
     assert!(stacked.data().is_standard_layout(), "strides {:?}", stacked.data().strides());
     assert_eq!(stacked.shape(), &[1, 2, 2, 3]);
+    // Empty pieces, and a result with no elements at all, join and split back.
+    let (x, empty) = (Tensor::variable(ndarray::ArrayD::ones(ndarray::IxDyn(&[2, 2, 3]))), Tensor::variable(ndarray::ArrayD::zeros(ndarray::IxDyn(&[2, 0, 3]))));
+    let joined = Tensor::cat(&[empty.clone(), x.clone()], 1).unwrap();
+    let grads = joined.sum_all().backward().unwrap();
+    assert_eq!((grads.get(&empty).unwrap().shape(), grads.get(&x).unwrap().sum()), (&[2, 0, 3][..], 12.0));
+    let none = Tensor::cat(&[Tensor::zeros(&[0, 2]), Tensor::zeros(&[0, 3])], 1).unwrap();
+    assert_eq!(none.shape(), &[0, 5]);
 }
 
 #[test]

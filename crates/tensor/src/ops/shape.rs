@@ -23,9 +23,7 @@ impl Tensor {
             return Err(mismatch("reshape", self.shape(), shape, "element counts differ"));
         }
         let out = self.data().as_standard_layout().into_owned().into_shape_with_order(IxDyn(shape)).unwrap_or_else(|_| unreachable!());
-        Ok(Tensor::from_op("reshape", out, vec![self.clone()], |b| {
-            vec![Some(b.grad.as_standard_layout().into_owned().into_shape_with_order(b.input(0).raw_dim()).unwrap_or_else(|_| unreachable!()))]
-        }))
+        Ok(Tensor::from_op("reshape", out, vec![self.clone()], |b| vec![Some(b.grad.as_standard_layout().into_owned().into_shape_with_order(b.input(0).raw_dim()).unwrap_or_else(|_| unreachable!()))]))
     }
 
     /// Inserts an axis of size 1 at position `axis` (`0..=ndim`).
@@ -67,9 +65,7 @@ impl Tensor {
         for (i, &a) in axes.iter().enumerate() {
             inverse[a] = i;
         }
-        Ok(Tensor::from_op("permute", out, vec![self.clone()], move |b| {
-            vec![Some(b.grad.view().permuted_axes(IxDyn(&inverse)).as_standard_layout().into_owned())]
-        }))
+        Ok(Tensor::from_op("permute", out, vec![self.clone()], move |b| vec![Some(b.grad.view().permuted_axes(IxDyn(&inverse)).as_standard_layout().into_owned())]))
     }
 
     /// Swaps two axes.
@@ -110,21 +106,42 @@ impl Tensor {
         // Written piece by piece into a row-major result. (`ndarray::concatenate`
         // lays its result out with `axis` outermost in memory: a later op would
         // read `[emb; context]` or `[out_f; out_b]` against the grain and copy it.)
+        // Seen as `(outer, len, inner)` around `axis`, each piece is `outer`
+        // contiguous runs of `len·inner` floats, copied as slices.
         let mut shape = first.shape().to_vec();
         shape[axis] = sizes.iter().sum();
-        let mut out = ArrayD::zeros(IxDyn(&shape));
+        let inner: usize = shape[axis + 1..].iter().product();
+        let row = shape[axis] * inner; // one outer index of the result
+        let mut out = vec![0.0_f32; shape.iter().product()];
         let mut start = 0;
         for (t, &n) in tensors.iter().zip(&sizes) {
-            out.slice_axis_mut(Axis(axis), Slice::from(start..start + n)).assign(t.data());
+            let piece = t.data().as_standard_layout();
+            let piece = piece.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
+            if n * inner > 0 {
+                for (dst, src) in out.chunks_exact_mut(row).zip(piece.chunks_exact(n * inner)) {
+                    dst[start * inner..(start + n) * inner].copy_from_slice(src);
+                }
+            }
             start += n;
         }
+        let out = ArrayD::from_shape_vec(IxDyn(&shape), out).unwrap_or_else(|_| unreachable!("the shape's element count"));
         Ok(Tensor::from_op("cat", out, tensors.to_vec(), move |b| {
+            let grad = b.grad.as_standard_layout();
+            let grad = grad.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
             let mut start = 0;
             sizes
                 .iter()
                 .enumerate()
                 .map(|(i, &n)| {
-                    let piece = b.needs(i).then(|| b.grad.slice_axis(Axis(axis), Slice::from(start..start + n)).to_owned());
+                    let piece = b.needs(i).then(|| {
+                        let mut piece = Vec::with_capacity(b.input(i).len());
+                        if row > 0 {
+                            for src in grad.chunks_exact(row) {
+                                piece.extend_from_slice(&src[start * inner..(start + n) * inner]);
+                            }
+                        }
+                        ArrayD::from_shape_vec(b.input(i).raw_dim(), piece).unwrap_or_else(|_| unreachable!("the input's element count"))
+                    });
                     start += n;
                     piece
                 })

@@ -31,7 +31,9 @@
 
 use ndarray::{Array2, Array3, s};
 
-use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, output_grad, input_projection, matrix, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads};
+use super::{
+    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, output_grad, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads,
+};
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::{Tensor, flat_vec};
