@@ -40,8 +40,11 @@
 //! `dĥ·W_hh`, `dY·W`, `dYᵀ·X`) is computed, on the same CPUs, as tiles of
 //! six rows by sixteen columns of broadcast multiply-adds, again without
 //! packing, summed in the order `matrixmultiply`'s FMA kernels use, so the
-//! bits are theirs: see `row_tiles.rs`. (Recurrent layers copy `W_hhᵀ`
-//! into this layout once per sequence for the forward steps.)
+//! bits are theirs: see `row_tiles.rs`. When it is `B`'s columns that are
+//! contiguous (`x·Wᵀ` with rows too short for the dot-product tiles), `B`
+//! is first copied into row order, eight by eight in registers, which costs
+//! far less than `matrixmultiply`'s packing of that layout. (Recurrent layers
+//! copy `W_hhᵀ` into row order once per sequence for the forward steps.)
 
 use ndarray::{ArrayView2, ArrayViewMut2, Axis, s};
 use rayon::prelude::*;
@@ -61,10 +64,11 @@ use crate::{dot_tiles, row_tiles};
 /// of `b`, are contiguous: two plain loops that vectorize are faster there.
 /// So do products whose `a` rows and `b` columns are contiguous, of 3 to
 /// 256 rows with `k ≥ 128` and `b` up to 512 KiB, on CPUs with AVX2 and FMA
-/// (tiles of dot products; see the module docs), and products whose `b`
-/// and `c` rows are contiguous, with a multiple of 8 columns, `k ≤ 512` and
-/// `b` up to 512 KiB, on the same CPUs (tiles of broadcast multiply-adds,
-/// the same bits as `matrixmultiply`). Each element is summed in a fixed order on every path, so
+/// (tiles of dot products; see the module docs), and, above
+/// [`SMALL_MACS`], products whose `b` rows (or, with a row-major copy made
+/// first, `b` columns) and `c` rows are contiguous, with a multiple of 8
+/// columns, `k ≤ 512` and `b` up to 512 KiB, on the same CPUs (tiles of
+/// broadcast multiply-adds, the same bits as `matrixmultiply`). Each element is summed in a fixed order on every path, so
 /// results do not depend on the thread count; the paths may differ in the
 /// last bits.
 ///
@@ -122,6 +126,8 @@ enum Path {
     DotTiles,
     /// Rows of `B` and `C` contiguous: [`row_tiles`].
     RowTiles,
+    /// Columns of `B` and rows of `C` contiguous: [`row_tiles`] on a row-major copy of `B`.
+    RowTilesTransposed,
     /// Anything else: the direct loops when small, else `matrixmultiply`.
     Other,
 }
@@ -130,8 +136,12 @@ impl Path {
     fn of(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> Path {
         if dot_tiles::applies(a, b) {
             Path::DotTiles
+        } else if a.nrows() * a.ncols() * b.ncols() <= SMALL_MACS {
+            Path::Other // the direct loops (see `SMALL_MACS`)
         } else if row_tiles::applies(a, b, c) {
             Path::RowTiles
+        } else if row_tiles::applies_transposed(a, b, c) {
+            Path::RowTilesTransposed
         } else {
             Path::Other
         }
@@ -143,6 +153,7 @@ fn one_thread(path: Path, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, 
     match path {
         Path::DotTiles => dot_tiles::gemm(alpha, a, b, beta, c),
         Path::RowTiles => row_tiles::gemm(alpha, a, b, beta, c),
+        Path::RowTilesTransposed => row_tiles::gemm(alpha, a, row_tiles::transposed(b).view(), beta, c),
         Path::Other => {
             if !(a.nrows() * a.ncols() * b.ncols() <= SMALL_MACS && small_gemm(alpha, a, b, beta, c.view_mut())) {
                 packed_gemm(alpha, a, b, beta, c);

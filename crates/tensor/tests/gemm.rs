@@ -140,15 +140,16 @@ fn contiguous_operands_are_summed_in_the_documented_order() {
 /// every 256 steps, each chain's result put into `C` as `α·acc` for the
 /// first block when `β = 0`, else as `fma(α, acc, β'·C)` with `β' = β` for
 /// the first block and 1 after. Checked bit for bit against that recipe
-/// written out in scalars, with `A` read through its transpose.
+/// written out in scalars, with `A` read through its transpose, and `B`
+/// stored row by row or column by column (then copied into rows first).
 #[test]
 fn row_major_right_operands_are_summed_in_the_documented_order() {
     if !tiles_used() {
         return;
     }
     let (m, k, n) = (7, 300, 24);
-    let (a, b) = (matrix(m, k, 12, true), matrix(k, n, 13, false));
-    for (alpha, beta) in [(1.0_f32, 0.0_f32), (-0.5, 0.75)] {
+    for ((alpha, beta), tb) in [(1.0_f32, 0.0_f32), (-0.5, 0.75)].into_iter().flat_map(|ab| [(ab, false), (ab, true)]) {
+        let (a, b) = (matrix(m, k, 12, true), matrix(k, n, 13, tb));
         let start = matrix(m, n, 14, false);
         let mut c = start.clone();
         gemm(alpha, a.view(), b.view(), beta, c.view_mut());
@@ -160,7 +161,7 @@ fn row_major_right_operands_are_summed_in_the_documented_order() {
                     let beta = if block == 0 { beta } else { 1.0 };
                     out = if beta == 0.0 { alpha * acc } else { alpha.mul_add(acc, out * beta) };
                 }
-                assert_eq!(c[[i, j]].to_bits(), out.to_bits(), "element ({i}, {j}), α={alpha} β={beta}");
+                assert_eq!(c[[i, j]].to_bits(), out.to_bits(), "element ({i}, {j}), α={alpha} β={beta} tb={tb}");
             }
         }
     }
