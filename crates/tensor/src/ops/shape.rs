@@ -84,14 +84,17 @@ impl Tensor {
     }
 
     /// Joins tensors along an existing `axis`; all other sizes must agree.
+    /// A single tensor is returned as it is (the same tensor: no copy, no
+    /// graph node).
     ///
     /// ```
     /// use lingo_tensor::Tensor;
     /// let a = Tensor::ones(&[2, 1]);
     /// let b = Tensor::zeros(&[2, 2]);
-    /// let c = Tensor::cat(&[a, b], 1).unwrap();
+    /// let c = Tensor::cat(&[a.clone(), b], 1).unwrap();
     /// assert_eq!(c.to_vec(), vec![1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
     /// assert!(Tensor::cat(&[Tensor::ones(&[2, 1]), Tensor::ones(&[3, 1])], 1).is_err());
+    /// assert_eq!(Tensor::cat(&[a.clone()], 1).unwrap().id(), a.id());
     /// ```
     pub fn cat(tensors: &[Tensor], axis: usize) -> Result<Tensor> {
         let first = tensors.first().ok_or_else(|| bad_arg("cat", "needs at least one tensor"))?;
@@ -101,6 +104,9 @@ impl Tensor {
             if !same_rest {
                 return Err(mismatch("cat", first.shape(), t.shape(), format!("sizes must agree on every axis but {axis}")));
             }
+        }
+        if let [only] = tensors {
+            return Ok(only.clone()); // nothing to join: the tensor itself, no copy, no graph node
         }
         let sizes: Vec<usize> = tensors.iter().map(|t| t.shape()[axis]).collect();
         // Written piece by piece into a row-major result. (`ndarray::concatenate`
@@ -161,19 +167,24 @@ impl Tensor {
         Tensor::cat(&expanded, axis)
     }
 
-    /// The slice `start..start + len` of `axis`.
+    /// The slice `start..start + len` of `axis`; the whole axis is the
+    /// tensor itself (no copy, no graph node).
     ///
     /// ```
     /// use lingo_tensor::Tensor;
     /// let t = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]).unwrap();
     /// assert_eq!(t.narrow(0, 1, 2).unwrap().to_vec(), vec![2.0, 3.0]);
     /// assert!(t.narrow(0, 3, 2).is_err());
+    /// assert_eq!(t.narrow(0, 0, 4).unwrap().id(), t.id());
     /// ```
     pub fn narrow(&self, axis: usize, start: usize, len: usize) -> Result<Tensor> {
         check_axis("narrow", self.shape(), axis)?;
         let size = self.shape()[axis];
         if start + len > size {
             return Err(bad_shape("narrow", self.shape(), format!("{start}..{} is past the end of axis {axis}", start + len)));
+        }
+        if start == 0 && len == size {
+            return Ok(self.clone()); // the whole axis: the tensor itself, no copy, no graph node
         }
         let range = Slice::from(start..start + len);
         let out = self.data().slice_axis(Axis(axis), range).to_owned();
