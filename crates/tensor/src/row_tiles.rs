@@ -43,9 +43,11 @@
 //! (a recurrent step's backward) 110 against 78, `32×192·192×160` 110
 //! against 87, `(192×32)ᵀ·32×160` (a step's weight gradient) 113 against
 //! 105, `(192×224)ᵀ·224×64` 114 against 103, `800×256·256×256` 112 against
-//! 103, `200×512·512×200` 110 against 92. It loses where `A` is read down
-//! long columns that do not stay in cache (`(512×1600)ᵀ·1600×64`, 67 against
-//! 97): hence [`MAX_K`].
+//! 103. It loses where `A` is read down long columns that do not stay in
+//! cache (`(512×1600)ᵀ·1600×64`, 67 against 97): hence [`MAX_K`]; and where
+//! `B` is large and its rows long (`200×200·200×512`, attention's context at
+//! the benchmark's largest size, 92 against 100), where `matrixmultiply`'s
+//! blocking keeps its panels in cache better: hence [`MAX_B`].
 //!
 //! # `B` stored column by column
 //!
@@ -66,9 +68,11 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 /// chain of multiply-adds restarts here, as it does there.
 const KC: usize = 256;
 
-/// The largest `B` (`k·n` floats, 512 KiB) this path takes: every band of
-/// six rows reads all of `B`, which must stay in the core's cache.
-const MAX_B: usize = 1 << 17;
+/// The largest `B` (`k·n` floats, 256 KiB) this path takes: every band of
+/// six rows reads all of `B`, which must stay close to the core. (At
+/// 400 KiB, `200×200·200×512` was 9% slower than `matrixmultiply`; at
+/// 256 KiB, `800×256·256×256` 9% faster.)
+const MAX_B: usize = 1 << 16;
 
 /// The longest `k` this path takes: past it, reading `A` one element at a
 /// time down its columns misses the cache (measured above).

@@ -186,7 +186,7 @@ fn a_product_shared_between_threads_has_the_bits_of_one_call() {
     // which `gemm` splits work when called from outside rayon's pool; `B`
     // stored both ways, so the dot-product tiles, the row tiles and the packed
     // kernel all split.
-    for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400), (256, 256, 64)].iter().flat_map(|s| [(s, false), (s, true)]) {
+    for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400), (256, 256, 64), (40, 160, 400)].iter().flat_map(|s| [(s, false), (s, true)]) {
         assert!(m * k * n >= PARALLEL_MACS);
         let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, tb));
         let mut split = Array2::zeros((m, n));
