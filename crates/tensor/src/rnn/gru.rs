@@ -76,14 +76,22 @@ fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &mut [
 /// `dh_{t-1}` in `dh` (the `dĥ · W_hh` part is added by the caller's GEMM).
 fn step_backward(gates: &[f32], h_hat_n: &[f32], h_prev: &[f32], dh: &mut [f32], dx_hat: &mut [f32], dh_hat: &mut [f32]) {
     let n_h = dh.len();
+    // Every block cut to exactly H, so the loop below has no bounds checks
+    // left and vectorizes.
+    let (r, z, n) = (&gates[..n_h], &gates[n_h..2 * n_h], &gates[2 * n_h..3 * n_h]);
+    let (h_hat_n, h_prev) = (&h_hat_n[..n_h], &h_prev[..n_h]);
+    let (dx_r, rest) = dx_hat[..3 * n_h].split_at_mut(n_h);
+    let (dx_z, dx_n) = rest.split_at_mut(n_h);
+    let (dh_r, rest) = dh_hat[..3 * n_h].split_at_mut(n_h);
+    let (dh_z, dh_n) = rest.split_at_mut(n_h);
     for j in 0..n_h {
-        let (r, z, n) = (gates[j], gates[n_h + j], gates[2 * n_h + j]);
+        let (r, z, n) = (r[j], z[j], n[j]);
         let (dn, dz) = (dh[j] * (1.0 - z), dh[j] * (h_prev[j] - n));
         let da_n = dn * (1.0 - n * n);
         let da_r = da_n * h_hat_n[j] * r * (1.0 - r);
         let da_z = dz * z * (1.0 - z);
-        (dx_hat[j], dx_hat[n_h + j], dx_hat[2 * n_h + j]) = (da_r, da_z, da_n);
-        (dh_hat[j], dh_hat[n_h + j], dh_hat[2 * n_h + j]) = (da_r, da_z, da_n * r);
+        (dx_r[j], dx_z[j], dx_n[j]) = (da_r, da_z, da_n);
+        (dh_r[j], dh_z[j], dh_n[j]) = (da_r, da_z, da_n * r);
         dh[j] *= z;
     }
 }
