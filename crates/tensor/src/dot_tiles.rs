@@ -61,11 +61,7 @@ const MAX_M: usize = 256;
 /// columns of a product it takes is taken too.
 pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> bool {
     let layout = a.strides()[1] == 1 && b.strides()[0] == 1 && a.ncols() >= MIN_K && a.nrows() <= MAX_M && b.len() <= MAX_B;
-    #[cfg(target_arch = "x86_64")]
-    let cpu = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
-    #[cfg(not(target_arch = "x86_64"))]
-    let cpu = false;
-    layout && cpu
+    layout && crate::gemm::avx2_and_fma()
 }
 
 /// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it

@@ -148,6 +148,15 @@ impl Path {
     }
 }
 
+/// Whether this CPU has AVX2 and FMA, which both tile kernels need
+/// (checked at run time: the build targets baseline x86-64).
+pub(crate) fn avx2_and_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// The product on this thread, by the kernel its [`Path`] names.
 fn one_thread(path: Path, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
     match path {

@@ -96,11 +96,7 @@ pub(crate) fn applies_transposed(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>,
 /// What both layouts need besides `b`'s: see [`applies`].
 fn fits(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> bool {
     let sizes = c.strides()[1] == 1 && b.ncols().is_multiple_of(8) && a.ncols() <= MAX_K && b.len() <= MAX_B;
-    #[cfg(target_arch = "x86_64")]
-    let cpu = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
-    #[cfg(not(target_arch = "x86_64"))]
-    let cpu = false;
-    sizes && cpu
+    sizes && crate::gemm::avx2_and_fma()
 }
 
 /// `b (k, n)`, whose columns are contiguous, copied into a row-major array.
