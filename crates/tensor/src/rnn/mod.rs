@@ -204,13 +204,13 @@ pub(crate) fn gemm_rows(rows: &[usize], a: ArrayView2<'_, f32>, w: ArrayView2<'_
 }
 
 /// `W_hhᵀ (H, G·H)` for the per-step products `h_{t-1}·W_hhᵀ`, copied into
-/// row-major order when the sequence has more than one step. In that layout
-/// `gemm` reads the weight row by row without packing it (see
-/// `row_tiles.rs`), so the copy, made once per sequence, replaces a packing
-/// of the weight at every step. For a single step it would cost what it
-/// saves, and the transposed view is used as it is. Both give the same bits.
+/// row-major order once when the sequence has more than one step. In that
+/// layout `gemm` reads the weight row by row without packing it (see
+/// `row_tiles.rs`); given the transposed view, it would make that copy
+/// itself at every step. For a single step the view is passed as it is.
+/// Both give the same bits.
 pub(crate) fn recurrent_weight_t(w_hh: ArrayView2<'_, f32>, steps: usize) -> CowArray<'_, f32, Ix2> {
-    if steps > 1 { CowArray::from(w_hh.t().as_standard_layout().into_owned()) } else { CowArray::from(w_hh.reversed_axes()) }
+    if steps > 1 { CowArray::from(crate::row_tiles::transposed(w_hh.reversed_axes())) } else { CowArray::from(w_hh.reversed_axes()) }
 }
 
 /// A flat row-major buffer seen as a matrix with `cols` columns.
