@@ -102,4 +102,4 @@ pub use rnn::{RnnWeights, SeqInput};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
 pub use gemm::{PARALLEL_MACS, SMALL_MACS, dot8, gemm};
-pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad};
+pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad, will_record};

@@ -247,6 +247,21 @@ pub fn is_grad_enabled() -> bool {
     GRAD_ENABLED.with(|g| g.get())
 }
 
+/// Whether an op reading `inputs` is recorded for backward: a graph is being
+/// recorded and some input needs a gradient. [`Tensor::from_op`] decides
+/// with it; a fused kernel can ask first, to keep what only its backward
+/// needs only when there will be a backward.
+///
+/// ```
+/// use lingo_tensor::{Tensor, no_grad, will_record};
+/// let (w, x) = (Tensor::variable(ndarray::arr1(&[1.0_f32]).into_dyn()), Tensor::zeros(&[1]));
+/// assert!(will_record([&w, &x]) && !will_record([&x]));
+/// assert!(!no_grad(|| will_record([&w])));
+/// ```
+pub fn will_record<'a>(inputs: impl IntoIterator<Item = &'a Tensor>) -> bool {
+    is_grad_enabled() && inputs.into_iter().any(Tensor::requires_grad)
+}
+
 impl Tensor {
     fn wrap(data: ArrayD<f32>, requires_grad: bool, grad_fn: Option<GradFn>) -> Tensor {
         Tensor(Arc::new(Inner { id: TensorId::fresh(), data, requires_grad, grad_fn }))
@@ -380,7 +395,7 @@ impl Tensor {
         inputs: Vec<Tensor>,
         backward: impl Fn(&Backward<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync + 'static,
     ) -> Tensor {
-        if is_grad_enabled() && inputs.iter().any(Tensor::requires_grad) {
+        if will_record(&inputs) {
             let grad_fn = GradFn { name, inputs, rule: Rule::One(Box::new(backward)) };
             Tensor::wrap(data, true, Some(grad_fn))
         } else {
@@ -420,7 +435,7 @@ impl Tensor {
         inputs: Vec<Tensor>,
         backward: impl Fn(&BackwardMulti<'_>) -> Vec<Option<ArrayD<f32>>> + Send + Sync + 'static,
     ) -> Vec<Tensor> {
-        if !(is_grad_enabled() && inputs.iter().any(Tensor::requires_grad)) {
+        if !will_record(&inputs) {
             return outputs.into_iter().map(Tensor::new).collect();
         }
         let rule = Rule::Multi { outputs: outputs.len(), backward: Box::new(backward) };

@@ -36,7 +36,7 @@
 //! Positions hidden by the causal mask are skipped outright.
 
 use lingo_tensor::fastmath::tanh_slice;
-use lingo_tensor::{Tensor, dot8, gemm, is_grad_enabled};
+use lingo_tensor::{Tensor, dot8, gemm, will_record};
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{Layout, checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
@@ -99,8 +99,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     let mut block = unzeroed((n_b, n_t, layout.width()));
     // H kept for backward, one row (S·A) per query, when there will be a
     // backward pass and H is small enough.
-    let recorded = is_grad_enabled() && [q_proj, k_proj, v, values].iter().any(|t| t.requires_grad());
-    let mut kept = (recorded && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
+    let mut kept = (will_record([q_proj, k_proj, v, values]) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
     let kept_entries: Vec<Option<ArrayViewMut2<'_, f32>>> = match &mut kept {
         Some(k) => k.outer_iter_mut().map(Some).collect(),
         None => (0..n_b).map(|_| None).collect(),
