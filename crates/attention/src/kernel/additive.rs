@@ -42,7 +42,7 @@ use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 use super::{Layout, checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
-use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
+use crate::mask::{Masking, RowMask, masked_softmax, masked_softmax_backward};
 
 /// Checks `q_proj (B, T, A)`, `k_proj (B, S, A)`, `v (A)`, `values (B, S, d_v)`
 /// and returns `(B, T, S, A)`.
@@ -61,7 +61,7 @@ fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], values: &[usiz
 }
 
 /// `h[s, ·] = tanh(q + k[s, ·])` for the first `n` source positions.
-fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
+pub(super) fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
     let a = q.len();
     for (s, h_s) in h[..n * a].chunks_exact_mut(a).enumerate() {
         let k_s = k.row(s);
@@ -73,9 +73,39 @@ fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
     tanh_slice(&mut h[..n * a]);
 }
 
+/// One query's weights over the source: `H = tanh(q' + K')` into `h` (its
+/// visible rows), the scores `x_s = H_s·v`, then the masked softmax turns
+/// `x` into the weights in place.
+pub(super) fn query_weights(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, v: &[f32], x: &mut [f32], m: RowMask<'_>) {
+    if m.limit > 0 {
+        hidden(h, q, k, m.limit); // H_t = tanh(Q'_t + K')
+        for (x, h_s) in x[..m.limit].iter_mut().zip(h.chunks_exact(v.len())) {
+            *x = dot8(h_s, v); // X_t = H_t·v
+        }
+    }
+    masked_softmax(x, m);
+}
+
+/// One query's share of the score gradients from `dx` (∂L/∂scores of its
+/// visible positions) and its hidden layer `h`, in one pass over `(S, A)`:
+/// `G[s, a] = dx_s · v_a · (1 - H[s, a]²)`, `dq += Σ_s G[s, ·]`, `dk[s] += G[s, ·]`,
+/// `dv += Σ_s dx_s · H[s, ·]`.
+pub(super) fn query_grads(dx: &[f32], h: &[f32], v: &[f32], dq: &mut [f32], dk: &mut [f32], dv: &mut [f32]) {
+    let n_a = v.len();
+    for (s, &e) in dx.iter().enumerate().filter(|&(_, &e)| e != 0.0) {
+        let (h_s, dk_s) = (&h[s * n_a..(s + 1) * n_a], &mut dk[s * n_a..(s + 1) * n_a]);
+        for ((((dq, dk), dv), &h), &v) in dq.iter_mut().zip(dk_s).zip(dv.iter_mut()).zip(h_s).zip(v) {
+            let g = e * v * (1.0 - h * h); // G[s, a]
+            *dq += g;
+            *dk += g;
+            *dv += e * h;
+        }
+    }
+}
+
 /// The most floats of `H (B, T, S, A)` forward keeps for backward (4 MiB);
 /// past it, backward computes each query's slice again (see the module docs).
-const KEEP_HIDDEN: usize = 1 << 20;
+pub(super) const KEEP_HIDDEN: usize = 1 << 20;
 
 /// The row `t` of a standard-layout matrix as a slice.
 fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
@@ -109,20 +139,12 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         let (mut context, mut weights) = (zeroed(context), zeroed(weights));
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
-            let m = mask.row(b, t, n_t, n_s);
             let mut x = weights.row_mut(t);
-            let x = x.as_slice_mut().unwrap_or_else(|| unreachable!());
-            if m.limit > 0 {
-                let h = match kept_b.as_mut() {
-                    Some(k) => k.row_mut(t).into_slice().unwrap_or_else(|| unreachable!("standard layout")),
-                    None => &mut *scratch,
-                };
-                hidden(h, row(qp, t), kp, m.limit); // H_t = tanh(Q'_t + K')
-                for (x, h_s) in x[..m.limit].iter_mut().zip(h.chunks_exact(n_a)) {
-                    *x = dot8(h_s, v_slice); // X_t = H_t·v
-                }
-            }
-            masked_softmax(x, m);
+            let h = match kept_b.as_mut() {
+                Some(k) => k.row_mut(t).into_slice().unwrap_or_else(|| unreachable!("standard layout")),
+                None => &mut *scratch,
+            };
+            query_weights(h, row(qp, t), kp, v_slice, x.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
         }
         gemm(1.0, weights.view(), vals.index_axis(Axis(0), b), 0.0, context.view_mut()); // C = W·V
     });
@@ -204,7 +226,7 @@ fn score_backward(
     mask: &Masking,
     mut g: ScoreGrads<'_>,
 ) {
-    let (n_t, n_s, n_a) = (qp.nrows(), kp.nrows(), v.len());
+    let (n_t, n_s) = (qp.nrows(), kp.nrows());
     let dv = g.dv.as_slice_mut().unwrap_or_else(|| unreachable!());
     let dk = g.dk.as_slice_mut().unwrap_or_else(|| unreachable!());
     for t in 0..n_t {
@@ -223,15 +245,6 @@ fn score_backward(
             }
         };
         let mut dq_t = g.dq.row_mut(t);
-        let dq_t = dq_t.as_slice_mut().unwrap_or_else(|| unreachable!());
-        for (s, &e) in dx[..m.limit].iter().enumerate().filter(|&(_, &e)| e != 0.0) {
-            let (h_s, dk_s) = (&h[s * n_a..(s + 1) * n_a], &mut dk[s * n_a..(s + 1) * n_a]);
-            for ((((dq, dk), dv), &h), &v) in dq_t.iter_mut().zip(dk_s).zip(dv.iter_mut()).zip(h_s).zip(v) {
-                let g = e * v * (1.0 - h * h); // G_t[s, a]
-                *dq += g;
-                *dk += g;
-                *dv += e * h;
-            }
-        }
+        query_grads(&dx[..m.limit], h, v, dq_t.as_slice_mut().unwrap_or_else(|| unreachable!()), dk, dv);
     }
 }

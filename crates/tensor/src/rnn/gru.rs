@@ -52,7 +52,20 @@ const W_IH: usize = 2;
 /// One GRU step for one batch row: from `x̂` and `ĥ` (see the module docs)
 /// it writes the activations `[r; z; n]` into `gates`, keeps `ĥ_n` in `h_hat_n`
 /// for backward and updates `h` in place.
-fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &mut [f32], h: &mut [f32]) {
+///
+/// It is public for recurrences that compute `x̂` and `ĥ` themselves, such as
+/// a decoder whose input at each step depends on its previous state
+/// (Bahdanau's attention in `lingo-attention`); [`gru_sequence`] is built on it.
+///
+/// ```
+/// use lingo_tensor::rnn::gru::step_forward;
+/// // One unit, every pre-activation 0: r = z = σ(0) = ½, n = tanh(0) = 0.
+/// let (mut gates, mut h_hat_n, mut h) = ([0.0; 3], [0.0], [0.8]);
+/// step_forward(&[0.0; 3], &[0.0; 3], &mut gates, &mut h_hat_n, &mut h);
+/// assert_eq!(gates, [0.5, 0.5, 0.0]);
+/// assert_eq!(h, [0.4]);   // h' = (1 - z)·n + z·h = ½·0.8
+/// ```
+pub fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &mut [f32], h: &mut [f32]) {
     let n_h = h.len();
     // r and z: σ(x̂ + ĥ) over one contiguous block of 2H, so it vectorizes.
     let (rz, n) = gates.split_at_mut(2 * n_h);
@@ -74,7 +87,17 @@ fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &mut [
 /// The backward of [`step_forward`] for one batch row: from `dh` (at `h_t`)
 /// it writes `dx̂` and `dĥ` and leaves the direct part `dh ⊙ z` of
 /// `dh_{t-1}` in `dh` (the `dĥ · W_hh` part is added by the caller's GEMM).
-fn step_backward(gates: &[f32], h_hat_n: &[f32], h_prev: &[f32], dh: &mut [f32], dx_hat: &mut [f32], dh_hat: &mut [f32]) {
+///
+/// ```
+/// use lingo_tensor::rnn::gru::{step_backward, step_forward};
+/// let (h_prev, mut gates, mut h_hat_n, mut h) = ([0.8], [0.0; 3], [0.0], [0.8]);
+/// step_forward(&[0.0; 3], &[0.0; 3], &mut gates, &mut h_hat_n, &mut h);
+/// let (mut dh, mut dx_hat, mut dh_hat) = ([1.0], [0.0; 3], [0.0; 3]);
+/// step_backward(&gates, &h_hat_n, &h_prev, &mut dh, &mut dx_hat, &mut dh_hat);
+/// // ∂h'/∂x̂_n = (1 - z)·(1 - n²) = ½, and h_{t-1} passes through z = ½ directly.
+/// assert_eq!((dx_hat[2], dh[0]), (0.5, 0.5));
+/// ```
+pub fn step_backward(gates: &[f32], h_hat_n: &[f32], h_prev: &[f32], dh: &mut [f32], dx_hat: &mut [f32], dh_hat: &mut [f32]) {
     let n_h = dh.len();
     // Every block cut to exactly H, so the loop below has no bounds checks
     // left and vectorizes.
