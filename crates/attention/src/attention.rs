@@ -1,12 +1,12 @@
 //! [`Attention`]: a scorer with its parameters, [`Prepared`] sources for
 //! step-by-step decoding, and what both return, [`AttentionOutput`].
 
-use lingo_tensor::{Module, Param, Tensor, init};
+use lingo_tensor::{Module, Param, RnnWeights, Tensor, init};
 use ndarray::{Array2, IxDyn};
 use rand::Rng;
 
 use crate::error::{Error, Result, mismatch};
-use crate::kernel::{additive::additive, dot::dot_product};
+use crate::kernel::{additive::additive, bahdanau::{Recurrence, bahdanau_gru}, dot::dot_product};
 use crate::mask::Masking;
 use crate::scorer::Scorer;
 
@@ -287,7 +287,7 @@ impl Attention {
                 (keys.linear(w_k.tensor(), None)?, values.linear(w_v.tensor(), None)?, step)
             }
         };
-        Ok(Prepared { query_dim: self.config.query_dim, keys, values, mask, step })
+        Ok(Prepared { scorer: self.config.scorer, query_dim: self.config.query_dim, keys, values, mask, step })
     }
 }
 
@@ -329,6 +329,7 @@ enum Step {
 /// It holds the parameter tensors it needs, so it borrows nothing.
 #[derive(Debug, Clone)]
 pub struct Prepared {
+    scorer: Scorer,
     query_dim: usize,
     /// What the score reads: `K`, `K Wᵀ`, `K W_kᵀ`, `(batch, src_len, ·)`.
     keys: Tensor,
@@ -368,6 +369,49 @@ impl Prepared {
                 let out = dot_product(&queries.linear(w_q, None)?, &self.keys, &self.values, *heads, *scale, &mask)?;
                 Ok(AttentionOutput { context: out.context.linear(w_o, None)?, ..out })
             }
+        }
+    }
+
+    /// Bahdanau's decoder under teacher forcing, all target positions in one
+    /// fused op: at step `t` it attends with the previous state `s_{t-1}` as
+    /// the query (`s_0 = h0 (batch, H)`), then runs a GRU step with `w` on
+    /// `[x_t; context_t]`, where `x (batch, tgt_len, E)` holds the step inputs
+    /// (the target embeddings). Same numbers as stepping [`attend`](Self::attend)
+    /// and a one-step GRU (up to rounding), without their per-step overhead;
+    /// the math and its backward are in `src/kernel/bahdanau.rs`.
+    ///
+    /// For the `additive` scorer only (an error names it otherwise). Every
+    /// row runs all `tgt_len` steps; a loss ignores what padded positions give.
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// use lingo_tensor::{RnnWeights, Tensor};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let (batch, src_len, tgt_len, e, h) = (2, 5, 3, 4, 6);
+    /// let config = AttentionConfig { scorer: Scorer::Additive, query_dim: h, key_dim: 8, attn_dim: 7 };
+    /// let attn = Attention::new("attn", &config, &mut rng).unwrap();
+    /// let enc_out = Tensor::randn(&[batch, src_len, 8], 1.0, &mut rng).unwrap();
+    /// let prepared = attn.prepare(&enc_out, &enc_out, None).unwrap();
+    ///
+    /// let p = |shape: &[usize], rng: &mut _| Tensor::variable(Tensor::randn(shape, 0.3, rng).unwrap().data().clone());
+    /// let (w_ih, w_hh) = (p(&[3 * h, e + 8], &mut rng), p(&[3 * h, h], &mut rng));
+    /// let (b_ih, b_hh) = (p(&[3 * h], &mut rng), p(&[3 * h], &mut rng));
+    /// let gru = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b_ih, bias_hh: &b_hh };
+    /// let x = Tensor::randn(&[batch, tgt_len, e], 1.0, &mut rng).unwrap();
+    /// let out = prepared.gru_recurrence(&x, &Tensor::zeros(&[batch, h]), gru).unwrap();
+    /// assert_eq!(out.output.shape(), &[batch, tgt_len, h]);
+    /// assert_eq!(out.weights.shape(), &[batch, tgt_len, src_len]);
+    /// let grads = out.output.sum_all().backward().unwrap();
+    /// assert_eq!(grads.get(&w_ih).unwrap().shape(), &[3 * h, e + 8]);
+    /// ```
+    pub fn gru_recurrence(&self, x: &Tensor, h0: &Tensor, w: RnnWeights<'_>) -> Result<Recurrence> {
+        match &self.step {
+            Step::Additive { w_q, v } => bahdanau_gru(x, h0, &self.keys, &self.values, (w_q, v), w, &self.mask),
+            _ => Err(Error::BadConfig {
+                scorer: self.scorer.to_string(),
+                why: "the fused Bahdanau recurrence (Prepared::gru_recurrence) is written for the additive scorer; step with Prepared::attend instead".into(),
+            }),
         }
     }
 
@@ -421,4 +465,37 @@ pub fn dot_product_attention(queries: &Tensor, keys: &Tensor, values: &Tensor, h
 /// ```
 pub fn additive_attention(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Tensor, src_pad_mask: Option<&Array2<bool>>, causal: bool) -> Result<AttentionOutput> {
     additive(q_proj, k_proj, v, values, &Masking::new(src_pad_mask, causal))
+}
+
+/// The fused Bahdanau recurrence on its own (see
+/// [`Prepared::gru_recurrence`], which calls it with a layer's parameters):
+/// `x (B, T, E)` the step inputs, `h0 (B, H)` the first query state,
+/// `k_proj (B, S, A)` the projected keys, `values (B, S, d_v)`, the
+/// scorer's `(W_q (A, H), v (A))`, and a GRU whose `weight_ih` reads
+/// `E + d_v` features, `[x_t; context_t]`.
+///
+/// ```
+/// use lingo_attention::bahdanau_recurrence;
+/// use lingo_tensor::{RnnWeights, Tensor};
+/// let (b, t, s, a, e, h, dv) = (1, 2, 3, 4, 2, 5, 6);
+/// let (w_ih, w_hh, bias) = (Tensor::zeros(&[3 * h, e + dv]), Tensor::zeros(&[3 * h, h]), Tensor::zeros(&[3 * h]));
+/// let gru = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &bias, bias_hh: &bias };
+/// let (x, h0) = (Tensor::zeros(&[b, t, e]), Tensor::ones(&[b, h]));
+/// let (k_proj, values) = (Tensor::zeros(&[b, s, a]), Tensor::zeros(&[b, s, dv]));
+/// let score = (&Tensor::zeros(&[a, h]), &Tensor::ones(&[a]));
+/// let out = bahdanau_recurrence(&x, &h0, &k_proj, &values, score, gru, None).unwrap();
+/// // all-zero weights: z = ½ and n = 0 at every step, so the state halves each time
+/// assert_eq!(out.output.to_vec(), [vec![0.5; h], vec![0.25; h]].concat());
+/// assert!(out.weights.to_vec().iter().all(|&w| (w - 1.0 / 3.0).abs() < 1e-6)); // equal scores
+/// ```
+pub fn bahdanau_recurrence(
+    x: &Tensor,
+    h0: &Tensor,
+    k_proj: &Tensor,
+    values: &Tensor,
+    score: (&Tensor, &Tensor),
+    gru: RnnWeights<'_>,
+    src_pad_mask: Option<&Array2<bool>>,
+) -> Result<Recurrence> {
+    bahdanau_gru(x, h0, k_proj, values, score, gru, &Masking::new(src_pad_mask, false))
 }

@@ -75,6 +75,15 @@
 //! of `general`, `additive` and `multi_head` are ordinary `linear` ops.
 //! [`dot_product_attention`] and [`additive_attention`] expose the kernels
 //! without parameters.
+//!
+//! ## Bahdanau's recurrence
+//!
+//! In Bahdanau's placement the context of step `t` is part of the decoder
+//! RNN's input, so teacher-forced training cannot attend for all steps at
+//! once. [`Prepared::gru_recurrence`] (and [`bahdanau_recurrence`], without
+//! parameters) runs the whole recurrence, attention and GRU steps, as one
+//! fused op with its own backward (`src/kernel/bahdanau.rs`): the numbers of
+//! stepping [`Prepared::attend`] and a GRU cell, without a graph per step.
 
 #![warn(missing_docs)]
 
@@ -84,6 +93,7 @@ mod kernel;
 mod mask;
 pub mod scorer;
 
-pub use attention::{Attention, AttentionConfig, AttentionOutput, Flops, Prepared, additive_attention, dot_product_attention};
+pub use attention::{Attention, AttentionConfig, AttentionOutput, Flops, Prepared, additive_attention, bahdanau_recurrence, dot_product_attention};
 pub use error::{Error, Result};
+pub use kernel::bahdanau::Recurrence;
 pub use scorer::Scorer;

@@ -1,13 +1,13 @@
 //! The fused kernels' hand-written backward rules against central finite
 //! differences, on random shapes, masks and values (proptest, fixed seed),
 //! and every layer's parameter gradients against finite differences of the
-//! layer itself.
+//! layer itself; the same for the fused Bahdanau recurrence.
 
 mod common;
 
 use common::{all_scorers, flat, layer, pad_mask, tensor, values};
-use lingo_attention::{Attention, additive_attention, dot_product_attention};
-use lingo_tensor::{GradCheck, Module, Tensor, check_gradients};
+use lingo_attention::{Attention, additive_attention, bahdanau_recurrence, dot_product_attention};
+use lingo_tensor::{GradCheck, Module, RnnWeights, Tensor, check_gradients};
 use ndarray::{Array2, ArrayD};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
@@ -48,6 +48,24 @@ proptest! {
         let mask = pad_mask(&lengths(b, s, seed), s);
         let inputs = [values(&[b, t, a], seed), values(&[b, s, a], seed + 1), values(&[a], seed + 2), values(&[b, s, dv], seed + 3)];
         check(|x| flat(&additive_attention(&x[0], &x[1], &x[2], &x[3], maybe(&mask, padded), causal).map_err(to_tensor)?), &inputs)?;
+    }
+
+    /// The fused Bahdanau recurrence, with respect to all ten of its inputs:
+    /// the step inputs, the first state, keys, values, the scorer's W_q and v,
+    /// and the GRU's four parameters.
+    #[test]
+    fn bahdanau_recurrence_kernel(b in 1usize..=2, t in 1usize..=3, s in 1usize..=3, a in 1usize..=3, e in 1usize..=2, h in 1usize..=3, dv in 1usize..=2,
+                                  padded in any::<bool>(), states_only in any::<bool>(), seed in 0u64..1000) {
+        let mask = pad_mask(&lengths(b, s, seed), s);
+        let shapes = [vec![b, t, e], vec![b, h], vec![b, s, a], vec![b, s, dv], vec![a, h], vec![a], vec![3 * h, e + dv], vec![3 * h, h], vec![3 * h], vec![3 * h]];
+        let inputs: Vec<ArrayD<f32>> = shapes.iter().zip(seed..).map(|(shape, k)| values(shape, k)).collect();
+        check(|x| {
+            let gru = RnnWeights { weight_ih: &x[6], weight_hh: &x[7], bias_ih: &x[8], bias_hh: &x[9] };
+            let out = bahdanau_recurrence(&x[0], &x[1], &x[2], &x[3], (&x[4], &x[5]), gru, maybe(&mask, padded)).map_err(to_tensor)?;
+            let states = out.output.reshape(&[out.output.len()])?;
+            // Without the weights in the loss their gradient from outside is absent: the op's other path.
+            if states_only { Ok(states) } else { Tensor::cat(&[states, out.weights.reshape(&[out.weights.len()])?], 0) }
+        }, &inputs)?;
     }
 
     /// Whole layers, with respect to queries, keys and values.

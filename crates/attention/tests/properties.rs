@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::{all_scorers, flat, layer, pad_mask, tensor, values};
+use common::{all_scorers, flat, layer, pad_mask, stepped_recurrence, tensor, values};
 use lingo_attention::{Attention, AttentionConfig, Error, Scorer, additive_attention};
-use lingo_tensor::{Module, Tensor};
+use lingo_tensor::{Module, RnnWeights, Tensor};
 use ndarray::{Array2, ArrayD, Axis};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
@@ -227,4 +227,61 @@ fn additive_gradients_are_the_same_whether_the_hidden_layer_was_kept_or_not() {
         assert!((x - (y + z)).abs() <= 1e-6 * (1.0 + x.abs()), "dv: {x} vs {}", y + z);
     }
     assert!(both[0].iter().any(|&g| g != 0.0), "the queries get a gradient");
+}
+
+/// The fused Bahdanau recurrence computes what stepping [`Prepared::attend`]
+/// and a GRU cell computes: the states, the weights and the gradients of
+/// every input and parameter, with padding (one row all padding), both
+/// where the hidden layer is kept for backward and where it is computed
+/// again (the second size, past 2^20 floats).
+///
+/// [`Prepared::attend`]: lingo_attention::Prepared::attend
+#[test]
+fn gru_recurrence_is_attend_then_a_gru_step() {
+    let (e, h, dv) = (3, 4, 5);
+    for (b, t, s, a, lens) in [(3, 4, 5, 6, vec![5, 2, 0]), (2, 9, 128, 512, vec![128, 70])] {
+        let attn = layer(Scorer::Additive, h, dv, a, 21);
+        let var = |shape: &[usize], seed| Tensor::variable(values(shape, seed));
+        let (enc_out, x, h0) = (var(&[b, s, dv], 22), var(&[b, t, e], 23), var(&[b, h], 24));
+        let gru_params = [var(&[3 * h, e + dv], 25), var(&[3 * h, h], 26), var(&[3 * h], 27), var(&[3 * h], 28)];
+        let gru = RnnWeights { weight_ih: &gru_params[0], weight_hh: &gru_params[1], bias_ih: &gru_params[2], bias_hh: &gru_params[3] };
+        let prepared = attn.prepare(&enc_out, &enc_out, Some(&pad_mask(&lens, s))).unwrap();
+        // L = Σ states ⊙ dS + Σ weights ⊙ dW, so both outputs send gradients back.
+        let (d_states, d_weights) = (tensor(&[b, t, h], 30), tensor(&[b, t, s], 31));
+        let run = |states: &Tensor, weights: &Tensor| {
+            let loss = states.mul(&d_states).unwrap().sum_all().add(&weights.mul(&d_weights).unwrap().sum_all()).unwrap();
+            let grads = loss.backward().unwrap();
+            let mut wrt = vec![&enc_out, &x, &h0];
+            wrt.extend(&gru_params);
+            wrt.extend(attn.params().into_iter().map(|p| p.tensor()));
+            let grads: Vec<ArrayD<f32>> = wrt.iter().map(|v| grads.get(v).unwrap().clone()).collect();
+            (states.data().clone(), weights.data().clone(), grads)
+        };
+
+        let fused = prepared.gru_recurrence(&x, &h0, gru).unwrap();
+        let fused = run(&fused.output, &fused.weights);
+
+        let (states, weights) = stepped_recurrence(&prepared, &x, &h0, gru).unwrap();
+        let stepped = run(&states, &weights);
+
+        let close = |what: &str, x: &ArrayD<f32>, y: &ArrayD<f32>| {
+            assert_eq!(x.shape(), y.shape(), "{what}");
+            for (p, q) in x.iter().zip(y) {
+                assert!((p - q).abs() <= 1e-5 + 1e-4 * p.abs().max(q.abs()), "{what} (size {b}, {t}, {s}, {a}): {p} vs {q}");
+            }
+        };
+        close("states", &fused.0, &stepped.0);
+        close("weights", &fused.1, &stepped.1);
+        let names = ["enc_out", "x", "h0", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "W_q", "W_k", "v"];
+        for (name, (g_fused, g_stepped)) in names.iter().zip(fused.2.iter().zip(&stepped.2)) {
+            close(name, g_fused, g_stepped);
+        }
+        assert!(fused.2[1].iter().any(|&g| g != 0.0), "the step inputs get a gradient");
+    }
+    // Other scorers step with `attend`; the fused op says so.
+    let dot = layer(Scorer::Dot, h, h, 0, 1).prepare(&tensor(&[1, 2, h], 2), &tensor(&[1, 2, h], 3), None).unwrap();
+    let (w_ih, w_hh, bias) = (tensor(&[3 * h, e + h], 4), tensor(&[3 * h, h], 5), tensor(&[3 * h], 6));
+    let gru = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &bias, bias_hh: &bias };
+    let err = dot.gru_recurrence(&tensor(&[1, 2, e], 7), &tensor(&[1, h], 8), gru).unwrap_err().to_string();
+    assert!(err.contains("additive") && err.contains("attend"), "{err}");
 }

@@ -26,6 +26,7 @@
 //! the parallel part, in batch order.
 
 pub(crate) mod additive;
+pub(crate) mod bahdanau;
 pub(crate) mod dot;
 
 use lingo_tensor::Tensor;

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
-use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Scorer};
-use lingo_tensor::{Result, Tensor};
+use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Prepared, Scorer};
+use lingo_tensor::{Result, RnnWeights, Tensor, gru_cell};
 use ndarray::{Array2, ArrayD, IxDyn};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -44,4 +44,25 @@ pub fn flat(out: &AttentionOutput) -> Result<Tensor> {
         parts.push(h.reshape(&[h.len()])?);
     }
     Tensor::cat(&parts, 0)
+}
+
+/// Bahdanau's recurrence built from the graph's pieces, one step at a time:
+/// attend with the previous state, then a GRU cell on `[x_t; context_t]`.
+/// What [`Prepared::gru_recurrence`] fuses; returns the states
+/// `(batch, tgt_len, H)` and the weights `(batch, tgt_len, src_len)`.
+pub fn stepped_recurrence(prepared: &Prepared, x: &Tensor, h0: &Tensor, gru: RnnWeights<'_>) -> Result<(Tensor, Tensor)> {
+    let (b, t, e, h) = (x.shape()[0], x.shape()[1], x.shape()[2], h0.shape()[1]);
+    let (mut state, mut states, mut weights) = (h0.clone(), vec![], vec![]);
+    for step in 0..t {
+        let attended = prepared.attend(&state.reshape(&[b, 1, h])?, false).map_err(|e| match e {
+            lingo_attention::Error::Tensor(e) => e,
+            other => panic!("unexpected error: {other}"),
+        })?; // query: s_{t-1}
+        let x_t = x.narrow(1, step, 1)?.reshape(&[b, e])?;
+        let context = attended.context.reshape(&[b, attended.context.shape()[2]])?;
+        state = gru_cell(&Tensor::cat(&[x_t, context], 1)?, &state, gru)?;
+        states.push(state.reshape(&[b, 1, h])?);
+        weights.push(attended.weights);
+    }
+    Ok((Tensor::cat(&states, 1)?, Tensor::cat(&weights, 1)?))
 }
