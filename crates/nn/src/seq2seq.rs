@@ -438,19 +438,38 @@ impl Seq2Seq {
     /// Bahdanau's placement: the decoder steps of [`decode_step`](Self::decode_step)
     /// one target position at a time, then the output layer once over all
     /// of them (it does not feed back, so it need not run per step).
+    ///
+    /// The case study's model (additive scorer, one GRU layer) runs the same
+    /// recurrence as one fused op instead,
+    /// [`Prepared::gru_recurrence`](lingo_attention::Prepared::gru_recurrence):
+    /// the same numbers up to rounding, without the graph's per-step bookkeeping.
     fn forward_stepwise(&self, encoded: Encoded, tgt_in: &Array2<usize>, mut mode: Mode<'_>) -> Result<Forward> {
         let ctx = self.decoder_context(&encoded)?;
-        let mut state = encoded.state;
-        let (mut features, mut weights) = (Vec::new(), Vec::new());
-        for column in tgt_in.columns() {
-            let prev: Vec<usize> = column.to_vec();
-            let step = self.step_features(&ctx, &state, &prev, mode.reborrow())?;
-            features.push(step.features); // (batch, 1, H)
-            weights.extend(step.weights);
-            state = step.state;
-        }
-        let weights = (!weights.is_empty()).then(|| Tensor::cat(&weights, 1)).transpose()?;
-        let logits = self.out.forward(&self.dropout.forward(&Tensor::cat(&features, 1)?, mode)?)?; // (batch, tgt_len, V)
+        let fused = self.config.attention == Some(Scorer::Additive) && self.config.rnn == RnnKind::Gru && self.config.num_layers == 1;
+        let (features, weights) = match &ctx.prepared {
+            Some(prepared) if fused => {
+                // x_t = embed(y_{t-1}), dropped out when training: (batch, tgt_len, E)
+                let emb = self.tgt_embedding.forward(tgt_in.view())?;
+                let emb = self.dropout.forward(&emb, mode.reborrow())?;
+                let h0 = self.top_state(&encoded.state)?; // (batch, 1, H)
+                let h0 = h0.reshape(&[h0.shape()[0], h0.shape()[2]])?;
+                let out = prepared.gru_recurrence(&emb, &h0, self.decoder.weights(0, false)?)?;
+                (out.output, Some(out.weights))
+            }
+            _ => {
+                let mut state = encoded.state;
+                let (mut features, mut weights) = (Vec::new(), Vec::new());
+                for column in tgt_in.columns() {
+                    let prev: Vec<usize> = column.to_vec();
+                    let step = self.step_features(&ctx, &state, &prev, mode.reborrow())?;
+                    features.push(step.features); // (batch, 1, H)
+                    weights.extend(step.weights);
+                    state = step.state;
+                }
+                (Tensor::cat(&features, 1)?, (!weights.is_empty()).then(|| Tensor::cat(&weights, 1)).transpose()?)
+            }
+        };
+        let logits = self.out.forward(&self.dropout.forward(&features, mode)?)?; // (batch, tgt_len, V)
         Ok(Forward { logits, weights })
     }
 
