@@ -67,7 +67,7 @@ use crate::{dot_tiles, row_tiles};
 /// (tiles of dot products; see the module docs), and, above
 /// [`SMALL_MACS`], products whose `b` rows (or, with a row-major copy made
 /// first, `b` columns) and `c` rows are contiguous, with a multiple of 8
-/// columns, `k ≤ 512` and `b` up to 256 KiB, on the same CPUs (tiles of
+/// columns, `k ≤ 512` and `b` up to 128 KiB, on the same CPUs (tiles of
 /// broadcast multiply-adds, the same bits as `matrixmultiply`). Each element is summed in a fixed order on every path, so
 /// results do not depend on the thread count; the paths may differ in the
 /// last bits.

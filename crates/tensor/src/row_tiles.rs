@@ -68,11 +68,15 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 /// chain of multiply-adds restarts here, as it does there.
 const KC: usize = 256;
 
-/// The largest `B` (`k·n` floats, 256 KiB) this path takes: every band of
-/// six rows reads all of `B`, which must stay close to the core. (At
-/// 400 KiB, `200×200·200×512` was 9% slower than `matrixmultiply`; at
-/// 256 KiB, `800×256·256×256` 9% faster.)
-const MAX_B: usize = 1 << 16;
+/// The largest `B` (`k·n` floats, 128 KiB) this path takes: every band of
+/// six rows reads all of `B`, which must stay close to the core. On an
+/// AVX-512 machine, 400 KiB (`200×200·200×512`) was 9% slower than
+/// `matrixmultiply` and 256 KiB (`800×256·256×256`) 9% faster; on an AVX2
+/// one (AMD EPYC, 1 MiB of L2 per core), 256 KiB was 10–35% slower at every
+/// height from 32 to 1,600 rows (`m×256·256×256`, one thread), 128 KiB
+/// about even, and the products of a recurrent step (64–120 KiB) 15–25%
+/// faster. The bits are the same either way.
+const MAX_B: usize = 1 << 15;
 
 /// The longest `k` this path takes: past it, reading `A` one element at a
 /// time down its columns misses the cache (measured above).
