@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::Criterion;
-use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
+use lingo_attention::{Prepared, Scorer};
 use lingo_tensor::{RnnWeights, Tensor};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -24,7 +24,7 @@ use timing::median_seconds;
 #[path = "../tests/common/mod.rs"]
 #[allow(unused)]
 mod common;
-use common::{pad_mask, stepped_recurrence};
+use common::{layer, pad_mask, stepped_recurrence};
 
 /// (batch, tgt_len, src_len, A, E, H, D_v): one shard of the sort study
 /// (length 5, with `<sos>`/`<eos>`; a bidirectional encoder gives `D_v = 2H`),
@@ -42,8 +42,8 @@ struct Workload {
 
 impl Workload {
     fn new((b, t, s, a, e, h, dv): (usize, usize, usize, usize, usize, usize, usize)) -> Workload {
+        let attn = layer(Scorer::Additive, h, dv, a, 0);
         let mut rng = StdRng::seed_from_u64(0);
-        let attn = Attention::new("attn", &AttentionConfig { scorer: Scorer::Additive, query_dim: h, key_dim: dv, attn_dim: a }, &mut rng).unwrap();
         // Everything wants gradients, as in training.
         let mut var = |shape: &[usize], std: f32| Tensor::variable(Tensor::randn(shape, std, &mut rng).unwrap().data().clone());
         let enc_out = var(&[b, s, dv], 1.0);

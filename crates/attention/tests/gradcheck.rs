@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{all_scorers, flat, layer, pad_mask, tensor, values};
+use common::{all_scorers, flat, layer, pad_mask, tensor, to_tensor, values};
 use lingo_attention::{Attention, additive_attention, bahdanau_recurrence, dot_product_attention};
 use lingo_tensor::{GradCheck, Module, RnnWeights, Tensor, check_gradients};
 use ndarray::{Array2, ArrayD};
@@ -75,13 +75,6 @@ proptest! {
         let mask = pad_mask(&lengths(2, s, seed), s);
         let inputs = [values(&[2, t, 4], seed), values(&[2, s, 4], seed + 1), values(&[2, s, 4], seed + 2)];
         check(|x| flat(&attn.forward(&x[0], &x[1], &x[2], Some(&mask), causal).map_err(to_tensor)?), &inputs)?;
-    }
-}
-
-fn to_tensor(e: lingo_attention::Error) -> lingo_tensor::Error {
-    match e {
-        lingo_attention::Error::Tensor(e) => e,
-        other => panic!("unexpected error: {other}"),
     }
 }
 

@@ -46,6 +46,15 @@ pub fn flat(out: &AttentionOutput) -> Result<Tensor> {
     Tensor::cat(&parts, 0)
 }
 
+/// An attention error as the tensor core's error it wraps (the gradient
+/// checker's closures return those); any other error fails the test.
+pub fn to_tensor(e: lingo_attention::Error) -> lingo_tensor::Error {
+    match e {
+        lingo_attention::Error::Tensor(e) => e,
+        other => panic!("unexpected error: {other}"),
+    }
+}
+
 /// Bahdanau's recurrence built from the graph's pieces, one step at a time:
 /// attend with the previous state, then a GRU cell on `[x_t; context_t]`.
 /// What [`Prepared::gru_recurrence`] fuses; returns the states
@@ -54,10 +63,7 @@ pub fn stepped_recurrence(prepared: &Prepared, x: &Tensor, h0: &Tensor, gru: Rnn
     let (b, t, e, h) = (x.shape()[0], x.shape()[1], x.shape()[2], h0.shape()[1]);
     let (mut state, mut states, mut weights) = (h0.clone(), vec![], vec![]);
     for step in 0..t {
-        let attended = prepared.attend(&state.reshape(&[b, 1, h])?, false).map_err(|e| match e {
-            lingo_attention::Error::Tensor(e) => e,
-            other => panic!("unexpected error: {other}"),
-        })?; // query: s_{t-1}
+        let attended = prepared.attend(&state.reshape(&[b, 1, h])?, false).map_err(to_tensor)?; // query: s_{t-1}
         let x_t = x.narrow(1, step, 1)?.reshape(&[b, e])?;
         let context = attended.context.reshape(&[b, attended.context.shape()[2]])?;
         state = gru_cell(&Tensor::cat(&[x_t, context], 1)?, &state, gru)?;
