@@ -73,45 +73,54 @@ def median_seconds(f):
     return statistics.median(times)
 
 
+def workloads(wanted=""):
+    """(name, scorer, size, backward) of every workload whose name contains `wanted`, in the lingo bench's order."""
+    return [(f"{scorer}/{'fwd_bwd' if backward else 'fwd'}/b{b}_t{t}_s{s}_d{d}", scorer, (b, t, s, d), backward)
+            for scorer in SCORERS for (b, t, s, d) in SIZES for backward in (False, True)
+            if not wanted or wanted in f"{scorer}/{'fwd_bwd' if backward else 'fwd'}/b{b}_t{t}_s{s}_d{d}"]
+
+
+def torch_median(torch, scorer, size, backward, threads=THREADS):
+    """Milliseconds of one workload: the median of about a second's worth of runs."""
+    torch.set_num_threads(threads)
+    (b, t, s, d) = size
+    attend = build(torch, scorer, d)
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(b, t, d, generator=gen, requires_grad=True)
+    enc_out = torch.randn(b, s, d, generator=gen, requires_grad=True)
+
+    def run():
+        context, _weights = attend(q, enc_out)
+        if backward:
+            context.backward(torch.ones_like(context))
+
+    if backward:
+        return 1e3 * median_seconds(run)
+    with torch.no_grad():
+        return 1e3 * median_seconds(run)
+
+
 def torch_medians(torch, wanted, threads=THREADS):
     """{workload name: milliseconds} for every workload whose name contains `wanted`."""
-    torch.set_num_threads(threads)
     results = {}
-    for scorer in SCORERS:
-        for (b, t, s, d) in SIZES:
-            attend = build(torch, scorer, d)
-            gen = torch.Generator().manual_seed(0)
-            q = torch.randn(b, t, d, generator=gen, requires_grad=True)
-            enc_out = torch.randn(b, s, d, generator=gen, requires_grad=True)
-            for backward in (False, True):
-                name = f"{scorer}/{'fwd_bwd' if backward else 'fwd'}/b{b}_t{t}_s{s}_d{d}"
-                if wanted and wanted not in name:
-                    continue
-
-                def run():
-                    context, _weights = attend(q, enc_out)
-                    if backward:
-                        context.backward(torch.ones_like(context))
-
-                if backward:
-                    results[name] = 1e3 * median_seconds(run)
-                else:
-                    with torch.no_grad():
-                        results[name] = 1e3 * median_seconds(run)
-                print(f"  torch {name:<38} {results[name]:10.3f} ms", file=sys.stderr)
+    for name, scorer, size, backward in workloads(wanted):
+        results[name] = torch_median(torch, scorer, size, backward, threads)
+        print(f"  torch {name:<38} {results[name]:10.3f} ms", file=sys.stderr)
     return results
 
 
-def run_lingo(wanted, threads=None):
+def run_lingo(wanted, threads=None, exact=False):
     """Runs the lingo benchmark's summary and returns its rows (its own table
-    goes to standard error). With `threads`, rayon and matrixmultiply get that
-    many threads (RAYON_NUM_THREADS, MATMUL_NUM_THREADS); otherwise their defaults."""
+    goes to standard error): the workloads whose name contains `wanted`, or
+    with `exact` the one named `wanted`. With `threads`, rayon and
+    matrixmultiply get that many threads (RAYON_NUM_THREADS,
+    MATMUL_NUM_THREADS); otherwise their defaults."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "lingo.json")
-        target = os.environ.get("CARGO_TARGET_DIR", "/work/target-bench")
-        cmd = ["cargo", "bench", "-p", "lingo-attention", "--", "summary" + (f":{wanted}" if wanted else "")]
+        which = f"={wanted}" if exact else f":{wanted}" if wanted else ""
+        cmd = ["cargo", "bench", "-p", "lingo-attention", "--", "summary" + which]
         print("running", " ".join(cmd), file=sys.stderr)
-        env = {**os.environ, "LINGO_BENCH_JSON": path, "CARGO_TARGET_DIR": target}
+        env = {**os.environ, "LINGO_BENCH_JSON": path}
         if threads:
             env.update(RAYON_NUM_THREADS=str(threads), MATMUL_NUM_THREADS=str(threads))
         subprocess.run(cmd, check=True, env=env, stdout=sys.stderr)

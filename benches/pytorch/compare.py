@@ -15,7 +15,11 @@ the machine hits both sides alike:
                 against `sort_study.py`: median seconds per training epoch
   attention     every scorer's forward+backward at the three sizes of
                 `cargo bench -p lingo-attention` against `attention.py`'s
-                PyTorch version (its functions, imported)
+                PyTorch version (its functions, imported), kernel by
+                kernel: the two sides take turns on each kernel (about a
+                second's worth of runs each, `cargo bench ... --
+                summary=NAME` for lingo), so the two medians of a ratio are
+                measured seconds apart, not minutes
 
 Both sides get the same thread count: lingo through `--threads` (rayon and
 matrixmultiply; the ablation keeps each configuration's products on one
@@ -107,8 +111,8 @@ class Lingo:
         (row,) = json_lines(run(self.cmd + ["sort-study", "--time-epochs", "--lengths", "5", "--train-size", str(a.train_size), "--epochs", str(a.epochs)]))
         return {SORT_EPOCH: row["median_epoch_seconds"]}
 
-    def attention(self):
-        return {f"attention {r['workload']}": r["ms"] for r in attention.run_lingo("fwd_bwd", self.args.threads)}
+    def attention(self, kernel):
+        return {f"attention {r['workload']}": r["ms"] for r in attention.run_lingo(kernel, self.args.threads, exact=True)}
 
 
 class PyTorch:
@@ -128,8 +132,15 @@ class PyTorch:
         (row,) = json_lines(run(self.script("sort_study.py") + ["--length", "5", "--train-size", str(a.train_size), "--epochs", str(a.epochs)]))
         return {SORT_EPOCH: row["median_epoch_seconds"]}
 
-    def attention(self):
-        return {f"attention {name}": ms for name, ms in attention.torch_medians(self.torch, "fwd_bwd", self.args.threads).items()}
+    def attention(self, kernel):
+        (scorer, size, backward) = next(w[1:] for w in attention.workloads(kernel) if w[0] == kernel)
+        return {f"attention {kernel}": attention.torch_median(self.torch, scorer, size, backward, self.args.threads)}
+
+
+def parts(workloads):
+    """What the two sides take turns on: (workload, None) for a whole
+    workload, ("attention", kernel name) for each attention kernel."""
+    return [(w, kernel) for w in workloads for kernel in ([name for name, *_ in attention.workloads("fwd_bwd")] if w == "attention" else [None])]
 
 
 def measure(args, lingo, pytorch):
@@ -142,11 +153,12 @@ def measure(args, lingo, pytorch):
         sides = [("lingo", lingo), ("pytorch", pytorch)]
         if r % 2:
             sides.reverse()
-        for workload in args.workloads:
+        for workload, kernel in parts(args.workloads):
             for side, runner in sides:
                 if runner is None:
                     continue
-                for name, value in getattr(runner, workload)().items():
+                values = runner.attention(kernel) if kernel else getattr(runner, workload)()
+                for name, value in values.items():
                     samples[side].setdefault(name, []).append(value)
     loads.append(os.getloadavg())
     return samples, loads

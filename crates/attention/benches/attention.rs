@@ -11,7 +11,9 @@
 //! to that ceiling.
 //!
 //! `cargo bench -p lingo-attention -- summary` prints the table alone,
-//! `-- summary:WORD` only its rows whose name contains `WORD`; `-- WORD`
+//! `-- summary:WORD` only its rows whose name contains `WORD`,
+//! `-- summary=NAME` only the workload named exactly `NAME` (as
+//! `benches/pytorch/compare.py` runs them, one at a time); `-- WORD`
 //! (say `additive` or `b8_t200`) limits both parts to matching workloads.
 //! With `LINGO_BENCH_JSON=path` the summary is also written there as JSON
 //! (for `benches/pytorch/attention.py --lingo`).
@@ -101,8 +103,10 @@ fn main() {
     lingo_tensor::keep_freed_memory(); // as the `lingo` binary does: freed buffers are reused, not faulted in again
     // Criterion reads the same filter; `summary...` matches none of its names.
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    // `summary=NAME` asks for one workload by its whole name (`dot/...` is part of `scaled_dot/...`).
+    let exact = filter.as_ref().and_then(|f| f.strip_prefix("summary=")).map(str::to_string);
     let filter = filter.map(|f| f.strip_prefix("summary").map_or(f.clone(), |rest| rest.trim_start_matches(':').to_string()));
-    let wanted = |name: &str| filter.as_ref().is_none_or(|f| name.contains(f.as_str()));
+    let wanted = |name: &str| exact.as_ref().map_or_else(|| filter.as_ref().is_none_or(|f| name.contains(f.as_str())), |e| name == e);
     let scorers = [Scorer::Dot, Scorer::General, Scorer::Additive, Scorer::ScaledDot, Scorer::MultiHead { heads: HEADS }];
     let workloads: Vec<Workload> = scorers.iter().flat_map(|&sc| SIZES.iter().map(move |&d| Workload::new(sc, d))).collect();
 
