@@ -15,7 +15,7 @@ Usage (from the repository root):
     python3 benches/pytorch/attention.py --lingo-json F  # ratio against a saved lingo summary
     python3 benches/pytorch/attention.py --filter b8_t200
 
-`--run-lingo` runs `cargo bench -p lingo-attention -- summary[:FILTER]` with
+`--run-lingo` runs `cargo bench -p lingo-attention --bench attention -- summary[:FILTER]` with
 LINGO_BENCH_JSON set, then the PyTorch workloads, so both are measured in one
 sitting. The ratio is PyTorch's time over lingo's: above 1, lingo is faster.
 Without torch installed, the script says so and exits 0.
@@ -118,7 +118,7 @@ def run_lingo(wanted, threads=None, exact=False):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "lingo.json")
         which = f"={wanted}" if exact else f":{wanted}" if wanted else ""
-        cmd = ["cargo", "bench", "-p", "lingo-attention", "--", "summary" + which]
+        cmd = ["cargo", "bench", "-p", "lingo-attention", "--bench", "attention", "--", "summary" + which]
         print("running", " ".join(cmd), file=sys.stderr)
         env = {**os.environ, "LINGO_BENCH_JSON": path}
         if threads:
