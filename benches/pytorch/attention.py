@@ -74,10 +74,11 @@ def median_seconds(f):
 
 
 def workloads(wanted=""):
-    """(name, scorer, size, backward) of every workload whose name contains `wanted`, in the lingo bench's order."""
-    return [(f"{scorer}/{'fwd_bwd' if backward else 'fwd'}/b{b}_t{t}_s{s}_d{d}", scorer, (b, t, s, d), backward)
-            for scorer in SCORERS for (b, t, s, d) in SIZES for backward in (False, True)
-            if not wanted or wanted in f"{scorer}/{'fwd_bwd' if backward else 'fwd'}/b{b}_t{t}_s{s}_d{d}"]
+    """(name, scorer, size, backward) of every workload whose name contains
+    `wanted`, named and ordered as in the lingo bench."""
+    named = [(f"{scorer}/{'fwd_bwd' if backward else 'fwd'}/b{b}_t{t}_s{s}_d{d}", scorer, (b, t, s, d), backward)
+             for scorer in SCORERS for (b, t, s, d) in SIZES for backward in (False, True)]
+    return [w for w in named if wanted in w[0]]
 
 
 def torch_median(torch, scorer, size, backward, threads=THREADS):

@@ -8,7 +8,9 @@
 //! workload beside the rate of one square product `(n × n) · (n × n)` with
 //! `2n³` equal to the workload's FLOPs: the best `matrixmultiply` does with
 //! that much work on this machine, so the share is how close a kernel comes
-//! to that ceiling.
+//! to that ceiling. Above the table, one core's FMA peak, measured the
+//! same way (twelve independent chains of 8-lane multiply-adds): the
+//! ceiling of any product.
 //!
 //! `cargo bench -p lingo-attention -- summary` prints the table alone,
 //! `-- summary:WORD` only its rows whose name contains `WORD`,
@@ -95,6 +97,46 @@ impl Reference {
     }
 }
 
+/// One core's peak rate of single-precision multiply-adds, GFLOP/s: the
+/// ceiling every product's rate is a share of. `None` without AVX2 and FMA.
+fn fma_peak_gflops() -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        const STEPS: usize = 1 << 20;
+        // SAFETY: both target features were just detected.
+        let secs = median_seconds(|| {
+            black_box(unsafe { fma_chains(black_box(STEPS)) });
+        });
+        return Some((STEPS * 12 * 2 * 8) as f64 / secs / 1e9);
+    }
+    None
+}
+
+/// `steps` rounds of one FMA in each of twelve independent chains of eight
+/// lanes. A core issues two FMAs per cycle, and each waits for the one
+/// before it in its chain for about four cycles: twelve chains keep both
+/// units busy where one product's twelve accumulators would.
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fma_chains(steps: usize) -> f32 {
+    use std::arch::x86_64::{_mm256_fmadd_ps, _mm256_set1_ps, _mm256_storeu_ps};
+    // Values the compiler cannot see, or it works the loop out ahead of time.
+    let (a, b) = (_mm256_set1_ps(black_box(0.999_999)), _mm256_set1_ps(black_box(1e-6)));
+    let mut chains = [_mm256_set1_ps(black_box(1.0)); 12];
+    for _ in 0..steps {
+        for c in &mut chains {
+            *c = _mm256_fmadd_ps(*c, a, b);
+        }
+    }
+    let mut lanes = [0.0_f32; 8];
+    // SAFETY: `lanes` holds the eight floats the store writes.
+    chains.iter().map(|c| unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *c); lanes.iter().sum::<f32>() }).sum()
+}
+
 #[path = "../../../benches/common/timing.rs"]
 mod timing;
 use timing::median_seconds;
@@ -123,6 +165,9 @@ fn main() {
 
     // The summary: plain medians, each workload beside its reference measured right after it.
     println!("\nsummary (median of repeated runs; FLOPs as AttentionConfig::flops counts them)");
+    if let Some(peak) = fma_peak_gflops() {
+        println!("one core's FMA peak: {peak:.1} GFLOP/s (twelve independent chains of 8-lane FMAs)");
+    }
     println!("{:<36} {:>10} {:>9} {:>14} {:>9}", "workload", "ms", "GFLOP/s", "sgemm GFLOP/s", "share");
     let mut references: HashMap<u64, f64> = HashMap::new();
     let mut rows = Vec::new();
