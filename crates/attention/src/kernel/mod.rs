@@ -112,12 +112,13 @@ pub(crate) fn zeroed(mut entry: ArrayViewMut2<'_, MaybeUninit<f32>>) -> ArrayVie
     unsafe { entry.assume_init() }
 }
 
-/// An [`unzeroed`] result whose entries have all been through [`zeroed`].
+/// An [`unzeroed`] result whose elements have all been written.
 ///
 /// # Safety
 ///
-/// Every entry must have been passed to [`zeroed`]: the kernels do that
-/// first thing for each item of [`for_each_entry`], which visits them all.
+/// Every element must have been written: the kernels pass each entry to
+/// [`zeroed`] first thing for each item of [`for_each_entry`], which visits
+/// them all, or write every element of it there (a copy).
 pub(crate) unsafe fn finished(result: Array3<MaybeUninit<f32>>) -> Array3<f32> {
     // SAFETY: the caller promises every element was written (see above).
     unsafe { result.assume_init() }
