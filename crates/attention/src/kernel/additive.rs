@@ -39,7 +39,7 @@ use lingo_tensor::fastmath::tanh_slice;
 use lingo_tensor::{Tensor, dot8, gemm, will_record};
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
-use super::{Layout, checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
+use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, RowMask, masked_softmax, masked_softmax_backward};
@@ -117,16 +117,16 @@ fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
 pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Tensor, mask: &Masking) -> Result<AttentionOutput> {
     const OP: &str = "additive_attention";
     let (n_b, n_t, n_s, n_a) = check(OP, q_proj.shape(), k_proj.shape(), v.shape(), values.shape(), mask)?;
-    let layout = Layout { heads: 1, context: values.shape()[2], src_len: n_s };
-    let flops = n_t * n_s * (4 * n_a + 2 * layout.context);
+    let d_v = values.shape()[2];
+    let flops = n_t * n_s * (4 * n_a + 2 * d_v);
     // Rows are read as slices, so the projections must be contiguous (they are, from `linear`).
     let (qp, kp) = (q_proj.data().as_standard_layout(), k_proj.data().as_standard_layout());
     let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(values.data()));
     let v_data = v.data().as_standard_layout();
     let v_slice = v_data.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
 
-    let mut context_all = unzeroed((n_b, n_t, layout.context));
-    let mut block = unzeroed((n_b, n_t, layout.width()));
+    let mut context_all = unzeroed((n_b, n_t, d_v));
+    let mut weights_all = unzeroed((n_b, n_t, n_s));
     // H kept for backward, one row (S·A) per query, when there will be a
     // backward pass and H is small enough.
     let mut kept = (will_record([q_proj, k_proj, v, values]) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
@@ -134,7 +134,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         Some(k) => k.outer_iter_mut().map(Some).collect(),
         None => (0..n_b).map(|_| None).collect(),
     };
-    let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).zip(kept_entries).collect();
+    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(kept_entries).collect();
     for_each_entry(items, flops, n_s * n_a, |b, ((context, weights), mut kept_b), scratch| {
         let (mut context, mut weights) = (zeroed(context), zeroed(weights));
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
@@ -150,18 +150,18 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     });
 
     // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed both first.
-    let (context_all, block) = unsafe { (finished(context_all), finished(block)) };
+    let (context_all, weights_all) = unsafe { (finished(context_all), finished(weights_all)) };
     let mask = mask.clone();
     let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
     // The backward pass reads the weights; the output tensor owns its copy.
-    let saved = block.clone();
-    let outputs = vec![context_all.into_dyn(), block.into_dyn()];
+    let saved = weights_all.clone();
+    let outputs = vec![context_all.into_dyn(), weights_all.into_dyn()];
     let results = Tensor::from_op_multi("additive_attention", outputs, inputs, move |bw| {
         let (qp, kp) = (bw.input(0).as_standard_layout(), bw.input(1).as_standard_layout());
         let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(bw.input(3)));
         let v = bw.input(2).as_standard_layout();
         let v = v.as_slice().unwrap_or_else(|| unreachable!());
-        let (d_context, d_weights) = (grad_or_zeros(bw.grad(0), (n_b, n_t, layout.context)), grad_or_zeros(bw.grad(1), saved.dim()));
+        let (d_context, d_weights) = (grad_or_zeros(bw.grad(0), (n_b, n_t, d_v)), grad_or_zeros(bw.grad(1), saved.dim()));
         let (d_context, d_weights) = (checked3(&d_context), checked3(&d_weights));
         let score_grads = bw.needs(0) || bw.needs(1) || bw.needs(2);
         let mut dq = Array3::<f32>::zeros(if score_grads { qp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
@@ -195,7 +195,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         let dvals = dvals.map(|g| unsafe { finished(g) }.into_dyn());
         vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals]
     });
-    unpack(results, layout)
+    Ok(unpack(results))
 }
 
 /// Where backward finds one batch entry's hidden layer `H_t`: kept by

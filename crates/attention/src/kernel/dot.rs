@@ -32,7 +32,7 @@
 use lingo_tensor::{Tensor, gemm};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
-use super::{Layout, checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
+use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -64,50 +64,62 @@ fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], heads: usize, 
 pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, heads: usize, scale: f32, mask: &Masking) -> Result<AttentionOutput> {
     const OP: &str = "dot_product_attention";
     let (n_b, n_t, n_s) = check(OP, queries.shape(), keys.shape(), values.shape(), heads, mask)?;
-    let layout = Layout { heads, context: values.shape()[2], src_len: n_s };
-    let (dk, dv) = (queries.shape()[2] / heads, layout.context / heads);
-    let flops = 2 * n_t * n_s * (queries.shape()[2] + layout.context);
+    let d_context = values.shape()[2];
+    let (dk, dv) = (queries.shape()[2] / heads, d_context / heads);
+    let flops = 2 * n_t * n_s * (queries.shape()[2] + d_context);
 
     let (q, k, v) = (checked3(queries.data()), checked3(keys.data()), checked3(values.data()));
-    let mut context_all = unzeroed((n_b, n_t, layout.context));
-    let mut block = unzeroed((n_b, n_t, layout.width()));
-    // The backward pass reads the weights, and the output tensor owns the
-    // block, so backward keeps a copy: made entry by entry by the thread that
-    // computed the entry, while it is in cache, rather than all at once on
-    // the calling thread while the others wait (11.5 MB for eight heads at
-    // the benchmark's largest size).
-    let mut saved = unzeroed((n_b, n_t, layout.width()));
-    let items: Vec<_> = context_all.outer_iter_mut().zip(block.outer_iter_mut()).zip(saved.outer_iter_mut()).collect();
-    for_each_entry(items, flops, 0, |b, ((context, weights), mut saved), _| {
-        let (mut context, mut weights) = (zeroed(context), zeroed(weights));
+    let mut context_all = unzeroed((n_b, n_t, d_context));
+    let mut weights_all = unzeroed((n_b, n_t, n_s));
+    // With several heads, each head's weights: (B, H, T, S), held as
+    // (B, H·T, S) so that a batch entry is one matrix, head after head.
+    let mut heads_all = (heads > 1).then(|| unzeroed((n_b, heads * n_t, n_s)));
+    // Backward reads every head's weights, and the outputs own theirs, so it
+    // keeps a copy: made entry by entry by the thread that computed the
+    // entry, while it is in cache, rather than all at once on the calling
+    // thread while the others wait (10 MB for eight heads at the
+    // benchmark's largest size).
+    let mut saved = unzeroed((n_b, heads * n_t, n_s));
+    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut heads_all, n_b)).zip(saved.outer_iter_mut()).collect();
+    for_each_entry(items, flops, 0, |b, (((context, weights), head_weights), mut saved), _| {
+        let (mut context, mut weights, mut head_weights) = (zeroed(context), zeroed(weights), head_weights.map(zeroed));
         for h in 0..heads {
             let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
             let kh = k.slice(s![b, .., h * dk..(h + 1) * dk]);
-            let mut w = weights.slice_mut(s![.., layout.head(h)..layout.head(h) + n_s]);
+            let mut w = match head_weights.as_mut() {
+                Some(all) => all.slice_mut(s![h * n_t..(h + 1) * n_t, ..]),
+                None => weights.view_mut(),
+            };
             gemm(scale, qh, kh.t(), 0.0, w.view_mut()); // X = α Q·Kᵀ
             for (t, mut row) in w.rows_mut().into_iter().enumerate() {
-                masked_softmax(row.as_slice_mut().unwrap_or_else(|| unreachable!("rows of a packed entry are contiguous")), mask.row(b, t, n_t, n_s));
+                masked_softmax(row.as_slice_mut().unwrap_or_else(|| unreachable!("rows of an entry are contiguous")), mask.row(b, t, n_t, n_s));
             }
             gemm(1.0, w.view(), v.slice(s![b, .., h * dv..(h + 1) * dv]), 0.0, context.slice_mut(s![.., h * dv..(h + 1) * dv])); // C = W·V
         }
-        if heads > 1 {
-            mean_over_heads(weights.view_mut(), heads, n_s);
+        if let Some(all) = &head_weights {
+            mean_over_heads(all.view(), weights.view_mut(), heads);
         }
-        saved.zip_mut_with(&weights, |s, &w| {
+        saved.zip_mut_with(head_weights.as_ref().unwrap_or(&weights), |s, &w| {
             s.write(w);
         });
     });
 
     // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed
-    // the context and weights first and wrote every element of `saved`.
-    let (context_all, block, saved) = unsafe { (finished(context_all), finished(block), finished(saved)) };
+    // each result's entry first and wrote every element of `saved`'s.
+    let (context_all, weights_all, saved) = unsafe { (finished(context_all), finished(weights_all), finished(saved)) };
+    let heads_all = heads_all.map(|all| unsafe { finished(all) }.into_shape_with_order((n_b, heads, n_t, n_s)).unwrap_or_else(|_| unreachable!("a fresh array")));
     let mask = mask.clone();
     let inputs = vec![queries.clone(), keys.clone(), values.clone()];
-    let outputs = vec![context_all.into_dyn(), block.into_dyn()];
+    let mut outputs = vec![context_all.into_dyn(), weights_all.into_dyn()];
+    outputs.extend(heads_all.map(|all| all.into_dyn()));
     let results = Tensor::from_op_multi("dot_product_attention", outputs, inputs, move |bw| {
         let (q, k, v) = (checked3(bw.input(0)), checked3(bw.input(1)), checked3(bw.input(2)));
-        let d_context = grad_or_zeros(bw.grad(0), (n_b, n_t, layout.context));
-        let (d_context, d_block) = (checked3(&d_context), bw.grad(1).map(checked3));
+        let d_context = grad_or_zeros(bw.grad(0), (n_b, n_t, d_context));
+        let d_context = checked3(&d_context);
+        // What reaches the weights from outside the op: the mean's gradient and the heads' own.
+        let d_mean = bw.grad(1).map(checked3);
+        let d_heads = bw.grads.get(2).and_then(Option::as_ref).map(|g| g.as_standard_layout());
+        let d_heads = d_heads.as_ref().map(|g| g.view().into_shape_with_order((n_b, heads * n_t, n_s)).unwrap_or_else(|_| unreachable!("standard layout")));
         let mut dq = bw.needs(0).then(|| unzeroed(q.dim()));
         let mut dk_ = bw.needs(1).then(|| unzeroed(k.dim()));
         let mut dv_ = bw.needs(2).then(|| unzeroed(v.dim()));
@@ -118,7 +130,8 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), scratch).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
             for h in 0..heads {
                 let cols = |d: usize| s![.., h * d..(h + 1) * d];
-                let w = w_all.slice(s![.., layout.head(h)..layout.head(h) + n_s]);
+                let rows = s![h * n_t..(h + 1) * n_t, ..];
+                let w = w_all.slice(rows);
                 let dc = grad.slice(cols(dv));
                 let vh = v.slice(s![b, .., h * dv..(h + 1) * dv]);
                 if let Some(dv_b) = dv_b.as_mut() {
@@ -128,8 +141,9 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
                     continue;
                 }
                 // dW = (what reaches the weights from outside) + dC·Vᵀ
-                let outside = d_block.map(|g| weights_grad(g.index_axis(Axis(0), b), layout, h, dw.view_mut()));
-                gemm(1.0, dc, vh.t(), if outside.is_some() { 1.0 } else { 0.0 }, dw.view_mut());
+                let own = d_heads.as_ref().map(|g| g.slice(s![b, h * n_t..(h + 1) * n_t, ..]));
+                let outside = weights_grad(d_mean.map(|g| g.index_axis_move(Axis(0), b)), own, heads, dw.view_mut());
+                gemm(1.0, dc, vh.t(), if outside { 1.0 } else { 0.0 }, dw.view_mut());
                 for (t, (w_row, mut dw_row)) in w.rows().into_iter().zip(dw.rows_mut()).enumerate() {
                     let w_row = w_row.to_slice().unwrap_or_else(|| unreachable!());
                     masked_softmax_backward(w_row, dw_row.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
@@ -146,33 +160,33 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         let done = |buf: Option<Array3<_>>| buf.map(|g| unsafe { finished(g) }.into_dyn());
         vec![done(dq), done(dk_), done(dv_)]
     });
-    unpack(results, layout)
+    Ok(unpack(results))
 }
 
-/// `W̄ = (1/H) Σ_h W_h`, written into the first `S` columns of each row of
-/// `weights (T, S + H·S)`; heads are added in order, so the bits are fixed.
-fn mean_over_heads(mut weights: ArrayViewMut2<'_, f32>, heads: usize, n_s: usize) {
+/// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, from `heads (H·T, S)`, head
+/// after head; heads are added in order, so the bits are fixed.
+fn mean_over_heads(all: ArrayView2<'_, f32>, mut mean: ArrayViewMut2<'_, f32>, heads: usize) {
+    let n_t = mean.nrows();
+    mean.assign(&all.slice(s![..n_t, ..]));
+    for h in 1..heads {
+        mean += &all.slice(s![h * n_t..(h + 1) * n_t, ..]);
+    }
     let inv = 1.0 / heads as f32;
-    for mut row in weights.rows_mut() {
-        let row = row.as_slice_mut().unwrap_or_else(|| unreachable!());
-        let (mean, per_head) = row.split_at_mut(n_s);
-        mean.copy_from_slice(&per_head[..n_s]);
-        for h in 1..heads {
-            mean.iter_mut().zip(&per_head[h * n_s..(h + 1) * n_s]).for_each(|(m, w)| *m += w);
-        }
-        mean.iter_mut().for_each(|m| *m *= inv);
-    }
+    mean.mapv_inplace(|m| m * inv);
 }
 
-/// The gradient reaching head `h`'s weights from outside the op: its own
-/// part of the packed gradient plus `1/H` of the mean's (`g (T, S + H·S)`).
-fn weights_grad(g: ArrayView2<'_, f32>, layout: Layout, h: usize, mut dw: ArrayViewMut2<'_, f32>) {
-    let n_s = layout.src_len;
-    let mean = g.slice(s![.., ..n_s]);
-    if layout.heads == 1 {
-        dw.assign(&mean);
-    } else {
-        let inv = 1.0 / layout.heads as f32;
-        Zip::from(dw).and(g.slice(s![.., layout.head(h)..layout.head(h) + n_s])).and(mean).for_each(|d, &gh, &gm| *d = gh + gm * inv);
+/// The gradient reaching one head's weights from outside the op, into
+/// `dw (T, S)`: its own part (when a loss reads the heads' weights) plus
+/// `1/H` of the mean's (all of it with one head). Returns whether there
+/// was any (else `dw` is left as it was).
+fn weights_grad(mean: Option<ArrayView2<'_, f32>>, own: Option<ArrayView2<'_, f32>>, heads: usize, mut dw: ArrayViewMut2<'_, f32>) -> bool {
+    let inv = 1.0 / heads as f32;
+    match (mean, own) {
+        (None, None) => return false,
+        (Some(gm), None) if heads == 1 => dw.assign(&gm),
+        (Some(gm), None) => Zip::from(dw).and(gm).for_each(|d, &m| *d = m * inv),
+        (None, Some(gh)) => dw.assign(&gh),
+        (Some(gm), Some(gh)) => Zip::from(dw).and(gh).and(gm).for_each(|d, &h, &m| *d = h + m * inv),
     }
+    true
 }

@@ -2,20 +2,17 @@
 //! one autograd op with a hand-written backward ([`dot`] for the dot-product
 //! family, [`additive`] for Bahdanau's score).
 //!
-//! # Two results, one op
+//! # Results
 //!
-//! A kernel records two outputs with `Tensor::from_op_multi`: the context
-//! `(batch, tgt_len, H·d_v)` and the weights block `(batch, tgt_len, width)`,
-//!
-//! ```text
-//! [ weights (S) | head 0 weights (S) | … | head H-1 weights (S) ]
-//! ```
-//!
-//! (with one head the weights *are* that head's, and the block is just them),
-//! and [`unpack`] cuts the per-head part out only when there are several heads.
-//! Every query row's weights are contiguous, so the softmax runs over plain
-//! slices, and each head's `(T, S)` block is a strided view the GEMM reads
-//! and writes in place.
+//! A kernel records its results with `Tensor::from_op_multi`: the context
+//! `(batch, tgt_len, H·d_v)`, the weights `(batch, tgt_len, src_len)` and,
+//! with several heads, every head's weights `(batch, heads, tgt_len,
+//! src_len)`, whose mean the weights are. A head's `(T, S)` block of one
+//! batch entry is contiguous, so the GEMM writes the scores straight into
+//! it and the softmax runs over its rows as plain slices; [`unpack`] only
+//! names the results. (Earlier the weights and the heads' weights were one
+//! packed block per row, cut apart afterwards: two copies of the heads'
+//! part on the calling thread, 20 MB at the benchmark's largest size.)
 //!
 //! # Threads
 //!
@@ -36,47 +33,17 @@ use ndarray::{Array3, ArrayBase, ArrayView3, ArrayViewMut2, Data, Ix3, IxDyn};
 use rayon::prelude::*;
 
 use crate::attention::AttentionOutput;
-use crate::error::Result;
 
 /// Below this many FLOPs per batch (≈ 0.1 ms of work), handing entries to
 /// other threads costs more than it saves.
 const PARALLEL_MIN_FLOPS: usize = 1 << 20;
 
-/// The sizes of a kernel's results (see the [module docs](self)).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Layout {
-    pub(crate) heads: usize,
-    /// `H·d_v`: the context's width.
-    pub(crate) context: usize,
-    pub(crate) src_len: usize,
-}
-
-impl Layout {
-    /// The width of a row of the weights block.
-    pub(crate) fn width(self) -> usize {
-        self.src_len + if self.heads > 1 { self.heads * self.src_len } else { 0 }
-    }
-
-    /// Offset of head `h`'s weights in a row of the weights block.
-    pub(crate) fn head(self, h: usize) -> usize {
-        if self.heads == 1 { 0 } else { (1 + h) * self.src_len }
-    }
-}
-
-/// Turns a kernel's two outputs, the context and the weights block
-/// `(batch, tgt_len, width)`, into an [`AttentionOutput`]; with several
-/// heads, the block is cut into the mean weights and per-head weights
-/// `(batch, heads, tgt_len, src_len)`.
-pub(crate) fn unpack(results: Vec<Tensor>, layout: Layout) -> Result<AttentionOutput> {
-    let [context, block] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("kernels record two outputs"));
-    let (s, h) = (layout.src_len, layout.heads);
-    if h == 1 {
-        return Ok(AttentionOutput { context, weights: block, head_weights: None });
-    }
-    let shape = block.shape().to_vec();
-    let weights = block.narrow(2, 0, s)?;
-    let per_head = block.narrow(2, s, h * s)?.reshape(&[shape[0], shape[1], h, s])?;
-    Ok(AttentionOutput { context, weights, head_weights: Some(per_head.permute(&[0, 2, 1, 3])?) })
+/// Names a kernel's results (see the [module docs](self)): the context,
+/// the weights and, with several heads, the heads' weights.
+pub(crate) fn unpack(results: Vec<Tensor>) -> AttentionOutput {
+    let mut results = results.into_iter();
+    let (Some(context), Some(weights)) = (results.next(), results.next()) else { unreachable!("kernels record the context and the weights") };
+    AttentionOutput { context, weights, head_weights: results.next() }
 }
 
 /// A 3-D gradient of an output, or zeros of `dim` when no loss depends on it.
