@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ndarray::ArrayD;
+use ndarray::{ArrayD, Zip};
 
 use crate::error::{Result, bad_shape, mismatch};
 use crate::tensor::{Backward, BackwardMulti, Rule, Tensor, TensorId};
@@ -109,8 +109,17 @@ impl Gradients {
     }
 
     /// Adds `grad` to the stored gradient of `id` (stores it if absent).
+    ///
+    /// Large sums are shared between rayon's threads when the backward pass
+    /// runs outside its pool (it waits for them anyway): a tensor read twice,
+    /// such as the encoder outputs that are both keys and values, gets two
+    /// gradients of its full size. Each element is one addition either way,
+    /// so the bits do not depend on the threads.
     fn accumulate(&mut self, id: TensorId, grad: ArrayD<f32>) {
         match self.map.get_mut(&id) {
+            Some(sum) if sum.len() >= PARALLEL_ADD && rayon::current_thread_index().is_none() => {
+                Zip::from(sum).and(&grad).par_for_each(|s, &g| *s += g);
+            }
             Some(sum) => *sum += &grad,
             None => {
                 self.map.insert(id, grad);
@@ -118,6 +127,11 @@ impl Gradients {
         }
     }
 }
+
+/// Gradients of at least this many elements (1 MiB) are summed on all of
+/// rayon's threads (see [`Gradients::accumulate`]); below it, handing the
+/// work out costs more than the addition.
+const PARALLEL_ADD: usize = 1 << 18;
 
 /// Every tensor with a backward rule that `root` depends on, inputs before
 /// the ops that read them (an iterative depth-first post-order, so deep
