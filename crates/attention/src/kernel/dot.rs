@@ -29,7 +29,7 @@
 //!
 //! Four GEMMs and one pass over `(T, S)`; the transposes are stride swaps.
 
-use lingo_tensor::{Tensor, gemm};
+use lingo_tensor::{Tensor, gemm, will_record};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
 use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
@@ -78,10 +78,10 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     // keeps a copy: made entry by entry by the thread that computed the
     // entry, while it is in cache, rather than all at once on the calling
     // thread while the others wait (10 MB for eight heads at the
-    // benchmark's largest size).
-    let mut saved = unzeroed((n_b, heads * n_t, n_s));
-    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut heads_all, n_b)).zip(saved.outer_iter_mut()).collect();
-    for_each_entry(items, flops, 0, |b, (((context, weights), head_weights), mut saved), _| {
+    // benchmark's largest size). Without a backward pass (decoding), none.
+    let mut saved = will_record([queries, keys, values]).then(|| unzeroed((n_b, heads * n_t, n_s)));
+    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut heads_all, n_b)).zip(entries(&mut saved, n_b)).collect();
+    for_each_entry(items, flops, 0, |b, (((context, weights), head_weights), saved), _| {
         let (mut context, mut weights, mut head_weights) = (zeroed(context), zeroed(weights), head_weights.map(zeroed));
         for h in 0..heads {
             let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
@@ -99,14 +99,16 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         if let Some(all) = &head_weights {
             mean_over_heads(all.view(), weights.view_mut(), heads);
         }
-        saved.zip_mut_with(head_weights.as_ref().unwrap_or(&weights), |s, &w| {
-            s.write(w);
-        });
+        if let Some(mut saved) = saved {
+            saved.zip_mut_with(head_weights.as_ref().unwrap_or(&weights), |s, &w| {
+                s.write(w);
+            });
+        }
     });
 
     // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed
     // each result's entry first and wrote every element of `saved`'s.
-    let (context_all, weights_all, saved) = unsafe { (finished(context_all), finished(weights_all), finished(saved)) };
+    let (context_all, weights_all, saved) = unsafe { (finished(context_all), finished(weights_all), saved.map(|s| finished(s))) };
     let heads_all = heads_all.map(|all| unsafe { finished(all) }.into_shape_with_order((n_b, heads, n_t, n_s)).unwrap_or_else(|_| unreachable!("a fresh array")));
     let mask = mask.clone();
     let inputs = vec![queries.clone(), keys.clone(), values.clone()];
@@ -126,6 +128,7 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         let items: Vec<_> = entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
         for_each_entry(items, 2 * flops, n_t * n_s, |b, ((dq_b, dk_b), dv_b), scratch| {
             let (mut dq_b, mut dk_b, mut dv_b) = (dq_b.map(zeroed), dk_b.map(zeroed), dv_b.map(zeroed));
+            let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
             let (w_all, grad) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), scratch).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
             for h in 0..heads {
