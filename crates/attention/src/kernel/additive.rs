@@ -130,11 +130,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     // H kept for backward, one row (S·A) per query, when there will be a
     // backward pass and H is small enough.
     let mut kept = (will_record([q_proj, k_proj, v, values]) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
-    let kept_entries: Vec<Option<ArrayViewMut2<'_, f32>>> = match &mut kept {
-        Some(k) => k.outer_iter_mut().map(Some).collect(),
-        None => (0..n_b).map(|_| None).collect(),
-    };
-    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(kept_entries).collect();
+    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut kept, n_b)).collect();
     for_each_entry(items, flops, n_s * n_a, |b, ((context, weights), mut kept_b), scratch| {
         let (mut context, mut weights) = (zeroed(context), zeroed(weights));
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));

@@ -91,8 +91,9 @@ pub(crate) unsafe fn finished(result: Array3<MaybeUninit<f32>>) -> Array3<f32> {
     unsafe { result.assume_init() }
 }
 
-/// One view per batch entry of an optional [`unzeroed`] gradient buffer.
-pub(crate) fn entries(buf: &mut Option<Array3<MaybeUninit<f32>>>, batch: usize) -> Vec<Option<ArrayViewMut2<'_, MaybeUninit<f32>>>> {
+/// One view per batch entry of an optional per-entry buffer (an
+/// [`unzeroed`] result or gradient, or what forward keeps for backward).
+pub(crate) fn entries<T>(buf: &mut Option<Array3<T>>, batch: usize) -> Vec<Option<ArrayViewMut2<'_, T>>> {
     match buf {
         Some(a) => a.outer_iter_mut().map(Some).collect(),
         None => (0..batch).map(|_| None).collect(),
