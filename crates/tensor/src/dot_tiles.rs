@@ -32,14 +32,15 @@
 //! Measured against `matrixmultiply` (AVX2 kernel, one thread, GFLOP/s):
 //! `50×256·256×50` over 32 batch entries 62–67 against 45–49,
 //! `32×160·160×192` 92 against 70–72, `32×128·128×192` 83 against 68,
-//! `64×256·256×512` 96 against 82, `200×512·512×200` over 8 entries 74–82
-//! against 70–75, `200×128·128×200` 81 against 78. It loses where the rows
+//! `64×256·256×512` 96 against 82, `200×128·128×200` 81 against 78. It loses where the rows
 //! are short, `200×64·64×200` 50 against 74 (each element ends with a sum
 //! across lanes: [`MIN_K`]), where `B` does not stay in cache between tiles
 //! of rows, `64×256·256×2048` 75 against 81 ([`MAX_B`]), and where many rows
 //! share one `B`, whose packing `matrixmultiply` then pays only once: with
 //! its AVX-512 kernel, `800×256·256×256` 96 against 101, while `200×256·256×256`
-//! is 96 against 88 and `50×256·256×50` 89 against 40 ([`MAX_M`]).
+//! is 96 against 88 and `50×256·256×50` 89 against 40 ([`MAX_M`]). And it
+//! loses inside a larger computation on products of tens of millions of
+//! multiply-adds, though it wins alone ([`MAX_MACS`]).
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 
@@ -51,16 +52,30 @@ const MAX_B: usize = 1 << 17;
 /// lanes, which short rows do not amortize.
 const MIN_K: usize = 128;
 
+/// The most multiply-adds (`m·k·n`, 16 M) this path takes. On
+/// `200×512·512×200` alone, over and over with warm operands, it beats
+/// `matrixmultiply` (74–82 GFLOP/s against 70–75), but as the scores
+/// `Q·Kᵀ` and `dC·Vᵀ` of the dot-product attention kernel at (8, 200, 200,
+/// 512), where each batch entry brings operands from memory, the kernel's
+/// forward and backward took 9 % longer with it (medians 21.9 against
+/// 19.8 ms, two threads, eight alternations of the two builds): every tile
+/// of rows reads the whole 400 KiB of `B` again, where `matrixmultiply`
+/// reads a packed copy made once. The products measured to win are all
+/// under 14 M multiply-adds (`200×256·256×256`, `64×256·256×512`).
+const MAX_MACS: usize = 1 << 24;
+
 /// The most rows of `A` this path takes: past them `matrixmultiply`'s
 /// packing of `B` is paid once for many rows, and its kernel is faster.
 const MAX_M: usize = 256;
 
 /// Whether this path takes `a·b`: the rows of `a` and the columns of `b`
 /// contiguous, `k` at least [`MIN_K`], at most [`MAX_M`] rows, `b` no
-/// larger than [`MAX_B`], and a CPU with AVX2 and FMA. A block of rows or
-/// columns of a product it takes is taken too.
+/// larger than [`MAX_B`], at most [`MAX_MACS`] multiply-adds, and a CPU
+/// with AVX2 and FMA. A block of rows or columns of a product it takes is
+/// taken too.
 pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> bool {
-    let layout = a.strides()[1] == 1 && b.strides()[0] == 1 && a.ncols() >= MIN_K && a.nrows() <= MAX_M && b.len() <= MAX_B;
+    let sizes = a.ncols() >= MIN_K && a.nrows() <= MAX_M && b.len() <= MAX_B && a.nrows() * b.len() <= MAX_MACS;
+    let layout = a.strides()[1] == 1 && b.strides()[0] == 1 && sizes;
     layout && crate::gemm::avx2_and_fma()
 }
 

@@ -30,7 +30,8 @@
 //! `A·Bᵀ` with both stored row by row (a `linear` layer's `x·Wᵀ`, attention's
 //! `Q·Kᵀ`) is the layout `matrixmultiply` packs slowest, one element at a
 //! time. On a CPU with AVX2 and FMA, products in that layout (3 to 256 rows,
-//! `k ≥ 128`, `B` up to 512 KiB: where it was measured to pay) are computed
+//! `k ≥ 128`, `B` up to 512 KiB, up to 16 M multiply-adds: where it was
+//! measured to pay) are computed
 //! as tiles of dot products straight from the operands, without packing:
 //! see `dot_tiles.rs`.
 //!
@@ -63,7 +64,8 @@ use crate::{dot_tiles, row_tiles};
 /// first) when the rows of `b` and `c`, or the rows of `a` and the columns
 /// of `b`, are contiguous: two plain loops that vectorize are faster there.
 /// So do products whose `a` rows and `b` columns are contiguous, of 3 to
-/// 256 rows with `k ≥ 128` and `b` up to 512 KiB, on CPUs with AVX2 and FMA
+/// 256 rows with `k ≥ 128`, `b` up to 512 KiB and up to 16 M multiply-adds,
+/// on CPUs with AVX2 and FMA
 /// (tiles of dot products; see the module docs), and, above
 /// [`SMALL_MACS`], products whose `b` rows (or, with a row-major copy made
 /// first, `b` columns) and `c` rows are contiguous, with a multiple of 8
