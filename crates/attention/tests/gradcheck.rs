@@ -31,12 +31,16 @@ proptest! {
 
     #[test]
     fn dot_product_kernel(b in 1usize..=2, t in 1usize..=3, s in 1usize..=4, heads in 1usize..=2, d in 1usize..=2, dv in 1usize..=2,
-                          scaled in any::<bool>(), padded in any::<bool>(), causal in any::<bool>(), reads in 0usize..4, seed in 0u64..1000) {
+                          scaled in any::<bool>(), padded in any::<bool>(), causal in any::<bool>(), reads in 0usize..4, shared in any::<bool>(), seed in 0u64..1000) {
         let mask = pad_mask(&lengths(b, s, seed), s);
         let scale = if scaled { 0.7 } else { 1.0 };
-        let inputs = [values(&[b, t, heads * d], seed), values(&[b, s, heads * d], seed + 1), values(&[b, s, heads * dv], seed + 2)];
+        // `shared`: one tensor as keys and values (the kernel sums dK + dV itself).
+        let mut inputs = vec![values(&[b, t, heads * d], seed), values(&[b, s, heads * d], seed + 1)];
+        if !shared {
+            inputs.push(values(&[b, s, heads * dv], seed + 2));
+        }
         check(|x| {
-            let out = dot_product_attention(&x[0], &x[1], &x[2], heads, scale, maybe(&mask, padded), causal).map_err(to_tensor)?;
+            let out = dot_product_attention(&x[0], &x[1], x.get(2).unwrap_or(&x[1]), heads, scale, maybe(&mask, padded), causal).map_err(to_tensor)?;
             // What the loss reads besides the context: everything, nothing, the mean
             // weights or the heads' weights. A result the loss does not read gets no
             // gradient (absent, not zero), and each combination is its own path.

@@ -28,7 +28,10 @@
 //! ```
 //!
 //! Four GEMMs and one pass over `(T, S)`; the transposes are stride swaps.
+//! When the keys and the values are one tensor, its gradient `dK + dV` is
+//! summed here, entry by entry.
 
+use lingo_tensor::fastmath::vectorized;
 use lingo_tensor::{Tensor, gemm, will_record};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
@@ -111,6 +114,12 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     let (context_all, weights_all, saved) = unsafe { (finished(context_all), finished(weights_all), saved.map(|s| finished(s))) };
     let heads_all = heads_all.map(|all| unsafe { finished(all) }.into_shape_with_order((n_b, heads, n_t, n_s)).unwrap_or_else(|_| unreachable!("a fresh array")));
     let mask = mask.clone();
+    // Keys and values are often one tensor (the encoder's outputs). Its
+    // gradient is then dK + dV: summed entry by entry below while both are in
+    // cache, not as two whole arrays by the tape afterwards (3.2 MB each at
+    // the benchmark's largest size). The same one addition, so the same bits
+    // whenever nothing else has added to that gradient before.
+    let shared_kv = keys.id() == values.id();
     let inputs = vec![queries.clone(), keys.clone(), values.clone()];
     let mut outputs = vec![context_all.into_dyn(), weights_all.into_dyn()];
     outputs.extend(heads_all.map(|all| all.into_dyn()));
@@ -124,13 +133,18 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         let d_heads = d_heads.as_ref().map(|g| g.view().into_shape_with_order((n_b, heads * n_t, n_s)).unwrap_or_else(|_| unreachable!("standard layout")));
         let mut dq = bw.needs(0).then(|| unzeroed(q.dim()));
         let mut dk_ = bw.needs(1).then(|| unzeroed(k.dim()));
-        let mut dv_ = bw.needs(2).then(|| unzeroed(v.dim()));
+        // Summed into dK: dV goes to scratch, one entry at a time.
+        let summed = shared_kv && bw.needs(1);
+        let mut dv_ = (bw.needs(2) && !summed).then(|| unzeroed(v.dim()));
         let items: Vec<_> = entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
-        for_each_entry(items, 2 * flops, n_t * n_s, |b, ((dq_b, dk_b), dv_b), scratch| {
-            let (mut dq_b, mut dk_b, mut dv_b) = (dq_b.map(zeroed), dk_b.map(zeroed), dv_b.map(zeroed));
+        let scratch_len = n_t * n_s + if summed { v.len() / n_b } else { 0 };
+        for_each_entry(items, 2 * flops, scratch_len, |b, ((dq_b, dk_b), dv_b), scratch| {
+            let (dw, dv_scratch) = scratch.split_at_mut(n_t * n_s);
+            let dv_scratch = summed.then(|| ArrayViewMut2::from_shape((n_s, v.dim().2), dv_scratch).unwrap_or_else(|_| unreachable!("scratch holds S·d_v")));
+            let (mut dq_b, mut dk_b, mut dv_b) = (dq_b.map(zeroed), dk_b.map(zeroed), dv_b.map(zeroed).or(dv_scratch));
             let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
             let (w_all, grad) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
-            let mut dw = ArrayViewMut2::from_shape((n_t, n_s), scratch).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
+            let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
             for h in 0..heads {
                 let cols = |d: usize| s![.., h * d..(h + 1) * d];
                 let rows = s![h * n_t..(h + 1) * n_t, ..];
@@ -158,12 +172,24 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
                     gemm(scale, dw.t(), q.slice(s![b, .., h * dk..(h + 1) * dk]), 0.0, dk_b.slice_mut(cols(dk))); // dK = α dXᵀ·Q
                 }
             }
+            if let (true, Some(dk_b), Some(dv_b)) = (summed, dk_b, dv_b) {
+                sum_into(dk_b, dv_b.view());
+            }
         });
         // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed each buffer's entry first.
         let done = |buf: Option<Array3<_>>| buf.map(|g| unsafe { finished(g) }.into_dyn());
-        vec![done(dq), done(dk_), done(dv_)]
+        vec![done(dq), done(dk_), done(dv_)] // with `summed`, dv_ is None: its part is in dk_
     });
     Ok(unpack(results))
+}
+
+/// `sum ← sum + part`, vectorized (one addition per element, so the bits
+/// of the tape's own sum of two gradients).
+fn sum_into(mut sum: ArrayViewMut2<'_, f32>, part: ArrayView2<'_, f32>) {
+    match (sum.as_slice_mut(), part.to_slice()) {
+        (Some(sum), Some(part)) => vectorized(|| sum.iter_mut().zip(part).for_each(|(s, &p)| *s += p)),
+        _ => sum += &part,
+    }
 }
 
 /// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, from `heads (H·T, S)`, head
