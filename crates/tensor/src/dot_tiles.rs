@@ -42,7 +42,9 @@
 //! loses inside a larger computation on products of tens of millions of
 //! multiply-adds, though it wins alone ([`MAX_MACS`]).
 
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::ArrayView2;
+
+use crate::gemm::Out;
 
 /// The largest `B` (`n·k` floats, 512 KiB) this path takes: every tile of
 /// rows reads all of `B`, which must stay in the core's cache between them.
@@ -80,21 +82,27 @@ pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> bool {
 }
 
 /// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it
-/// panics otherwise).
-pub(crate) fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
-    assert!(applies(a, b), "dot_tiles::gemm called on a product it does not take");
+/// panics otherwise). With `beta` = 0 no element of `c` is read.
+///
+/// # Safety
+///
+/// `c` must describe `m × n` elements that neither operand overlaps and no
+/// one else accesses during the call, written ones unless `beta` is 0.
+pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
+    assert!(applies(a, b) && c.dim == (a.nrows(), b.ncols()), "dot_tiles::gemm called on a product it does not take");
     let ((m, k), n) = (a.dim(), b.ncols());
     if m == 0 || n == 0 {
         return;
     }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `applies` checked that the CPU has AVX2 and FMA and that
-    // `a`'s rows and `b`'s columns have unit stride; the pointers and
-    // strides come from the views, so `tiles` reads and writes only inside
-    // them, and `c` is a unique view, so it aliases neither operand.
+    // `a`'s rows and `b`'s columns have unit stride; the operand pointers
+    // and strides come from the views, so `tiles` reads only inside them,
+    // and it writes only the elements `c` describes (the caller's promise).
     unsafe {
-        let [rsa, csb, rsc, csc] = [a.strides()[0], b.strides()[1], c.strides()[0], c.strides()[1]];
-        avx2::tiles(alpha, (m, k, n), (a.as_ptr(), rsa), (b.as_ptr(), csb), beta, (c.as_mut_ptr(), rsc, csc));
+        let [rsa, csb] = [a.strides()[0], b.strides()[1]];
+        let [rsc, csc] = c.strides;
+        avx2::tiles(alpha, (m, k, n), (a.as_ptr(), rsa), (b.as_ptr(), csb), beta, (c.ptr, rsc, csc));
     }
 }
 

@@ -46,8 +46,20 @@
 //! is first copied into row order, eight by eight in registers, which costs
 //! far less than `matrixmultiply`'s packing of that layout. (Recurrent layers
 //! copy `W_hhᵀ` into row order once per sequence for the forward steps.)
+//!
+//! # Into unwritten memory
+//!
+//! A fresh result is usually allocated zeroed and then overwritten by a
+//! `β = 0` product: the zeroing is a whole extra pass over memory (5 % of
+//! the dot-product attention kernel at the benchmark's largest size).
+//! [`gemm_uninit`] writes into memory not written yet instead, and
+//! [`gemm_new`] returns the product as a new array. The blocked kernels
+//! see their result as a raw block ([`Out`]) and, with `β = 0`, never read
+//! an element before writing it (`matrixmultiply` documents the same).
 
-use ndarray::{ArrayView2, ArrayViewMut2, Axis, s};
+use std::mem::MaybeUninit;
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
 use rayon::prelude::*;
 
 use crate::{dot_tiles, row_tiles};
@@ -82,71 +94,151 @@ use crate::{dot_tiles, row_tiles};
 /// assert_eq!(c, arr2(&[[6.0, 12.0], [12.0, 26.0]]));
 /// ```
 pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
-    let (m, k) = a.dim();
-    let (k2, n) = b.dim();
-    assert!(k == k2 && c.dim() == (m, n), "gemm: (m, k) x (k, n) -> (m, n) violated: {:?} x {:?} -> {:?}", a.dim(), b.dim(), c.dim());
-    if m == 0 || n == 0 {
-        return;
-    }
+    let k = checked_dims(a, b, c.dim());
     if k == 0 {
         // A·B is the zero matrix; only the β·C part is left (β = 0 overwrites, NaN too).
         c.mapv_inplace(|v| if beta == 0.0 { 0.0 } else { beta * v });
         return;
     }
-    if m <= 2 && small_gemm(alpha, a, b, beta, c.view_mut()) {
-        return;
+    match Path::of(a, b, c.strides()) {
+        Path::Direct => small_gemm(alpha, a, b, beta, c),
+        // SAFETY: `c` is a unique view of written floats, so `Out` describes
+        // memory the kernel may read and write and no operand aliases.
+        Path::Kernel(kernel) => unsafe { product(kernel, alpha, a, b, beta, Out::new(c.as_mut_ptr(), c.dim(), c.strides())) },
     }
-    // Decided once for the whole product, so that a product split between
-    // threads takes the path it takes in one call, and has its bits.
-    let path = Path::of(a, b, &c);
-    let threads = rayon::current_num_threads();
-    // Split only outside rayon's pool: work already on a pool thread (a batch
-    // entry of an attention kernel, a data-parallel shard, one of the
-    // ablation's configurations) has the other cores busy with its siblings.
-    if threads > 1 && m * n * k >= PARALLEL_MACS && rayon::current_thread_index().is_none() {
-        // Cut the longer side of C into one block per thread, each a product
-        // of its own (C's rows need A's rows, C's columns B's columns); every
-        // element is still summed over k by one kernel in one order, so the
-        // bits are those of the undivided product.
-        let (axis, len) = if m >= n { (0, m) } else { (1, n) };
-        let block = len.div_ceil(threads).next_multiple_of(16);
-        let pieces: Vec<_> = c.axis_chunks_iter_mut(Axis(axis), block).enumerate().collect();
-        pieces.into_par_iter().for_each(|(i, c)| {
-            let range = i * block..(i * block + c.len_of(Axis(axis)));
-            let (a, b) = if axis == 0 { (a.slice(s![range, ..]), b) } else { (a, b.slice(s![.., range])) };
-            one_thread(path, alpha, a, b, beta, c);
-        });
-        return;
-    }
-    one_thread(path, alpha, a, b, beta, c);
 }
 
-/// Which kernel computes a product: chosen once per product by its layout.
+/// `c ← alpha · a · b` into `c` whose elements need not have been written
+/// (a fresh [`Array::uninit`](ndarray::Array::uninit) result, or a block of
+/// one), returned as floats with every element written.
+///
+/// The same product, and the same bits, as [`gemm`] with `β = 0`, minus
+/// the zeroing that `gemm` on a fresh result would need first: `C` is
+/// written without being read (`matrixmultiply` documents that for
+/// `β = 0`, and the tile kernels do the same). The direct loops for small
+/// products, which work on slices of floats, get `c` zeroed first.
+///
+/// ```
+/// use ndarray::{arr2, Array2};
+/// let a = arr2(&[[1.0_f32, 2.0], [3.0, 4.0]]);
+/// let mut fresh = Array2::<f32>::uninit((2, 2));
+/// let c = lingo_tensor::gemm_uninit(1.0, a.view(), a.t(), fresh.view_mut());
+/// assert_eq!(c, arr2(&[[5.0, 11.0], [11.0, 25.0]]));
+/// ```
+pub fn gemm_uninit<'c>(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, mut c: ArrayViewMut2<'c, MaybeUninit<f32>>) -> ArrayViewMut2<'c, f32> {
+    let k = checked_dims(a, b, c.dim());
+    match Path::of(a, b, c.strides()) {
+        Path::Kernel(kernel) if k > 0 => {
+            // SAFETY: `c` is a unique view, so no operand aliases it, and with
+            // β = 0 every kernel writes each element of `C` before reading
+            // any; so afterwards every element is written.
+            unsafe {
+                product(kernel, alpha, a, b, 0.0, Out::new(c.as_mut_ptr().cast(), c.dim(), c.strides()));
+                c.assume_init()
+            }
+        }
+        _ => {
+            c.fill(MaybeUninit::new(0.0));
+            // SAFETY: every element was written on the line above.
+            let mut c = unsafe { c.assume_init() };
+            gemm(alpha, a, b, 0.0, c.view_mut());
+            c
+        }
+    }
+}
+
+/// `alpha · a · b` as a new `(m, n)` array, written once by
+/// [`gemm_uninit`] instead of zeroed first and then written.
+///
+/// ```
+/// let a = ndarray::arr2(&[[1.0_f32, 2.0], [3.0, 4.0]]);
+/// assert_eq!(lingo_tensor::gemm_new(2.0, a.view(), a.t()), ndarray::arr2(&[[10.0, 22.0], [22.0, 50.0]]));
+/// ```
+pub fn gemm_new(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> Array2<f32> {
+    let mut c = Array2::uninit((a.nrows(), b.ncols()));
+    gemm_uninit(alpha, a, b, c.view_mut());
+    // SAFETY: `gemm_uninit` wrote every element.
+    unsafe { c.assume_init() }
+}
+
+/// Checks `(m, k) · (k, n) → (m, n)` and returns `k`.
+fn checked_dims(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: (usize, usize)) -> usize {
+    let (m, k) = a.dim();
+    let (k2, n) = b.dim();
+    assert!(k == k2 && c == (m, n), "gemm: (m, k) x (k, n) -> (m, n) violated: {:?} x {:?} -> {c:?}", a.dim(), b.dim());
+    k
+}
+
+/// The result `C` as the kernels see it: its first element, shape and
+/// strides. They write through the pointer and, with `β = 0`, never read
+/// an element before writing it, so it may address memory not yet written
+/// ([`gemm_uninit`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Out {
+    pub(crate) ptr: *mut f32,
+    pub(crate) dim: (usize, usize),
+    pub(crate) strides: [isize; 2],
+}
+
+// SAFETY: an `Out` is only handed to other threads as disjoint blocks of
+// one result (see `product`), each written by one thread.
+unsafe impl Send for Out {}
+unsafe impl Sync for Out {}
+
+impl Out {
+    fn new(ptr: *mut f32, dim: (usize, usize), strides: &[isize]) -> Out {
+        Out { ptr, dim, strides: [strides[0], strides[1]] }
+    }
+
+    /// Rows (`axis` 0) or columns (1) `range` of the result.
+    fn block(self, axis: usize, range: std::ops::Range<usize>) -> Out {
+        let mut dim = self.dim;
+        *(if axis == 0 { &mut dim.0 } else { &mut dim.1 }) = range.len();
+        Out { ptr: self.ptr.wrapping_offset(range.start as isize * self.strides[axis]), dim, strides: self.strides }
+    }
+}
+
+/// How a product is computed: chosen once per product by its sizes and layout.
 #[derive(Debug, Clone, Copy)]
 enum Path {
+    /// The direct loops ([`small_gemm`]): small products, and one or two
+    /// rows at any size, when the rows of `B` and `C`, or the rows of `A`
+    /// and the columns of `B`, are contiguous.
+    Direct,
+    /// One of the blocked kernels, shared between threads when large.
+    Kernel(Kernel),
+}
+
+/// The blocked kernels, which write `C` through an [`Out`].
+#[derive(Debug, Clone, Copy)]
+enum Kernel {
     /// Rows of `A` and columns of `B` contiguous: [`dot_tiles`].
     DotTiles,
     /// Rows of `B` and `C` contiguous: [`row_tiles`].
     RowTiles,
     /// Columns of `B` and rows of `C` contiguous: [`row_tiles`] on a row-major copy of `B`.
     RowTilesTransposed,
-    /// Anything else: the direct loops when small, else `matrixmultiply`.
-    Other,
+    /// Anything else: `matrixmultiply`.
+    Packed,
 }
 
 impl Path {
-    fn of(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> Path {
-        if dot_tiles::applies(a, b) {
-            Path::DotTiles
+    fn of(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c_strides: &[isize]) -> Path {
+        let direct = (b.strides()[1] == 1 && c_strides[1] == 1) || (a.strides()[1] == 1 && b.strides()[0] == 1);
+        let kernel = if a.nrows() <= 2 && direct {
+            return Path::Direct;
+        } else if dot_tiles::applies(a, b) {
+            Kernel::DotTiles
         } else if a.nrows() * a.ncols() * b.ncols() <= SMALL_MACS {
-            Path::Other // the direct loops (see `SMALL_MACS`)
-        } else if row_tiles::applies(a, b, c) {
-            Path::RowTiles
-        } else if row_tiles::applies_transposed(a, b, c) {
-            Path::RowTilesTransposed
+            return if direct { Path::Direct } else { Path::Kernel(Kernel::Packed) };
+        } else if row_tiles::applies(a, b, c_strides) {
+            Kernel::RowTiles
+        } else if row_tiles::applies_transposed(a, b, c_strides) {
+            Kernel::RowTilesTransposed
         } else {
-            Path::Other
-        }
+            Kernel::Packed
+        };
+        Path::Kernel(kernel)
     }
 }
 
@@ -159,32 +251,67 @@ pub(crate) fn avx2_and_fma() -> bool {
     false
 }
 
-/// The product on this thread, by the kernel its [`Path`] names.
-fn one_thread(path: Path, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
-    match path {
-        Path::DotTiles => dot_tiles::gemm(alpha, a, b, beta, c),
-        Path::RowTiles => row_tiles::gemm(alpha, a, b, beta, c),
-        Path::RowTilesTransposed => row_tiles::gemm(alpha, a, row_tiles::transposed(b).view(), beta, c),
-        Path::Other => {
-            if !(a.nrows() * a.ncols() * b.ncols() <= SMALL_MACS && small_gemm(alpha, a, b, beta, c.view_mut())) {
-                packed_gemm(alpha, a, b, beta, c);
-            }
-        }
+/// `C ← α·A·B + β·C` by `kernel`, shared between threads when large.
+///
+/// # Safety
+///
+/// `c` must describe `(m, n)` elements that no operand overlaps and no one
+/// else accesses during the call, written ones unless `beta` is 0.
+unsafe fn product(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
+    let ((m, k), n) = (a.dim(), b.ncols());
+    let threads = rayon::current_num_threads();
+    // Split only outside rayon's pool: work already on a pool thread (a batch
+    // entry of an attention kernel, a data-parallel shard, one of the
+    // ablation's configurations) has the other cores busy with its siblings.
+    if threads > 1 && m * n * k >= PARALLEL_MACS && rayon::current_thread_index().is_none() {
+        // Cut the longer side of C into one block per thread, each a product
+        // of its own (C's rows need A's rows, C's columns B's columns); every
+        // element is still summed over k by one kernel in one order, so the
+        // bits are those of the undivided product.
+        let (axis, len) = if m >= n { (0, m) } else { (1, n) };
+        let block = len.div_ceil(threads).next_multiple_of(16);
+        (0..len.div_ceil(block)).into_par_iter().for_each(|i| {
+            let range = i * block..((i + 1) * block).min(len);
+            let (a, b) = if axis == 0 { (a.slice(s![range.clone(), ..]), b) } else { (a, b.slice(s![.., range.clone()])) };
+            // SAFETY: the blocks are disjoint parts of `c` (the caller's promise holds for each).
+            unsafe { one_thread(kernel, alpha, a, b, beta, c.block(axis, range)) };
+        });
+        return;
+    }
+    // SAFETY: the caller's promise.
+    unsafe { one_thread(kernel, alpha, a, b, beta, c) }
+}
+
+/// The product on this thread, by `kernel`.
+///
+/// # Safety
+///
+/// As for [`product`].
+unsafe fn one_thread(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
+    // SAFETY (all arms): the caller's promise about `c`.
+    match kernel {
+        Kernel::DotTiles => unsafe { dot_tiles::gemm(alpha, a, b, beta, c) },
+        Kernel::RowTiles => unsafe { row_tiles::gemm(alpha, a, b, beta, c) },
+        Kernel::RowTilesTransposed => unsafe { row_tiles::gemm(alpha, a, row_tiles::transposed(b).view(), beta, c) },
+        Kernel::Packed => unsafe { packed_gemm(alpha, a, b, beta, c) },
     }
 }
 
 /// One call of `matrixmultiply`'s packed kernel, on this thread.
-fn packed_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+///
+/// # Safety
+///
+/// As for [`product`].
+unsafe fn packed_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
     let ((m, k), n) = (a.dim(), b.ncols());
     let [rsa, csa] = [a.strides()[0], a.strides()[1]];
     let [rsb, csb] = [b.strides()[0], b.strides()[1]];
-    let [rsc, csc] = [c.strides()[0], c.strides()[1]];
-    // SAFETY: the three pointers address the first element of views whose
-    // extents (m, k), (k, n), (m, n) and strides come from ndarray itself, so
-    // every element the kernel touches lies inside its view; `c` is a unique
-    // mutable view, so it cannot alias `a` or `b`.
+    let [rsc, csc] = c.strides;
+    // SAFETY: `a` and `b` are views, so every element the kernel reads lies
+    // inside them; `c` is as the caller promises, and `matrixmultiply`
+    // documents that with β = 0 it does not read C.
     unsafe {
-        matrixmultiply::sgemm(m, k, n, alpha, a.as_ptr(), rsa, csa, b.as_ptr(), rsb, csb, beta, c.as_mut_ptr(), rsc, csc);
+        matrixmultiply::sgemm(m, k, n, alpha, a.as_ptr(), rsa, csa, b.as_ptr(), rsb, csb, beta, c.ptr, rsc, csc);
     }
 }
 
@@ -201,9 +328,9 @@ pub const PARALLEL_MACS: usize = 1 << 21;
 /// beyond a few rows and this many multiply-adds, packing wins.
 pub const SMALL_MACS: usize = 1 << 13;
 
-/// The direct loops for small products; `false` (nothing done) when neither
-/// memory layout they need is present, so the caller falls back to the GEMM.
-fn small_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) -> bool {
+/// The direct loops for small products ([`Path::Direct`], which checked
+/// that one of the two memory layouts they need is present).
+fn small_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
     let scale = |c: &mut [f32]| {
         if beta == 0.0 {
             c.fill(0.0); // β = 0 overwrites, even NaN, as BLAS does
@@ -221,9 +348,8 @@ fn small_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: 
                 c_i.iter_mut().zip(b_p).for_each(|(c, &b)| *c += s * b);
             }
         }
-        return true;
-    }
-    if a.strides()[1] == 1 && b.strides()[0] == 1 {
+    } else {
+        debug_assert!(a.strides()[1] == 1 && b.strides()[0] == 1, "Path::Direct checked one of the two layouts");
         // C[i, j] = β·C[i, j] + α·(A[i, ·] · B[·, j]): both operands read as contiguous slices
         for (a_i, mut c_i) in a.rows().into_iter().zip(c.rows_mut()) {
             let a_i = a_i.to_slice().unwrap_or_else(|| unreachable!("unit column stride"));
@@ -233,9 +359,7 @@ fn small_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: 
                 *c_ij = if beta == 0.0 { dot } else { beta * *c_ij + dot };
             }
         }
-        return true;
     }
-    false
 }
 
 /// `Σ_p x_p y_p` with eight partial sums so the loop vectorizes (one running

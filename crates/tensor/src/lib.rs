@@ -44,7 +44,7 @@
 //! |---|---|
 //! | arithmetic (broadcasting) | [`add`](Tensor::add), [`sub`](Tensor::sub), [`mul`](Tensor::mul), [`div`](Tensor::div), [`neg`](Tensor::neg), [`add_scalar`](Tensor::add_scalar), [`mul_scalar`](Tensor::mul_scalar) |
 //! | activations | [`exp`](Tensor::exp), [`log`](Tensor::log), [`tanh`](Tensor::tanh), [`sigmoid`](Tensor::sigmoid), [`relu`](Tensor::relu), [`softmax`](Tensor::softmax), [`log_softmax`](Tensor::log_softmax) |
-//! | products | [`matmul`](Tensor::matmul) (plain and batched), [`linear`](Tensor::linear); all through [`gemm`]: tiles of its own for the layouts these models use most, `matrixmultiply` for the rest |
+//! | products | [`matmul`](Tensor::matmul) (plain and batched), [`linear`](Tensor::linear); all through [`gemm`]: tiles of its own for the layouts these models use most, `matrixmultiply` for the rest; [`gemm_uninit`] and [`gemm_new`] write fresh results without zeroing them first |
 //! | reductions | [`sum`](Tensor::sum), [`mean`](Tensor::mean), [`sum_all`](Tensor::sum_all), [`mean_all`](Tensor::mean_all) |
 //! | shapes | [`reshape`](Tensor::reshape), [`unsqueeze`](Tensor::unsqueeze), [`permute`](Tensor::permute), [`transpose`](Tensor::transpose), [`cat`](Tensor::cat), [`stack`](Tensor::stack), [`narrow`](Tensor::narrow), [`split`](Tensor::split) |
 //! | indexing | [`index_select`](Tensor::index_select), [`embedding`](Tensor::embedding), [`masked_fill`](Tensor::masked_fill) |
@@ -101,5 +101,5 @@ pub use param::{Module, Param};
 pub use rnn::{RnnWeights, SeqInput};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
-pub use gemm::{PARALLEL_MACS, SMALL_MACS, dot8, gemm};
+pub use gemm::{PARALLEL_MACS, SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
 pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad, will_record};

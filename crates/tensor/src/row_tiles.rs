@@ -62,7 +62,9 @@
 //! table) 2.2 against 5.2, `448×64·(256×64)ᵀ` (an LSTM's input projection
 //! over all steps) 136 against 151. The same bits, again.
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{Array2, ArrayView2};
+
+use crate::gemm::Out;
 
 /// `matrixmultiply`'s block along `k` for `f32` (its `S_KC`): each element's
 /// chain of multiply-adds restarts here, as it does there.
@@ -86,20 +88,20 @@ const MAX_K: usize = 512;
 /// contiguous, a multiple of 8 columns, `k` at most [`MAX_K`], `b` no larger
 /// than [`MAX_B`], and a CPU with AVX2 and FMA. A block of rows, or of
 /// columns cut at multiples of 8, of a product it takes is taken too.
-pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> bool {
-    b.strides()[1] == 1 && fits(a, b, c)
+pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c_strides: &[isize]) -> bool {
+    b.strides()[1] == 1 && fits(a, b, c_strides)
 }
 
 /// Whether this path takes `a·b` into `c` after copying `b` into row order
 /// with [`transposed`]: as [`applies`], with the columns of `b` contiguous
 /// instead of its rows.
-pub(crate) fn applies_transposed(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> bool {
-    b.strides()[0] == 1 && fits(a, b, c)
+pub(crate) fn applies_transposed(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c_strides: &[isize]) -> bool {
+    b.strides()[0] == 1 && fits(a, b, c_strides)
 }
 
 /// What both layouts need besides `b`'s: see [`applies`].
-fn fits(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: &ArrayViewMut2<'_, f32>) -> bool {
-    let sizes = c.strides()[1] == 1 && b.ncols().is_multiple_of(8) && a.ncols() <= MAX_K && b.len() <= MAX_B;
+fn fits(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c_strides: &[isize]) -> bool {
+    let sizes = c_strides[1] == 1 && b.ncols().is_multiple_of(8) && a.ncols() <= MAX_K && b.len() <= MAX_B;
     sizes && crate::gemm::avx2_and_fma()
 }
 
@@ -126,9 +128,15 @@ pub(crate) fn transposed(b: ArrayView2<'_, f32>) -> Array2<f32> {
 }
 
 /// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it
-/// panics otherwise).
-pub(crate) fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
-    assert!(applies(a, b, &c), "row_tiles::gemm called on a product it does not take");
+/// panics otherwise). With `beta` = 0 no element of `c` is read before it
+/// is written.
+///
+/// # Safety
+///
+/// `c` must describe `m × n` elements that neither operand overlaps and no
+/// one else accesses during the call, written ones unless `beta` is 0.
+pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
+    assert!(applies(a, b, &c.strides) && c.dim == (a.nrows(), b.ncols()), "row_tiles::gemm called on a product it does not take");
     let ((m, k), n) = (a.dim(), b.ncols());
     if m == 0 || n == 0 {
         return;
@@ -136,11 +144,12 @@ pub(crate) fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, b
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `applies` checked that the CPU has AVX2 and FMA, that `b`'s
     // and `c`'s rows have unit stride and that `n` is a multiple of 8; the
-    // pointers and strides come from the views, so `tiles` reads and writes
-    // only inside them, and `c` is a unique view, so it aliases neither operand.
+    // operand pointers and strides come from the views, so `tiles` reads
+    // only inside them, and it writes only the elements `c` describes (the
+    // caller's promise).
     unsafe {
-        let [rsa, csa, rsb, rsc] = [a.strides()[0], a.strides()[1], b.strides()[0], c.strides()[0]];
-        avx2::tiles(alpha, (m, k, n), (a.as_ptr(), rsa, csa), (b.as_ptr(), rsb), beta, (c.as_mut_ptr(), rsc));
+        let [rsa, csa, rsb] = [a.strides()[0], a.strides()[1], b.strides()[0]];
+        avx2::tiles(alpha, (m, k, n), (a.as_ptr(), rsa, csa), (b.as_ptr(), rsb), beta, (c.ptr, c.strides[0]));
     }
 }
 

@@ -1,8 +1,11 @@
 //! `gemm` against a plain triple loop in f64, on both sides of the size at
 //! which it stops packing (`SMALL_MACS`), for every combination of
-//! transposed operands and for the `β` values that behave differently.
+//! transposed operands and for the `β` values that behave differently;
+//! `gemm_uninit` against `gemm` with `β = 0`, bit for bit.
 
-use lingo_tensor::{PARALLEL_MACS, SMALL_MACS, gemm};
+use std::mem::MaybeUninit;
+
+use lingo_tensor::{PARALLEL_MACS, SMALL_MACS, gemm, gemm_uninit};
 use ndarray::{Array2, ArrayView2};
 
 fn reference(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: &Array2<f32>) -> Array2<f64> {
@@ -59,6 +62,13 @@ fn small_and_packed_products_agree_with_a_plain_loop() {
                 gemm(alpha, a.view(), b.view(), beta, c.view_mut());
                 for (got, want) in c.iter().zip(&want) {
                     assert!((f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs()), "{m}x{k}x{n} ta={ta} tb={tb} α={alpha} β={beta}: {got} vs {want}");
+                }
+                if beta == 0.0 {
+                    // Into memory not written yet: `gemm`'s bits, on every path. NaN
+                    // stands for whatever was there; reading any of it would show.
+                    let mut fresh = Array2::from_elem((m, n), MaybeUninit::new(f32::NAN));
+                    let got = gemm_uninit(alpha, a.view(), b.view(), fresh.view_mut());
+                    assert!(got.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()), "{m}x{k}x{n} ta={ta} tb={tb} α={alpha}: gemm_uninit differs");
                 }
             }
         }

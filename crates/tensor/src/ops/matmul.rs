@@ -4,10 +4,10 @@
 //! For `C = A·B` the backward rules are `dA = dC·Bᵀ` and `dB = Aᵀ·dC`; the
 //! transposes are stride swaps, never copies.
 
-use ndarray::{Array2, Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
+use ndarray::{Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
 
 use crate::error::{Result, bad_shape, mismatch};
-use crate::gemm::gemm;
+use crate::gemm::{gemm, gemm_new};
 use crate::tensor::Tensor;
 
 /// Views a 2-D or 3-D array as `(batch, rows, cols)`; a 2-D one has batch 1.
@@ -113,12 +113,16 @@ impl Tensor {
         }
         let rows = self.len() / n_in.max(1);
         let x = flat_rows(self.data(), rows, n_in);
-        let mut y = Array2::zeros((rows, n_out));
-        if let Some(b) = bias {
-            y.assign(&b.data().view().into_shape_with_order((1, n_out)).unwrap_or_else(|_| unreachable!()));
-        }
         let w = weight.data().view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
-        gemm(1.0, x.view(), w.t(), if bias.is_some() { 1.0 } else { 0.0 }, y.view_mut());
+        let y = match bias {
+            // y = b, then y += x·Wᵀ
+            Some(b) => {
+                let mut y = b.data().view().into_shape_with_order((1, n_out)).unwrap_or_else(|_| unreachable!()).broadcast((rows, n_out)).unwrap_or_else(|| unreachable!()).to_owned();
+                gemm(1.0, x.view(), w.t(), 1.0, y.view_mut());
+                y
+            }
+            None => gemm_new(1.0, x.view(), w.t()),
+        };
         let mut out_shape = sx.to_vec();
         *out_shape.last_mut().unwrap_or_else(|| unreachable!()) = n_out;
         let out = y.into_shape_with_order(out_shape).map_err(|e| bad_shape("linear", sx, e.to_string()))?;
@@ -129,14 +133,11 @@ impl Tensor {
             let w = bw.input(1).view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
             let dy = flat_rows(bw.grad, rows, n_out);
             let dx = bw.needs(0).then(|| {
-                let mut dx = Array2::zeros((rows, n_in));
-                gemm(1.0, dy.view(), w, 0.0, dx.view_mut()); // dx = dy·W
+                let dx = gemm_new(1.0, dy.view(), w); // dx = dy·W
                 dx.into_shape_with_order(bw.input(0).shape()).unwrap_or_else(|_| unreachable!()).into_dyn()
             });
             let dw = bw.needs(1).then(|| {
-                let mut dw = Array2::zeros((n_out, n_in));
-                gemm(1.0, dy.t(), x.view(), 0.0, dw.view_mut()); // dW = dyᵀ·x
-                dw.into_dyn()
+                gemm_new(1.0, dy.t(), x.view()).into_dyn() // dW = dyᵀ·x
             });
             let mut grads = vec![dx, dw];
             if bw.inputs.len() == 3 {
