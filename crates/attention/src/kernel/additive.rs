@@ -36,7 +36,7 @@
 //! Positions hidden by the causal mask are skipped outright.
 
 use lingo_tensor::fastmath::tanh_slice;
-use lingo_tensor::{Tensor, dot8, gemm, will_record};
+use lingo_tensor::{Tensor, dot8, gemm, gemm_uninit, will_record};
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
@@ -132,7 +132,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     let mut kept = (will_record([q_proj, k_proj, v, values]) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
     let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut kept, n_b)).collect();
     for_each_entry(items, flops, n_s * n_a, |b, ((context, weights), mut kept_b), scratch| {
-        let (mut context, mut weights) = (zeroed(context), zeroed(weights));
+        let mut weights = zeroed(weights);
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
             let mut x = weights.row_mut(t);
@@ -142,10 +142,11 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             };
             query_weights(h, row(qp, t), kp, v_slice, x.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
         }
-        gemm(1.0, weights.view(), vals.index_axis(Axis(0), b), 0.0, context.view_mut()); // C = W·V
+        gemm_uninit(1.0, weights.view(), vals.index_axis(Axis(0), b), context); // C = W·V
     });
 
-    // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed both first.
+    // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed
+    // the weights' first and wrote the context's whole.
     let (context_all, weights_all) = unsafe { (finished(context_all), finished(weights_all)) };
     let mask = mask.clone();
     let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
@@ -174,7 +175,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!());
             let (w, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
             if let Some(dvals_b) = dvals_b {
-                gemm(1.0, w.t(), dc, 0.0, zeroed(dvals_b)); // dV = Wᵀ·dC
+                gemm_uninit(1.0, w.t(), dc, dvals_b); // dV = Wᵀ·dC
             }
             let Some(((dq_b, dk_b), dv_b)) = score else { return };
             dw.assign(&d_weights.index_axis(Axis(0), b));
@@ -187,7 +188,7 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
             score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, &mask, grads);
         });
         let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
-        // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed its part of `dvals` first.
+        // SAFETY: `for_each_entry` ran the closure on every entry, which wrote its part of `dvals` whole (a product).
         let dvals = dvals.map(|g| unsafe { finished(g) }.into_dyn());
         vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals]
     });

@@ -32,10 +32,12 @@
 //! summed here, entry by entry.
 
 use lingo_tensor::fastmath::vectorized;
-use lingo_tensor::{Tensor, gemm, will_record};
+use std::mem::MaybeUninit;
+
+use lingo_tensor::{Tensor, gemm, gemm_uninit, will_record};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
-use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
+use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed};
 use crate::attention::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -84,24 +86,29 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     // benchmark's largest size). Without a backward pass (decoding), none.
     let mut saved = will_record([queries, keys, values]).then(|| unzeroed((n_b, heads * n_t, n_s)));
     let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut heads_all, n_b)).zip(entries(&mut saved, n_b)).collect();
-    for_each_entry(items, flops, 0, |b, (((context, weights), head_weights), saved), _| {
-        let (mut context, mut weights, mut head_weights) = (zeroed(context), zeroed(weights), head_weights.map(zeroed));
+    for_each_entry(items, flops, 0, |b, (((mut context, mut weights), mut head_weights), saved), _| {
+        // Every result is written whole by a product that does not read it
+        // (`gemm_uninit`), or by the mean: nothing is zeroed first.
         for h in 0..heads {
             let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
             let kh = k.slice(s![b, .., h * dk..(h + 1) * dk]);
-            let mut w = match head_weights.as_mut() {
+            let scores = match head_weights.as_mut() {
                 Some(all) => all.slice_mut(s![h * n_t..(h + 1) * n_t, ..]),
                 None => weights.view_mut(),
             };
-            gemm(scale, qh, kh.t(), 0.0, w.view_mut()); // X = α Q·Kᵀ
+            let mut w = gemm_uninit(scale, qh, kh.t(), scores); // X = α Q·Kᵀ
             for (t, mut row) in w.rows_mut().into_iter().enumerate() {
                 masked_softmax(row.as_slice_mut().unwrap_or_else(|| unreachable!("rows of an entry are contiguous")), mask.row(b, t, n_t, n_s));
             }
-            gemm(1.0, w.view(), v.slice(s![b, .., h * dv..(h + 1) * dv]), 0.0, context.slice_mut(s![.., h * dv..(h + 1) * dv])); // C = W·V
+            gemm_uninit(1.0, w.view(), v.slice(s![b, .., h * dv..(h + 1) * dv]), context.slice_mut(s![.., h * dv..(h + 1) * dv])); // C = W·V
         }
-        if let Some(all) = &head_weights {
-            mean_over_heads(all.view(), weights.view_mut(), heads);
-        }
+        // SAFETY: the loop wrote each head's block of the heads' weights, or
+        // (one head) the weights themselves.
+        let head_weights = head_weights.map(|all| unsafe { all.assume_init() });
+        let weights = match &head_weights {
+            Some(all) => mean_over_heads(all.view(), weights, heads),
+            None => unsafe { weights.assume_init() },
+        };
         if let Some(mut saved) = saved {
             saved.zip_mut_with(head_weights.as_ref().unwrap_or(&weights), |s, &w| {
                 s.write(w);
@@ -109,8 +116,9 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         }
     });
 
-    // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed
-    // each result's entry first and wrote every element of `saved`'s.
+    // SAFETY: `for_each_entry` ran the closure on every entry, which wrote
+    // every element of each result's entry (the context head by head) and
+    // of `saved`'s.
     let (context_all, weights_all, saved) = unsafe { (finished(context_all), finished(weights_all), saved.map(|s| finished(s))) };
     let heads_all = heads_all.map(|all| unsafe { finished(all) }.into_shape_with_order((n_b, heads, n_t, n_s)).unwrap_or_else(|_| unreachable!("a fresh array")));
     let mask = mask.clone();
@@ -140,8 +148,13 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         let scratch_len = n_t * n_s + if summed { v.len() / n_b } else { 0 };
         for_each_entry(items, 2 * flops, scratch_len, |b, ((dq_b, dk_b), dv_b), scratch| {
             let (dw, dv_scratch) = scratch.split_at_mut(n_t * n_s);
+            // SAFETY: `MaybeUninit<f32>` is laid out as `f32`, and only floats
+            // are stored through this view (by `gemm_uninit`), so the scratch
+            // stays valid floats.
+            let dv_scratch = unsafe { &mut *(std::ptr::from_mut(dv_scratch) as *mut [MaybeUninit<f32>]) };
             let dv_scratch = summed.then(|| ArrayViewMut2::from_shape((n_s, v.dim().2), dv_scratch).unwrap_or_else(|_| unreachable!("scratch holds S·d_v")));
-            let (mut dq_b, mut dk_b, mut dv_b) = (dq_b.map(zeroed), dk_b.map(zeroed), dv_b.map(zeroed).or(dv_scratch));
+            // Each gradient's entry is written whole, head by head, by products that do not read it.
+            let (mut dq_b, mut dk_b, mut dv_b) = (dq_b, dk_b, dv_b.or(dv_scratch));
             let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
             let (w_all, grad) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
             let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
@@ -152,7 +165,7 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
                 let dc = grad.slice(cols(dv));
                 let vh = v.slice(s![b, .., h * dv..(h + 1) * dv]);
                 if let Some(dv_b) = dv_b.as_mut() {
-                    gemm(1.0, w.t(), dc, 0.0, dv_b.slice_mut(cols(dv))); // dV = Wᵀ·dC
+                    gemm_uninit(1.0, w.t(), dc, dv_b.slice_mut(cols(dv))); // dV = Wᵀ·dC
                 }
                 if dq_b.is_none() && dk_b.is_none() {
                     continue;
@@ -166,17 +179,18 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
                     masked_softmax_backward(w_row, dw_row.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
                 }
                 if let Some(dq_b) = dq_b.as_mut() {
-                    gemm(scale, dw.view(), k.slice(s![b, .., h * dk..(h + 1) * dk]), 0.0, dq_b.slice_mut(cols(dk))); // dQ = α dX·K
+                    gemm_uninit(scale, dw.view(), k.slice(s![b, .., h * dk..(h + 1) * dk]), dq_b.slice_mut(cols(dk))); // dQ = α dX·K
                 }
                 if let Some(dk_b) = dk_b.as_mut() {
-                    gemm(scale, dw.t(), q.slice(s![b, .., h * dk..(h + 1) * dk]), 0.0, dk_b.slice_mut(cols(dk))); // dK = α dXᵀ·Q
+                    gemm_uninit(scale, dw.t(), q.slice(s![b, .., h * dk..(h + 1) * dk]), dk_b.slice_mut(cols(dk))); // dK = α dXᵀ·Q
                 }
             }
             if let (true, Some(dk_b), Some(dv_b)) = (summed, dk_b, dv_b) {
-                sum_into(dk_b, dv_b.view());
+                // SAFETY: every head wrote its columns of both, above.
+                sum_into(unsafe { dk_b.assume_init() }, unsafe { dv_b.assume_init() }.view());
             }
         });
-        // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed each buffer's entry first.
+        // SAFETY: `for_each_entry` ran the closure on every entry, whose heads wrote each buffer's entry whole.
         let done = |buf: Option<Array3<_>>| buf.map(|g| unsafe { finished(g) }.into_dyn());
         vec![done(dq), done(dk_), done(dv_)] // with `summed`, dv_ is None: its part is in dk_
     });
@@ -194,14 +208,19 @@ fn sum_into(mut sum: ArrayViewMut2<'_, f32>, part: ArrayView2<'_, f32>) {
 
 /// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, from `heads (H·T, S)`, head
 /// after head; heads are added in order, so the bits are fixed.
-fn mean_over_heads(all: ArrayView2<'_, f32>, mut mean: ArrayViewMut2<'_, f32>, heads: usize) {
+fn mean_over_heads<'m>(all: ArrayView2<'_, f32>, mut mean: ArrayViewMut2<'m, MaybeUninit<f32>>, heads: usize) -> ArrayViewMut2<'m, f32> {
     let n_t = mean.nrows();
-    mean.assign(&all.slice(s![..n_t, ..]));
+    Zip::from(&mut mean).and(all.slice(s![..n_t, ..])).for_each(|m, &w| {
+        m.write(w);
+    });
+    // SAFETY: every element was written just above.
+    let mut mean = unsafe { mean.assume_init() };
     for h in 1..heads {
         mean += &all.slice(s![h * n_t..(h + 1) * n_t, ..]);
     }
     let inv = 1.0 / heads as f32;
     mean.mapv_inplace(|m| m * inv);
+    mean
 }
 
 /// The gradient reaching one head's weights from outside the op, into

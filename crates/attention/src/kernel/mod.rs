@@ -60,11 +60,13 @@ pub(crate) fn checked3<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> ArrayVie
 }
 
 /// A `(batch, len, width)` result left unwritten here: each batch entry is
-/// zeroed by the thread that computes it, through [`zeroed`], just before it
-/// writes there. Zeroing a whole result up front ran on the calling thread
-/// while the others waited (the four 1.6 MB results of `dot` at the middle
-/// benchmark size, about a tenth of its time); entry by entry the zeroing is
-/// shared out and leaves the entry in cache for the product that fills it.
+/// written by the thread that computes it, by products that do not read it
+/// (`gemm_uninit`), or zeroed through [`zeroed`] just before it is built up
+/// there. Zeroing a whole result up front ran on the calling thread while
+/// the others waited (the four 1.6 MB results of `dot` at the middle
+/// benchmark size, about a tenth of its time); zeroing entry by entry in the
+/// workers still cost 5 % of `dot` at the largest size, and a product into
+/// unwritten memory needs none.
 pub(crate) fn unzeroed(dim: (usize, usize, usize)) -> Array3<MaybeUninit<f32>> {
     Array3::uninit(dim)
 }
@@ -83,9 +85,10 @@ pub(crate) fn zeroed(mut entry: ArrayViewMut2<'_, MaybeUninit<f32>>) -> ArrayVie
 ///
 /// # Safety
 ///
-/// Every element must have been written: the kernels pass each entry to
-/// [`zeroed`] first thing for each item of [`for_each_entry`], which visits
-/// them all, or write every element of it there (a copy).
+/// Every element must have been written: the kernels write every element
+/// of each entry (products through `gemm_uninit`, a copy) or pass it to
+/// [`zeroed`] first, for each item of [`for_each_entry`], which visits them
+/// all.
 pub(crate) unsafe fn finished(result: Array3<MaybeUninit<f32>>) -> Array3<f32> {
     // SAFETY: the caller promises every element was written (see above).
     unsafe { result.assume_init() }
