@@ -223,6 +223,8 @@ enum Kernel {
 }
 
 impl Path {
+    /// Decided once for the whole product, so that a product split between
+    /// threads takes the path it takes in one call, and has its bits.
     fn of(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c_strides: &[isize]) -> Path {
         let direct = (b.strides()[1] == 1 && c_strides[1] == 1) || (a.strides()[1] == 1 && b.strides()[0] == 1);
         let kernel = if a.nrows() <= 2 && direct {

@@ -31,9 +31,9 @@
 //! When the keys and the values are one tensor, its gradient `dK + dV` is
 //! summed here, entry by entry.
 
-use lingo_tensor::fastmath::vectorized;
 use std::mem::MaybeUninit;
 
+use lingo_tensor::fastmath::vectorized;
 use lingo_tensor::{Tensor, gemm, gemm_uninit, will_record};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
