@@ -106,15 +106,15 @@ pub(crate) fn masked_softmax(row: &mut [f32], mask: RowMask<'_>) {
 fn softmax_unless(row: &mut [f32], hidden: impl Fn(usize) -> bool) -> bool {
     // m: eight running maxima, so the loop runs eight lanes wide.
     let mut lanes = [f32::MIN; 8];
-    let mut visible = 0;
+    let mut any = false;
     for (c, chunk) in row.chunks(8).enumerate() {
         for (i, (&x, lane)) in chunk.iter().zip(&mut lanes).enumerate() {
             let h = hidden(8 * c + i);
-            visible += usize::from(!h);
+            any |= !h;
             *lane = lane.max(if h { f32::MIN } else { x });
         }
     }
-    if visible == 0 {
+    if !any {
         return false;
     }
     let max = lanes.into_iter().fold(f32::MIN, f32::max);

@@ -112,8 +112,8 @@ impl Gradients {
     ///
     /// Large sums are shared between rayon's threads when the backward pass
     /// runs outside its pool (it waits for them anyway): a tensor read twice,
-    /// such as the encoder outputs that are both keys and values, gets two
-    /// gradients of its full size. Each element is one addition either way,
+    /// such as the encoder outputs that `general` attention reads as values
+    /// and through its key projection, gets two gradients of its full size. Each element is one addition either way,
     /// so the bits do not depend on the threads.
     fn accumulate(&mut self, id: TensorId, grad: ArrayD<f32>) {
         match self.map.get_mut(&id) {
