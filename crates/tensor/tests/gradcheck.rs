@@ -153,6 +153,16 @@ proptest! {
     }
 
     #[test]
+    fn fused_output_layer_and_cross_entropy(rows in 1usize..6, input in 1usize..4, classes in 2usize..6, smoothing in 0.0f32..0.3, ignore in any::<bool>(), bias in any::<bool>(), seed in any::<u64>()) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let targets: Vec<usize> = (0..rows).map(|_| rng.random_range(0..classes)).collect();
+        let opts = CrossEntropy { ignore_index: ignore.then_some(0), label_smoothing: smoothing };
+        let mut inputs = vec![values(&[rows, input], -1.0, 1.0, seed), values(&[classes, input], -1.0, 1.0, seed + 1)];
+        inputs.extend(bias.then(|| values(&[classes], -1.0, 1.0, seed + 2)));
+        check(|t| t[0].linear_cross_entropy(&t[1], t.get(2), &targets, opts), &inputs)?;
+    }
+
+    #[test]
     fn recurrent_cells(batch in 1usize..4, input in 1usize..4, hidden in 1usize..4, seed in any::<u64>()) {
         let (x, h, c) = (values(&[batch, input], -1.0, 1.0, seed), values(&[batch, hidden], -1.0, 1.0, seed + 1), values(&[batch, hidden], -1.0, 1.0, seed + 2));
         let lstm = rnn_weights(4, input, hidden, seed + 3);

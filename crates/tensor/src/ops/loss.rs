@@ -1,13 +1,21 @@
-//! The fused cross-entropy loss over logits.
+//! The fused cross-entropy loss over logits, and the output layer fused
+//! with it.
 //!
 //! Composing `log_softmax` and a gather would keep a `(rows, classes)` log-prob
 //! array alive and walk it twice; fusing gives the short, stable gradient
-//! `softmax(z) - q` directly.
+//! `softmax(z) - q` directly. [`Tensor::cross_entropy`] reads logits made by
+//! any op; [`Tensor::linear_cross_entropy`] also makes them, from the last
+//! layer's input, so that the logits, the probabilities and their gradient
+//! are one buffer overwritten in place.
 
-use ndarray::{Array2, ArrayD, Ix2};
+use std::sync::Mutex;
+
+use ndarray::{Array2, ArrayD, Axis, CowArray, Ix2};
+use rayon::prelude::*;
 
 use crate::error::{Result, bad_arg, mismatch};
-use crate::tensor::Tensor;
+use crate::gemm::gemm_new;
+use crate::tensor::{Tensor, will_record};
 
 /// Options of [`Tensor::cross_entropy`], as in PyTorch's `nn.CrossEntropyLoss`.
 ///
@@ -98,4 +106,222 @@ impl Tensor {
             vec![Some(g.into_dyn())]
         }))
     }
+}
+
+/// Rows of the fused op's softmax handled by one task: enough work per task
+/// to be worth a thread, few enough rows that a task's block stays in cache.
+const ROWS_PER_TASK: usize = 16;
+
+impl Tensor {
+    /// The output layer and its loss as one op: the same value as
+    /// `x.linear(weight, bias)?.cross_entropy(targets, opts)`, for
+    /// `x (rows, in)`, `weight (classes, in)`, `bias (classes)`.
+    ///
+    /// With a vocabulary of thousands, the `(rows, classes)` logits are most
+    /// of a translation model's memory traffic. Here they live in one
+    /// buffer that is never copied: the product writes the logits, a pass
+    /// per row (rows shared between threads in blocks)
+    /// turns them into probabilities in place and takes each row's loss,
+    /// and backward turns the probabilities into the gradient `(p - q) / n`
+    /// in place before the two products
+    ///
+    /// ```text
+    /// dx = G·W      dW = Gᵀ·x      db = Σ_rows G
+    /// ```
+    ///
+    /// Rows whose target is `ignore_index` (padding) get no logits at all:
+    /// they are left out before the product, and their `dx` rows are 0.
+    /// Each row's loss is computed by one thread and the losses are summed
+    /// in row order, so the bits do not depend on the thread count. The
+    /// exponentials are the vectorized ones of [`fastmath`](crate::fastmath)
+    /// (about 2·10⁻⁷ relative error), so the result may differ from the
+    /// composed ops in the last bits.
+    ///
+    /// ```
+    /// use lingo_tensor::{CrossEntropy, Tensor};
+    /// let x = Tensor::from_vec(vec![0.5, -1.0, 2.0, 0.0, 1.0, 1.0], &[3, 2]).unwrap();
+    /// let w = Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0, -1.0, 1.0, 0.5, 0.5], &[4, 2]).unwrap();
+    /// let b = Tensor::from_vec(vec![0.0, 0.1, 0.2, 0.3], &[4]).unwrap();
+    /// let opts = CrossEntropy { ignore_index: Some(0), label_smoothing: 0.1 };
+    /// let fused = x.linear_cross_entropy(&w, Some(&b), &[2, 0, 3], opts).unwrap().item().unwrap();
+    /// let composed = x.linear(&w, Some(&b)).unwrap().cross_entropy(&[2, 0, 3], opts).unwrap().item().unwrap();
+    /// assert!((fused - composed).abs() < 1e-6);
+    /// ```
+    pub fn linear_cross_entropy(&self, weight: &Tensor, bias: Option<&Tensor>, targets: &[usize], opts: CrossEntropy) -> Result<Tensor> {
+        let (sx, sw) = (self.shape(), weight.shape());
+        if sx.len() != 2 || sw.len() != 2 || sx[1] != sw[1] {
+            return Err(mismatch("linear_cross_entropy", sx, sw, "expected x (rows, in) and weight (classes, in)"));
+        }
+        if sx[0] != targets.len() {
+            return Err(mismatch("linear_cross_entropy", sx, &[targets.len()], "expected one target per row of x"));
+        }
+        let classes = sw[0];
+        if let Some(b) = bias.filter(|b| b.shape() != [classes]) {
+            return Err(mismatch("linear_cross_entropy", sw, b.shape(), format!("bias must have shape [{classes}]")));
+        }
+        let eps = opts.label_smoothing;
+        if !(0.0..=1.0).contains(&eps) {
+            return Err(bad_arg("linear_cross_entropy", format!("label smoothing must be in [0, 1], got {eps}")));
+        }
+        if let Some(&bad) = targets.iter().find(|&&t| t >= classes && Some(t) != opts.ignore_index) {
+            return Err(bad_arg("linear_cross_entropy", format!("target {bad} is out of range for {classes} classes")));
+        }
+        let plan = OutputRows {
+            // The rows that count, and their targets: padding never reaches the product.
+            kept: (0..targets.len()).filter(|&r| Some(targets[r]) != opts.ignore_index).collect(),
+            targets: targets.iter().copied().filter(|&t| Some(t) != opts.ignore_index).collect(),
+            bias: bias.map(Tensor::to_vec),
+            eps,
+        };
+        let (probs, losses) = plan.probabilities(self.data(), weight.data());
+        let counted = plan.kept.len();
+        let loss = if counted == 0 { 0.0 } else { (losses.iter().sum::<f64>() / counted as f64) as f32 };
+        let mut inputs = vec![self.clone(), weight.clone()];
+        inputs.extend(bias.cloned());
+        if !will_record(&inputs) {
+            return Ok(Tensor::new(ArrayD::from_elem(vec![], loss)));
+        }
+        // Backward takes the probabilities to overwrite them; a second walk
+        // of the same graph (rare) computes them again.
+        let saved = Mutex::new(Some(probs));
+        let (rows, n_in) = (sx[0], sx[1]);
+        Ok(Tensor::from_op("linear_cross_entropy", ArrayD::from_elem(vec![], loss), inputs, move |bw| {
+            let taken = saved.lock().map(|mut s| s.take()).unwrap_or(None);
+            let mut g = taken.unwrap_or_else(|| plan.probabilities(bw.input(0), bw.input(1)).0);
+            // G = (p - q) · dL / n, row by row in place
+            let scale = bw.grad.iter().next().copied().unwrap_or(0.0) / counted.max(1) as f32;
+            g.axis_chunks_iter_mut(Axis(0), ROWS_PER_TASK).into_par_iter().zip(plan.targets.par_chunks(ROWS_PER_TASK)).for_each(|(mut block, ys)| {
+                for (mut row, &y) in block.outer_iter_mut().zip(ys) {
+                    row -= eps / classes as f32; // - q: the smoothed part ...
+                    row[y] -= 1.0 - eps; // ... and the true class
+                    row *= scale;
+                }
+            });
+            let w = bw.input(1).view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
+            let dx = bw.needs(0).then(|| {
+                let dx_kept = gemm_new(1.0, g.view(), w); // dx = G·W
+                if counted == rows {
+                    return dx_kept.into_dyn();
+                }
+                let mut dx = Array2::<f32>::zeros((rows, n_in)); // ignored rows: no gradient
+                for (&r, row) in plan.kept.iter().zip(dx_kept.outer_iter()) {
+                    dx.row_mut(r).assign(&row);
+                }
+                dx.into_dyn()
+            });
+            let dw = bw.needs(1).then(|| gemm_new(1.0, g.t(), kept_rows(bw.input(0), &plan.kept).view()).into_dyn()); // dW = Gᵀ·x
+            let mut grads = vec![dx, dw];
+            if bw.inputs.len() == 3 {
+                grads.push(bw.needs(2).then(|| g.sum_axis(Axis(0)).into_dyn())); // db = Σ_rows G
+            }
+            grads
+        }))
+    }
+}
+
+/// What [`Tensor::linear_cross_entropy`] needs to compute its probabilities
+/// (again, in backward, when the graph is walked twice).
+struct OutputRows {
+    /// The rows of `x` whose target is not ignored, in order.
+    kept: Vec<usize>,
+    /// Their targets.
+    targets: Vec<usize>,
+    /// The bias, if any.
+    bias: Option<Vec<f32>>,
+    /// Label smoothing `ε`.
+    eps: f32,
+}
+
+impl OutputRows {
+    /// `softmax(x_kept·Wᵀ + b)` `(kept, classes)` and each kept row's loss.
+    fn probabilities(&self, x: &ArrayD<f32>, w: &ArrayD<f32>) -> (Array2<f32>, Vec<f64>) {
+        let w = w.view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("linear_cross_entropy checked the weight"));
+        let mut probs = gemm_new(1.0, kept_rows(x, &self.kept).view(), w.t()); // logits (kept, classes)
+        let losses = softmax_rows(&mut probs, self.bias.as_deref(), &self.targets, self.eps);
+        (probs, losses)
+    }
+}
+
+/// The rows `kept` of `x (rows, in)` as a matrix: `x` itself when every row is kept.
+fn kept_rows<'a>(x: &'a ArrayD<f32>, kept: &[usize]) -> CowArray<'a, f32, Ix2> {
+    let x = x.view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("linear_cross_entropy checked x"));
+    if kept.len() == x.nrows() { CowArray::from(x) } else { CowArray::from(x.select(Axis(0), kept)) }
+}
+
+/// Turns each row of logits `z` (plus `bias`) into `softmax(z)` in place and
+/// returns each row's loss `-(1-ε) log p_y - (ε/C) Σ_c log p_c`, where
+///
+/// ```text
+/// log p_c = (z_c - max z) - log Σ_c' e^{z_c' - max z}
+/// Σ_c log p_c = Σ_c z_c - C·max z - C·log Σ_c' e^{z_c' - max z}
+/// ```
+///
+/// Rows are shared between threads in blocks; each row is one thread's, so
+/// its loss has the same bits for any thread count.
+fn softmax_rows(z: &mut Array2<f32>, bias: Option<&[f32]>, targets: &[usize], eps: f32) -> Vec<f64> {
+    let classes = z.ncols();
+    let mut losses = vec![0.0_f64; z.nrows()];
+    z.axis_chunks_iter_mut(Axis(0), ROWS_PER_TASK)
+        .into_par_iter()
+        .zip(losses.par_chunks_mut(ROWS_PER_TASK))
+        .zip(targets.par_chunks(ROWS_PER_TASK))
+        .for_each(|((mut block, losses), ys)| {
+            for ((mut row, loss), &y) in block.outer_iter_mut().zip(losses).zip(ys) {
+                let row = row.as_slice_mut().unwrap_or_else(|| unreachable!("a fresh product is row-major"));
+                *loss = softmax_row(row, bias, y, eps, classes);
+            }
+        });
+    losses
+}
+
+/// One row of [`softmax_rows`]: `row ← softmax(row + bias)`, returning its loss.
+fn softmax_row(row: &mut [f32], bias: Option<&[f32]>, y: usize, eps: f32, classes: usize) -> f64 {
+    if let Some(b) = bias {
+        row.iter_mut().zip(b).for_each(|(z, b)| *z += b);
+    }
+    let (max, sum_z) = max_and_sum(row);
+    let z_y = row[y];
+    row.iter_mut().for_each(|z| *z -= max);
+    crate::fastmath::exp_slice(row);
+    let sum = f64::from(lane_sum(row));
+    let inv = (1.0 / sum) as f32;
+    row.iter_mut().for_each(|p| *p *= inv);
+    let (max, log_sum) = (f64::from(max), sum.ln());
+    let log_p_y = f64::from(z_y) - max - log_sum;
+    let sum_log_p = sum_z - classes as f64 * (max + log_sum);
+    let loss = -(1.0 - f64::from(eps)) * log_p_y - f64::from(eps) / classes as f64 * sum_log_p;
+    // Each log p_c ≤ 0, so the loss is ≥ 0 up to rounding; clamp that away
+    // (but keep a NaN: broken weights must be seen).
+    if loss < 0.0 { 0.0 } else { loss }
+}
+
+/// The largest element (eight running maxima: exact in any order) and the
+/// sum of all elements in `f64` (eight running sums in a fixed order).
+fn max_and_sum(xs: &[f32]) -> (f32, f64) {
+    let (mut max, mut sum) = ([f32::NEG_INFINITY; 8], [0.0_f64; 8]);
+    let chunks = xs.chunks_exact(8);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for i in 0..8 {
+            max[i] = max[i].max(chunk[i]);
+            sum[i] += f64::from(chunk[i]);
+        }
+    }
+    let tail_max = tail.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let tail_sum: f64 = tail.iter().map(|&v| f64::from(v)).sum();
+    (max.into_iter().fold(tail_max, f32::max), sum.iter().sum::<f64>() + tail_sum)
+}
+
+/// Σ xs in eight running `f32` sums, added in a fixed order (vectorizes;
+/// the same bits for the same slice).
+fn lane_sum(xs: &[f32]) -> f32 {
+    let mut acc = [0.0_f32; 8];
+    let chunks = xs.chunks_exact(8);
+    let tail: f32 = chunks.remainder().iter().sum();
+    for chunk in chunks {
+        for i in 0..8 {
+            acc[i] += chunk[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
