@@ -404,17 +404,25 @@ impl Seq2Seq {
     /// assert_eq!(out.logits.shape(), &[1, 4, 9]);         // (batch, tgt_len, tgt_vocab)
     /// assert_eq!(out.weights.unwrap().shape(), &[1, 4, 5]); // (batch, tgt_len, src_len)
     /// ```
-    pub fn forward(&self, src: &Array2<usize>, src_lens: &[usize], tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<Forward> {
+    pub fn forward(&self, src: &Array2<usize>, src_lens: &[usize], tgt_in: &Array2<usize>, tgt_lens: &[usize], mode: Mode<'_>) -> Result<Forward> {
+        let (features, weights) = self.output_features(src, src_lens, tgt_in, tgt_lens, mode)?;
+        Ok(Forward { logits: self.out.forward(&features)?, weights })
+    }
+
+    /// What the output layer reads under teacher forcing, `(batch, tgt_len, H)`
+    /// (dropped out when training), and the attention weights.
+    fn output_features(&self, src: &Array2<usize>, src_lens: &[usize], tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<(Tensor, Option<Tensor>)> {
         let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
-        match (&self.attention, self.config.placement) {
-            (Some(_), Placement::Bahdanau) => self.forward_stepwise(encoded, tgt_in, mode),
-            _ => self.forward_whole(encoded, tgt_in, tgt_lens, mode),
-        }
+        let (features, weights) = match (&self.attention, self.config.placement) {
+            (Some(_), Placement::Bahdanau) => self.features_stepwise(encoded, tgt_in, mode.reborrow())?,
+            _ => self.features_whole(encoded, tgt_in, tgt_lens, mode.reborrow())?,
+        };
+        Ok((self.dropout.forward(&features, mode)?, weights))
     }
 
     /// No attention, or Luong's placement: the decoder RNN over the whole
     /// target at once, then attention for all steps in one call.
-    fn forward_whole(&self, encoded: Encoded, tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<Forward> {
+    fn features_whole(&self, encoded: Encoded, tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<(Tensor, Option<Tensor>)> {
         let dropped = self.dropped_embeddings(&self.tgt_embedding, tgt_in, mode.reborrow())?;
         let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref(), None);
         let dec_out = self.decoder.forward(input, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
@@ -425,8 +433,7 @@ impl Seq2Seq {
                 (self.combined(&dec_out, &a.context)?, Some(a.weights))
             }
         };
-        let logits = self.out.forward(&self.dropout.forward(&features, mode)?)?;
-        Ok(Forward { logits, weights })
+        Ok((features, weights))
     }
 
     /// Luong's attentional state `tanh(W_c [s; context])`, over the last axis.
@@ -436,14 +443,14 @@ impl Seq2Seq {
     }
 
     /// Bahdanau's placement: the decoder steps of [`decode_step`](Self::decode_step)
-    /// one target position at a time, then the output layer once over all
-    /// of them (it does not feed back, so it need not run per step).
+    /// one target position at a time; the output layer then runs once over
+    /// all of them (it does not feed back, so it need not run per step).
     ///
     /// The case study's model (additive scorer, one GRU layer) runs the same
     /// recurrence as one fused op instead,
     /// [`Prepared::gru_recurrence`](lingo_attention::Prepared::gru_recurrence):
     /// the same numbers up to rounding, without the graph's per-step bookkeeping.
-    fn forward_stepwise(&self, encoded: Encoded, tgt_in: &Array2<usize>, mut mode: Mode<'_>) -> Result<Forward> {
+    fn features_stepwise(&self, encoded: Encoded, tgt_in: &Array2<usize>, mut mode: Mode<'_>) -> Result<(Tensor, Option<Tensor>)> {
         let ctx = self.decoder_context(&encoded)?;
         let fused = self.config.attention == Some(Scorer::Additive) && self.config.rnn == RnnKind::Gru && self.config.num_layers == 1;
         let (features, weights) = match &ctx.prepared {
@@ -469,8 +476,7 @@ impl Seq2Seq {
                 (Tensor::cat(&features, 1)?, (!weights.is_empty()).then(|| Tensor::cat(&weights, 1)).transpose()?)
             }
         };
-        let logits = self.out.forward(&self.dropout.forward(&features, mode)?)?; // (batch, tgt_len, V)
-        Ok(Forward { logits, weights })
+        Ok((features, weights))
     }
 
     /// Prepares what every decoder step reads from the source (for
@@ -587,11 +593,14 @@ impl Seq2Seq {
     /// assert!((loss - 10_f32.ln()).abs() < 0.5);   // near chance before training
     /// ```
     pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
-        let out = self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
-        let (b, t, v) = (out.logits.shape()[0], out.logits.shape()[1], out.logits.shape()[2]);
+        let (features, _) = self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
+        let (b, t, h) = (features.shape()[0], features.shape()[1], features.shape()[2]);
         let targets: Vec<usize> = batch.tgt_out.iter().copied().collect();
         let opts = CrossEntropy { ignore_index: Some(PAD), label_smoothing };
-        Ok(out.logits.reshape(&[b * t, v])?.cross_entropy(&targets, opts)?)
+        // The output layer and the loss in one op: no logits for padding, and
+        // one (tokens, vocab) buffer for logits, probabilities and gradient.
+        let out = &self.out;
+        Ok(features.reshape(&[b * t, h])?.linear_cross_entropy(out.weight().tensor(), out.bias().map(Param::tensor), &targets, opts)?)
     }
 }
 
