@@ -2,7 +2,7 @@
 //! step-by-step decoding, and what both return, [`AttentionOutput`].
 
 use lingo_tensor::{Module, Param, RnnWeights, Tensor, init};
-use ndarray::{Array2, IxDyn};
+use ndarray::{Array2, ArrayD, IxDyn};
 use rand::Rng;
 
 use crate::error::{Error, Result, mismatch};
@@ -186,13 +186,43 @@ impl Attention {
     /// assert!(err.to_string().contains("use `general`"));
     /// ```
     pub fn new(name_prefix: &str, config: &AttentionConfig, rng: &mut impl Rng) -> Result<Attention> {
-        config.validate()?;
-        let (dq, dk, a) = (config.query_dim, config.key_dim, config.attn_dim);
-        let mut param = |name: &str, shape: &[usize]| -> Result<Param> {
+        Attention::with_weights(name_prefix, config, |_, shape| {
             // A vector is initialised as the one-row matrix it multiplies as.
             let matrix = if shape.len() == 1 { vec![1, shape[0]] } else { shape.to_vec() };
-            let data = init::xavier_uniform(&matrix, 1.0, rng)?.into_shape_with_order(IxDyn(shape)).unwrap_or_else(|_| unreachable!("same element count"));
-            Ok(Param::new(param_name(name_prefix, name), data))
+            Ok(init::xavier_uniform(&matrix, 1.0, rng)?.into_shape_with_order(IxDyn(shape)).unwrap_or_else(|_| unreachable!("same element count")))
+        })
+    }
+
+    /// A layer for `config` whose parameters come from `make(name, shape)`,
+    /// called once per parameter in the order of the table above with the
+    /// full name and the shape the layer needs: how a saved model is rebuilt
+    /// from its stored weights without drawing random ones first. The
+    /// values `make` returns must have that shape; its errors pass through.
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// use lingo_tensor::Module;
+    /// let config = AttentionConfig { scorer: Scorer::General, query_dim: 3, key_dim: 2, attn_dim: 0 };
+    /// let attn = Attention::with_weights("attn", &config, |name, shape| {
+    ///     assert_eq!((name.as_str(), shape), ("attn.W", &[3, 2][..]));
+    ///     Ok::<_, lingo_attention::Error>(ndarray::ArrayD::ones(shape))
+    /// }).unwrap();
+    /// assert_eq!(attn.params()[0].tensor().to_vec(), vec![1.0; 6]);
+    /// ```
+    pub fn with_weights<E: From<Error>>(
+        name_prefix: &str,
+        config: &AttentionConfig,
+        mut make: impl FnMut(String, &[usize]) -> std::result::Result<ArrayD<f32>, E>,
+    ) -> std::result::Result<Attention, E> {
+        config.validate()?;
+        let (dq, dk, a) = (config.query_dim, config.key_dim, config.attn_dim);
+        let mut param = |name: &str, shape: &[usize]| -> std::result::Result<Param, E> {
+            let full = param_name(name_prefix, name);
+            let data = make(full.clone(), shape)?;
+            if data.shape() != shape {
+                return Err(mismatch("Attention::with_weights", data.shape(), shape, format!("{full} must have the layer's shape")).into());
+            }
+            Ok(Param::new(full, data))
         };
         let weights = match config.scorer {
             Scorer::Dot | Scorer::ScaledDot => Weights::None,
