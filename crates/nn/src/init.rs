@@ -22,13 +22,15 @@
 //! Weights are drawn in the order the parameters are listed, from the one
 //! RNG the caller passes, so a seed fixes the whole model.
 
-use lingo_tensor::Tensor;
+use lingo_attention::{Attention, AttentionConfig};
 use lingo_tensor::init::{orthogonal, uniform, xavier_uniform};
+use lingo_tensor::{Param, Tensor};
 use ndarray::{ArrayD, Axis, IxDyn};
-use rand::Rng;
+use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{ParamProblem, Result, param};
+use crate::state_dict::StateDict;
 
 /// The initialisation scheme; see the [module docs](self) for the table.
 ///
@@ -134,4 +136,57 @@ impl Init {
 /// `1/√n` (0 for an empty layer, so nothing is drawn).
 fn inv_sqrt(n: usize) -> f32 {
     if n == 0 { 0.0 } else { 1.0 / (n as f32).sqrt() }
+}
+
+/// Where a model being built gets its weights: drawn fresh by an [`Init`]
+/// scheme, or taken by name from saved ones, so that loading a checkpoint
+/// draws nothing only to overwrite it (the orthogonal blocks alone took most
+/// of a one-sentence `lingo translate`).
+pub(crate) enum Weights<'a> {
+    /// Drawn by the scheme from the RNG, in parameter order.
+    Fresh(Init, &'a mut dyn RngCore),
+    /// Taken from a state dict; each must have the shape the layer needs.
+    Saved(&'a StateDict),
+}
+
+impl Weights<'_> {
+    /// The parameters `names`, of `shapes`: drawn together by one call of
+    /// `draw` (so the RNG is read in the order the scheme always read it),
+    /// or each looked up by name and checked against its shape.
+    pub(crate) fn params<const N: usize>(
+        &mut self,
+        names: [String; N],
+        shapes: [&[usize]; N],
+        draw: impl FnOnce(Init, &mut &mut dyn RngCore) -> Result<[ArrayD<f32>; N]>,
+    ) -> Result<[Param; N]> {
+        let arrays = match self {
+            Weights::Fresh(init, rng) => draw(*init, rng)?,
+            Weights::Saved(dict) => {
+                let mut arrays = Vec::with_capacity(N);
+                for (name, shape) in names.iter().zip(shapes) {
+                    arrays.push(saved(dict, name, shape)?);
+                }
+                arrays.try_into().unwrap_or_else(|_| unreachable!("one array per name"))
+            }
+        };
+        Ok(std::array::from_fn(|i| Param::new(names[i].clone(), arrays[i].clone())))
+    }
+
+    /// An attention layer: its own Xavier initialisation when fresh, the
+    /// saved weights otherwise.
+    pub(crate) fn attention(&mut self, prefix: &str, config: &AttentionConfig) -> Result<Attention> {
+        match self {
+            Weights::Fresh(_, rng) => Ok(Attention::new(prefix, config, rng)?),
+            Weights::Saved(dict) => Attention::with_weights(prefix, config, |name, shape| saved(dict, &name, shape)),
+        }
+    }
+}
+
+/// The saved tensor `name`, which must have `shape`.
+fn saved(dict: &StateDict, name: &str, shape: &[usize]) -> Result<ArrayD<f32>> {
+    let t = dict.get(name).ok_or_else(|| param(name, ParamProblem::Missing))?;
+    if t.shape != shape {
+        return Err(param(name, ParamProblem::Shape { expected: shape.to_vec(), found: t.shape.clone() }));
+    }
+    t.to_array()
 }

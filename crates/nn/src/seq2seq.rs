@@ -32,19 +32,20 @@
 //! and nothing else ever reads `enc_out`: one vector per source token is
 //! computed and thrown away.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{CrossEntropy, Module, Param, SeqInput, Tensor};
 use ndarray::{Array2, Array3, Axis};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
-use crate::error::{CheckpointProblem, Result, config as invalid};
-use crate::init::Init;
+use crate::error::{CheckpointProblem, Error, ParamProblem, Result, config as invalid, param};
+use crate::init::{Init, Weights};
+use crate::state_dict::{StateDict, check_unique};
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
 
 /// Where attention sits relative to the decoder RNN.
@@ -266,32 +267,38 @@ impl Seq2Seq {
     /// let err = Seq2Seq::new(bad, &mut rng).err().unwrap().to_string();
     /// assert!(err.contains("general") || err.contains("additive"), "{err}");
     /// ```
-    pub fn new(config: Seq2SeqConfig, rng: &mut impl Rng) -> Result<Seq2Seq> {
+    pub fn new(config: Seq2SeqConfig, mut rng: &mut impl RngCore) -> Result<Seq2Seq> {
+        let init = config.init;
+        Seq2Seq::build(config, &mut Weights::Fresh(init, &mut rng))
+    }
+
+    /// [`Seq2Seq::new`] with every weight drawn fresh or taken from saved ones.
+    fn build(config: Seq2SeqConfig, weights: &mut Weights<'_>) -> Result<Seq2Seq> {
         let c = &config;
         if !(0.0..1.0).contains(&c.dropout) {
             return Err(invalid("dropout", format!("must be in [0, 1), got {}", c.dropout)));
         }
         let (h, enc_dim) = (c.hidden_dim, c.enc_dim());
-        let src_embedding = Embedding::new("encoder.embedding", c.src_vocab, c.emb_dim, Some(PAD), c.init, rng)?;
+        let src_embedding = Embedding::build("encoder.embedding", c.src_vocab, c.emb_dim, Some(PAD), weights)?;
         let rnn = |input, bidirectional| RnnConfig { num_layers: c.num_layers, bidirectional, dropout: c.dropout, ..RnnConfig::new(c.rnn, input, h) };
-        let encoder = Rnn::new("encoder.rnn", rnn(c.emb_dim, c.bidirectional), c.init, rng)?;
+        let encoder = Rnn::build("encoder.rnn", rnn(c.emb_dim, c.bidirectional), weights)?;
         let mut bridge = Vec::new();
         if c.bidirectional {
-            bridge.push(Linear::new("bridge.h", 2 * h, h, true, c.init, rng)?);
+            bridge.push(Linear::build("bridge.h", 2 * h, h, true, weights)?);
             if c.rnn == RnnKind::Lstm {
-                bridge.push(Linear::new("bridge.c", 2 * h, h, true, c.init, rng)?);
+                bridge.push(Linear::build("bridge.c", 2 * h, h, true, weights)?);
             }
         }
-        let tgt_embedding = Embedding::new("decoder.embedding", c.tgt_vocab, c.emb_dim, Some(PAD), c.init, rng)?;
+        let tgt_embedding = Embedding::build("decoder.embedding", c.tgt_vocab, c.emb_dim, Some(PAD), weights)?;
         let bahdanau = c.attention.is_some() && c.placement == Placement::Bahdanau;
         let dec_input = c.emb_dim + if bahdanau { enc_dim } else { 0 };
-        let decoder = Rnn::new("decoder.rnn", rnn(dec_input, false), c.init, rng)?;
+        let decoder = Rnn::build("decoder.rnn", rnn(dec_input, false), weights)?;
         let attention = c
             .attention
-            .map(|scorer| Attention::new("attention", &AttentionConfig { scorer, query_dim: h, key_dim: enc_dim, attn_dim: c.attn_dim }, rng))
+            .map(|scorer| weights.attention("attention", &AttentionConfig { scorer, query_dim: h, key_dim: enc_dim, attn_dim: c.attn_dim }))
             .transpose()?;
-        let combine = (attention.is_some() && !bahdanau).then(|| Linear::new("combine", h + enc_dim, h, false, c.init, rng)).transpose()?;
-        let out = Linear::new("out", h, c.tgt_vocab, true, c.init, rng)?;
+        let combine = (attention.is_some() && !bahdanau).then(|| Linear::build("combine", h + enc_dim, h, false, weights)).transpose()?;
+        let out = Linear::build("out", h, c.tgt_vocab, true, weights)?;
         let dropout = Dropout::new(c.dropout)?;
         Ok(Seq2Seq { config, src_embedding, encoder, bridge, tgt_embedding, decoder, attention, combine, out, dropout })
     }
@@ -328,10 +335,38 @@ impl Seq2Seq {
                 )));
             }
         }
-        // The seed does not matter: every weight is overwritten.
-        let mut model =
-            Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(0)).map_err(|e| inconsistent(format!("the model configuration is not valid: {e}")))?;
-        ckpt.restore(&mut model).map_err(|e| inconsistent(format!("the saved parameters do not fit the model configuration: {e}")))?;
+        Seq2Seq::from_state_dict(config, &ckpt.params).map_err(|e| match e {
+            Error::Param { .. } => inconsistent(format!("the saved parameters do not fit the model configuration: {e}")),
+            _ => inconsistent(format!("the model configuration is not valid: {e}")),
+        })
+    }
+
+    /// Builds the model `config` describes straight from saved weights, with
+    /// no random initialisation: every parameter must be in `params` with
+    /// the shape the model needs, and `params` may hold nothing else (as
+    /// [`StateDict::load_into`]). Errors name the first parameter that does
+    /// not fit ([`Error::Param`]), or what is wrong with the configuration.
+    ///
+    /// ```
+    /// use lingo_nn::{Seq2Seq, Seq2SeqConfig, StateDict};
+    /// use rand::SeedableRng;
+    /// let config = Seq2SeqConfig { attention: Some("general".parse().unwrap()), ..Seq2SeqConfig::new(7, 9) };
+    /// let trained = Seq2Seq::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(3)).unwrap();
+    /// let saved = StateDict::from_module(&trained).unwrap();
+    /// let loaded = Seq2Seq::from_state_dict(&config, &saved).unwrap();
+    /// assert_eq!(StateDict::from_module(&loaded).unwrap(), saved);
+    ///
+    /// let without_attention = Seq2SeqConfig { attention: None, ..config };
+    /// let err = Seq2Seq::from_state_dict(&without_attention, &saved).err().unwrap();
+    /// assert_eq!(err.to_string(), "parameter attention.W: not a parameter of the model");
+    /// ```
+    pub fn from_state_dict(config: &Seq2SeqConfig, params: &StateDict) -> Result<Seq2Seq> {
+        check_unique(params.tensors().iter().map(|t| t.name.as_str()))?;
+        let model = Seq2Seq::build(config.clone(), &mut Weights::Saved(params))?;
+        let names: HashSet<&str> = model.params().into_iter().map(Param::name).collect();
+        if let Some(extra) = params.tensors().iter().find(|t| !names.contains(t.name.as_str())) {
+            return Err(param(&extra.name, ParamProblem::Unexpected));
+        }
         Ok(model)
     }
 

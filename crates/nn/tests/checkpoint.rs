@@ -372,3 +372,45 @@ fn leftover_temporary_files_are_never_loaded_and_are_cleared_by_name() {
     assert_eq!(lingo_nn::remove_stale_temp_files(&dir.path().join("best.ckpt")).unwrap(), 1);
     assert_eq!(lingo_nn::remove_stale_temp_files(&dir.path().join("missing/x.ckpt")).unwrap(), 0);
 }
+
+#[test]
+fn a_loaded_model_gives_the_saved_models_logits_bit_for_bit() {
+    use lingo_nn::{Mode, Placement, RnnKind};
+    let dir = tempfile::tempdir().unwrap();
+    let (src, tgt) = (Vocab::from_tokens(["the", "cat", "sat"]), Vocab::from_tokens(["el", "gato", "se", "sentó"]));
+    let base = Seq2SeqConfig { emb_dim: 5, hidden_dim: 6, attn_dim: 7, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
+    let configs = [
+        Seq2SeqConfig { attention: Some(Scorer::General), ..base.clone() },
+        Seq2SeqConfig { attention: Some(Scorer::Additive), placement: Placement::Bahdanau, rnn: RnnKind::Gru, bidirectional: true, ..base.clone() },
+        Seq2SeqConfig { attention: Some(Scorer::MultiHead { heads: 2 }), num_layers: 2, attn_dim: 6, ..base.clone() },
+        Seq2SeqConfig { attention: None, bidirectional: true, ..base },
+    ];
+    let src_ids = ndarray::arr2(&[[2_usize, 4, 5, 6, 3], [2, 6, 3, 0, 0]]);
+    let tgt_in = ndarray::arr2(&[[2_usize, 4, 5, 7], [2, 6, 0, 0]]);
+    for (i, config) in configs.into_iter().enumerate() {
+        let saved = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(i as u64)).unwrap();
+        let path = dir.path().join(format!("model-{i}.ckpt"));
+        Checkpoint::new(config.clone(), &saved, src.clone(), tgt.clone()).unwrap().save(&path).unwrap();
+        let ckpt: Checkpoint<Seq2SeqConfig> = Checkpoint::load(&path).unwrap();
+        let loaded = Seq2Seq::from_checkpoint(&ckpt.config, &ckpt, &path).unwrap();
+        let logits = |m: &Seq2Seq| m.forward(&src_ids, &[5, 3], &tgt_in, &[4, 2], Mode::Eval).unwrap().logits.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(logits(&loaded), logits(&saved), "config {i}");
+    }
+}
+
+#[test]
+fn building_from_a_state_dict_names_what_is_missing_or_misshapen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, config, ..) = saved_seq2seq(dir.path());
+    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(&path).unwrap();
+    let mut tensors = ckpt.params.tensors().to_vec();
+    let dropped = tensors.remove(3);
+    let err = Seq2Seq::from_state_dict(&config, &lingo_nn::StateDict::from_tensors(tensors.clone())).err().unwrap();
+    assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Missing } if *name == dropped.name), "{err}");
+    tensors.insert(3, dropped);
+    let mut misshapen = tensors[0].clone(); // the source embedding (6, 4)
+    misshapen.shape.reverse();
+    tensors[0] = misshapen.clone();
+    let err = Seq2Seq::from_state_dict(&config, &lingo_nn::StateDict::from_tensors(tensors)).err().unwrap();
+    assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Shape { .. } } if *name == misshapen.name), "{err}");
+}

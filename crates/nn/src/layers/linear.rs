@@ -1,11 +1,11 @@
 //! The affine map `y = x·Wᵀ + b`.
 
 use lingo_tensor::{Module, Param, Tensor};
-use rand::Rng;
+use rand::RngCore;
 
 use super::{param_name, positive};
 use crate::error::Result;
-use crate::init::Init;
+use crate::init::{Init, Weights};
 
 /// A linear layer: `weight (out, in)` and an optional `bias (out)`, named
 /// `{prefix}.weight` and `{prefix}.bias`.
@@ -42,11 +42,22 @@ impl Linear {
     /// assert!(w_c.bias().is_none());
     /// assert!(lingo_nn::Linear::new("x", 0, 4, true, lingo_nn::Init::default(), &mut rng).is_err());
     /// ```
-    pub fn new(prefix: &str, in_features: usize, out_features: usize, bias: bool, init: Init, rng: &mut impl Rng) -> Result<Linear> {
+    pub fn new(prefix: &str, in_features: usize, out_features: usize, bias: bool, init: Init, mut rng: &mut impl RngCore) -> Result<Linear> {
+        Linear::build(prefix, in_features, out_features, bias, &mut Weights::Fresh(init, &mut rng))
+    }
+
+    /// [`Linear::new`] with its weights drawn or taken from saved ones.
+    pub(crate) fn build(prefix: &str, in_features: usize, out_features: usize, bias: bool, weights: &mut Weights<'_>) -> Result<Linear> {
         positive("linear in_features", in_features)?;
         positive("linear out_features", out_features)?;
-        let weight = Param::new(param_name(prefix, "weight"), init.linear_weight(out_features, in_features, rng)?);
-        let bias = bias.then(|| Param::new(param_name(prefix, "bias"), init.linear_bias(out_features, in_features, rng)));
+        let [weight] = weights.params([param_name(prefix, "weight")], [&[out_features, in_features]], |init, rng| Ok([init.linear_weight(out_features, in_features, rng)?]))?;
+        let bias = match bias {
+            true => {
+                let [b] = weights.params([param_name(prefix, "bias")], [&[out_features]], |init, rng| Ok([init.linear_bias(out_features, in_features, rng)]))?;
+                Some(b)
+            }
+            false => None,
+        };
         Ok(Linear { weight, bias })
     }
 

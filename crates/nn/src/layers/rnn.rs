@@ -21,12 +21,12 @@
 //! index `layer · D + direction`.
 
 use lingo_tensor::{Module, Param, RnnWeights, SeqInput, Tensor, gru_sequence, lstm_sequence};
-use rand::Rng;
+use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use super::{Dropout, Mode, param_name, positive};
 use crate::error::{Result, config};
-use crate::init::Init;
+use crate::init::{Init, Weights};
 
 /// Which recurrent cell a layer runs.
 ///
@@ -216,7 +216,12 @@ impl Rnn {
     /// let bad = RnnConfig { num_layers: 0, ..RnnConfig::new(RnnKind::Gru, 8, 16) };
     /// assert!(Rnn::new("r", bad, Init::PyTorch, &mut rng).is_err());
     /// ```
-    pub fn new(prefix: &str, config: RnnConfig, init: Init, rng: &mut impl Rng) -> Result<Rnn> {
+    pub fn new(prefix: &str, config: RnnConfig, init: Init, mut rng: &mut impl RngCore) -> Result<Rnn> {
+        Rnn::build(prefix, config, &mut Weights::Fresh(init, &mut rng))
+    }
+
+    /// [`Rnn::new`] with its weights drawn or taken from saved ones.
+    pub(crate) fn build(prefix: &str, config: RnnConfig, weights: &mut Weights<'_>) -> Result<Rnn> {
         positive("rnn input_size", config.input_size)?;
         positive("rnn hidden_size", config.hidden_size)?;
         positive("rnn num_layers", config.num_layers)?;
@@ -227,9 +232,11 @@ impl Rnn {
             let input = if layer == 0 { config.input_size } else { config.output_size() };
             for dir in 0..dirs {
                 let suffix = if dir == 1 { "_reverse" } else { "" };
-                let [w_ih, w_hh, b_ih, b_hh] = init.rnn_weights(config.kind.gates(), input, config.hidden_size, rng)?;
-                let named = |what: &str, data| Param::new(param_name(prefix, &format!("{what}_l{layer}{suffix}")), data);
-                cells.push([named("weight_ih", w_ih), named("weight_hh", w_hh), named("bias_ih", b_ih), named("bias_hh", b_hh)]);
+                let name = |what: &str| param_name(prefix, &format!("{what}_l{layer}{suffix}"));
+                let (rows, hidden) = (config.kind.gates() * config.hidden_size, config.hidden_size);
+                let names = [name("weight_ih"), name("weight_hh"), name("bias_ih"), name("bias_hh")];
+                let shapes: [&[usize]; 4] = [&[rows, input], &[rows, hidden], &[rows], &[rows]];
+                cells.push(weights.params(names, shapes, |init, rng| init.rnn_weights(config.kind.gates(), input, hidden, rng))?);
             }
         }
         Ok(Rnn { config, cells, dropout })
