@@ -198,12 +198,13 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
                     parents.extend(std::iter::repeat_n(b * k, k));
                     continue;
                 }
-                // All continuations of the live beams, best first.
-                let mut candidates: Vec<(f32, usize, usize)> = Vec::new();
+                // The K best continuations of each live beam, then all of
+                // those best first: the K best overall are among them.
+                let mut candidates: Vec<(f32, usize, usize)> = Vec::with_capacity(k * beams[b].len());
                 for (j, beam) in beams[b].iter().enumerate() {
-                    for (token, &p) in lp.row(b * k + j).indexed_iter() {
-                        candidates.push((beam.log_prob + p, j, token));
-                    }
+                    let row = lp.row(b * k + j);
+                    let row = row.as_slice().unwrap_or_else(|| unreachable!("log-probabilities are row-major"));
+                    candidates.extend(top_k(row, beam.log_prob, k).into_iter().map(|(log_prob, token)| (log_prob, j, token)));
                 }
                 candidates.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
                 let mut next = Vec::with_capacity(k);
@@ -246,6 +247,25 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
             })
             .collect())
     })
+}
+
+/// The `k` largest `base + p` over a row of log-probabilities, with their
+/// tokens, best first (ties: the smaller token first): the order a full
+/// sort of the row by `(base + p, token)` would give, in one pass that keeps
+/// a sorted list of `k`.
+fn top_k(row: &[f32], base: f32, k: usize) -> Vec<(f32, usize)> {
+    let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
+    for (token, &p) in row.iter().enumerate() {
+        let value = base + p;
+        // Tokens come in increasing order, so a tie never displaces an earlier token.
+        if best.len() == k && best.last().is_none_or(|&(worst, _)| value.total_cmp(&worst).is_le()) {
+            continue;
+        }
+        let at = best.partition_point(|&(v, _)| v.total_cmp(&value).is_ge());
+        best.insert(at, (value, token));
+        best.truncate(k);
+    }
+    best
 }
 
 fn finish(beam: Beam, alpha: f32) -> Hypothesis {
