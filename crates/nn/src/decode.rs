@@ -8,6 +8,7 @@
 use lingo_data::{EOS, SOS};
 use lingo_tensor::no_grad;
 use ndarray::{Array2, Axis};
+use rayon::prelude::*;
 
 use crate::error::{Result, config};
 use crate::layers::Mode;
@@ -41,14 +42,27 @@ impl Hypothesis {
     }
 }
 
-/// `log_softmax` of each row of `(rows, vocab)` logits.
+/// `log_softmax` of each row of `(rows, vocab)` logits:
+/// `z_c - max z - log Σ_c' e^{z_c' - max z}`.
+///
+/// Rows are shared between threads (a beam step has `batch · K` rows of the
+/// whole vocabulary), and the exponentials are the vectorized ones of
+/// `lingo_tensor::fastmath`; each row is one thread's, so the bits do not
+/// depend on the thread count.
 fn log_probs(logits: &ndarray::ArrayD<f32>) -> Array2<f32> {
     let mut out = logits.view().into_dimensionality::<ndarray::Ix2>().unwrap_or_else(|_| unreachable!("step logits are 2-D")).to_owned();
-    for mut row in out.rows_mut() {
-        let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-        let log_sum = row.fold(0.0, |s, &v| s + (v - max).exp()).ln() + max;
-        row.mapv_inplace(|v| v - log_sum);
-    }
+    out.axis_chunks_iter_mut(Axis(0), 8).into_par_iter().for_each(|mut rows| {
+        let mut scratch = Vec::new();
+        for mut row in rows.rows_mut() {
+            let row = row.as_slice_mut().unwrap_or_else(|| unreachable!("a fresh copy is row-major"));
+            let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+            scratch.clear();
+            scratch.extend(row.iter().map(|&v| v - max));
+            lingo_tensor::fastmath::exp_slice(&mut scratch);
+            let log_sum = scratch.iter().sum::<f32>().ln() + max;
+            row.iter_mut().for_each(|v| *v -= log_sum);
+        }
+    });
     out
 }
 
