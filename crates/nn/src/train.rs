@@ -46,6 +46,9 @@ pub enum Progress {
     Auto,
     /// One line per epoch on standard output: `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`.
     Lines,
+    /// The bar of [`Progress::Auto`] in a terminal, and no lines: for a
+    /// caller that prints its own line per epoch (`lingo train`).
+    Bar,
     /// Nothing.
     Silent,
 }
@@ -53,7 +56,7 @@ pub enum Progress {
 impl Progress {
     /// A bar over one epoch's `steps`, when this mode shows one.
     fn bar(self, epoch: u64, epochs: usize, steps: usize) -> Option<ProgressBar> {
-        (self == Progress::Auto && std::io::stderr().is_terminal()).then(|| {
+        (matches!(self, Progress::Auto | Progress::Bar) && std::io::stderr().is_terminal()).then(|| {
             let style = ProgressStyle::with_template("Epoch {prefix} [{bar:30}] {pos}/{len} | loss {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> ");
@@ -495,7 +498,7 @@ fn train_loop<E: SeqPair>(
         scheduler.observe(f64::from(val_loss));
         result.train_losses.push(train_loss);
         result.val_losses.push(val_loss);
-        if config.progress != Progress::Silent {
+        if matches!(config.progress, Progress::Auto | Progress::Lines) {
             println!("Epoch {epoch}/{} | Train: {train_loss:.4} | Val: {val_loss:.4}", config.epochs);
         }
         let improved = val_loss < best;
