@@ -10,7 +10,7 @@
 //! | `lingo ablation` | the attention tutorial: one LSTM encoder–decoder trained without attention, with Luong's dot score and with Bahdanau's additive score on lexicon-translate-then-reverse; validation loss and alignment accuracy against the known anti-diagonal |
 //! | `lingo sort-study` | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at lengths 5 and 10; sequence accuracy, attention entropy per epoch, and the failure modes (duplicates, longer inputs, rare values) |
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set |
-//! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap |
+//! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
 //!
 //! Every command takes `--seed` (the same seed gives the same output),
 //! `--threads` (rayon's pool, which also shares out large products) and `--json`.
@@ -49,6 +49,7 @@ mod error;
 mod measure;
 mod output;
 mod sort_study;
+mod train;
 mod translate;
 
 use clap::{Parser, Subcommand};
@@ -57,7 +58,8 @@ pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, one_line};
 pub use output::Output;
 pub use sort_study::SortStudyArgs;
-pub use translate::{TokenizerChoice, TrainArgs, TranslateArgs};
+pub use train::{TokenizerChoice, TrainArgs};
+pub use translate::TranslateArgs;
 
 /// The `lingo` command line: global options and one command.
 ///
@@ -132,7 +134,7 @@ pub fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
         Command::Ablation(args) => ablation::run(args, cli.seed, &out),
         Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),
-        Command::Train(args) => translate::train(args, cli.seed, &out),
+        Command::Train(args) => train::train(args, cli.seed, &out),
         Command::Translate(args) => translate::translate(args, &out),
     }
 }

@@ -1,135 +1,23 @@
-//! `lingo train` and `lingo translate`: a translation model on a real
-//! parallel corpus, trained within a time budget and scored with BLEU and
-//! chrF on held-out sentences, then used to translate new ones.
+//! `lingo translate`: a model written by `lingo train` translating one
+//! sentence (with where it looked) or every line of a file; and what the
+//! two commands share, the tokenizer and configuration stored in
+//! `model.ckpt` and batched decoding.
 
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
-use clap::{Args, ValueEnum};
-use lingo::data::{
-    Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, Wrap,
-    corpus_bleu, corpus_chrf,
-};
-use lingo::nn::{
-    BeamConfig, Checkpoint, CheckpointSpec, Hypothesis, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode, load_resumable,
-    remove_stale_temp_files, train_model_with,
-};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use lingo::data::{Bpe, Tokenizer, Vocab, WordTokenizer, Wrap};
+use lingo::nn::{BeamConfig, Checkpoint, Hypothesis, Seq2Seq, Seq2SeqConfig, beam_search, greedy_decode};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use ndarray::Array2;
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
+use crate::args::positive;
 use crate::error::{Error, Result};
 use crate::output::Output;
-
-/// Word-level or subword vocabulary.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenizerChoice {
-    /// Lowercased words and punctuation marks
-    Word,
-    /// Byte-pair encoding learned on the training sentences of both languages
-    Bpe,
-}
-
-/// Settings of `lingo train`.
-#[derive(Args, Debug, Clone)]
-pub struct TrainArgs {
-    /// Parallel corpus: one `source<TAB>target` pair per line
-    #[arg(long)]
-    pub data: PathBuf,
-    /// Directory for checkpoints (`model.ckpt` is the one to translate with)
-    #[arg(long, default_value = "target/lingo-out/train")]
-    pub out: PathBuf,
-    /// Skip malformed lines instead of stopping at the first
-    #[arg(long)]
-    pub lenient: bool,
-    /// Keep pairs of at most this many word tokens per side
-    #[arg(long, default_value = "10", value_parser = positive)]
-    pub max_len: usize,
-    /// Held-out test pairs (BLEU and chrF)
-    #[arg(long, default_value = "1000", value_parser = positive)]
-    pub test_size: usize,
-    /// Validation pairs (loss after each round, best checkpoint)
-    #[arg(long, default_value = "1000", value_parser = positive)]
-    pub valid_size: usize,
-    /// Word or BPE vocabulary
-    #[arg(long, value_enum, default_value_t = TokenizerChoice::Word)]
-    pub tokenizer: TokenizerChoice,
-    /// BPE merges (with --tokenizer bpe)
-    #[arg(long, default_value = "4000", value_parser = positive)]
-    pub bpe_merges: usize,
-    /// Largest vocabulary per language, the four specials included
-    #[arg(long, default_value = "6000", value_parser = positive)]
-    pub vocab_size: usize,
-    /// Attention scorer, or none
-    #[arg(long, default_value = "general")]
-    pub attention: AttentionChoice,
-    /// Embedding size
-    #[arg(long, default_value = "128", value_parser = dimension)]
-    pub emb: usize,
-    /// LSTM hidden size
-    #[arg(long, default_value = "256", value_parser = dimension)]
-    pub hidden: usize,
-    /// Dropout on embeddings and before the output layer
-    #[arg(long, default_value = "0", value_parser = unit_fraction, allow_hyphen_values = true)]
-    pub dropout: f32,
-    /// Sentence pairs per batch
-    #[arg(long, default_value = "64", value_parser = positive)]
-    pub batch_size: usize,
-    /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
-    #[arg(long, default_value = "2", value_parser = positive)]
-    pub shards: usize,
-    /// Adam's learning rate
-    #[arg(long, default_value = "2e-3", value_parser = positive_real, allow_hyphen_values = true)]
-    pub lr: f64,
-    /// Label smoothing of the loss
-    #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
-    pub label_smoothing: f32,
-    /// Training pairs per round (validation and a checkpoint after each)
-    #[arg(long, default_value = "16000", value_parser = positive)]
-    pub round_size: usize,
-    /// Most rounds
-    #[arg(long, default_value = "100", value_parser = positive)]
-    pub rounds: usize,
-    /// Seconds of training; no round starts that would end after it
-    #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
-    pub time_budget: f64,
-    /// Beam size for the test set (1: greedy)
-    #[arg(long, default_value = "1", value_parser = positive)]
-    pub beam: usize,
-    /// Example translations to print
-    #[arg(long, default_value = "5")]
-    pub show: usize,
-    /// Continue the run whose checkpoints are in --out from its last.ckpt
-    /// (same data, seed and flags): the rounds still to go are trained
-    /// exactly as an uninterrupted run would have trained them (--time-budget
-    /// counts this process's time only)
-    #[arg(long)]
-    pub resume: bool,
-}
-
-impl TrainArgs {
-    /// Rejects flags that do not fit together, before any work (a corpus too
-    /// small for --test-size and --valid-size is found once it is read).
-    ///
-    /// ```
-    /// use clap::Parser;
-    /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "train", "--data", "x.tsv", "--vocab-size", "4"]).unwrap();
-    /// let lingo_cli::Command::Train(args) = cli.command else { unreachable!() };
-    /// assert!(args.check().unwrap_err().to_string().starts_with("invalid --vocab-size"));
-    /// ```
-    pub fn check(&self) -> Result<()> {
-        // The vocabulary holds <pad> <sos> <eos> <unk> besides the words.
-        let specials = lingo::data::SPECIALS.len();
-        if self.vocab_size <= specials {
-            return Err(Error::usage("--vocab-size", format!("must be above {specials}, the special tokens it includes, got {}", self.vocab_size)));
-        }
-        check_heads(&[self.attention], self.hidden)
-    }
-}
 
 /// Settings of `lingo translate`.
 #[derive(Args, Debug, Clone)]
@@ -137,23 +25,30 @@ pub struct TranslateArgs {
     /// A `model.ckpt` written by `lingo train`
     #[arg(long)]
     pub checkpoint: PathBuf,
-    /// The sentence to translate
-    pub sentence: String,
+    /// The sentence to translate (shown with its attention); without it,
+    /// sentences are read one per line from --input or standard input
+    pub sentence: Option<String>,
+    /// A file of sentences, one per line (`-`: standard input); one translation per line is written, in order
+    #[arg(long, conflicts_with = "sentence")]
+    pub input: Option<PathBuf>,
+    /// Sentences decoded together when reading lines (similar lengths are batched together)
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub batch_size: usize,
     /// Beam size (1: greedy)
     #[arg(long, default_value = "1", value_parser = positive)]
     pub beam: usize,
     /// Most output tokens
     #[arg(long, default_value = "30", value_parser = positive)]
     pub max_len: usize,
-    /// Also draw the attention heatmap to this PNG file
-    #[arg(long)]
+    /// Also draw the attention heatmap to this PNG file (one sentence only)
+    #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
 }
 
 /// How text becomes tokens: stored in `model.ckpt`, so translating needs
 /// nothing but the checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-enum TextTokenizer {
+pub(crate) enum TextTokenizer {
     Word(WordTokenizer),
     Bpe(Box<Bpe>),
 }
@@ -192,176 +87,47 @@ fn readable(spaced: &str) -> String {
 
 /// The configuration `model.ckpt` stores.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Translator {
-    model: Seq2SeqConfig,
-    tokenizer: TextTokenizer,
+pub(crate) struct Translator {
+    /// The model to rebuild.
+    pub(crate) model: Seq2SeqConfig,
+    /// How its text becomes tokens and back.
+    pub(crate) tokenizer: TextTokenizer,
 }
 
-/// Pairs encoded for training, with the raw target sentences for BLEU.
-struct Prepared {
-    tokenizer: TextTokenizer,
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    train: Vec<Example>,
-    valid: Vec<Example>,
-    test: Corpus,
+/// `text` as source ids, `<sos> .. <eos>`.
+pub(crate) fn encode(src_vocab: &Vocab, tokenizer: &TextTokenizer, text: &str) -> Vec<usize> {
+    let mut ids = Vec::new();
+    src_vocab.encode_text(text, tokenizer, Wrap::SosEos, &mut ids);
+    ids
 }
 
-/// Reads, filters, splits and encodes the corpus.
-fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
-    let loaded = Corpus::read_tsv(&args.data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
-    // Lenient reading says what it left out, in the note and in the too-few error.
-    let skipped = match loaded.skipped.first() {
-        Some(first) => format!("; {} malformed lines skipped, the first {}:{}: {}", loaded.skipped.len(), args.data.display(), first.line, first.problem),
-        None => String::new(),
-    };
-    let mut corpus = loaded.corpus;
-    let read = corpus.len();
-    let words = WordTokenizer::lowercased();
-    corpus.filter_max_len(&words, args.max_len, args.max_len);
-    corpus.dedup();
-    let held_out = args.test_size + args.valid_size;
-    if corpus.len() < 2 * held_out {
-        return Err(Error::invalid(
-            "--test-size/--valid-size",
-            format!(
-                "{}: {} usable pairs (of {read}, up to --max-len {} tokens{skipped}) is too few for --test-size {} and --valid-size {} (at least twice their sum is needed)",
-                args.data.display(),
-                corpus.len(),
-                args.max_len,
-                args.test_size,
-                args.valid_size
-            ),
-        ));
-    }
-    let n = corpus.len() as f64;
-    let fractions = SplitFractions { valid: args.valid_size as f64 / n, test: args.test_size as f64 / n };
-    let split = corpus.split(fractions, &mut StdRng::seed_from_u64(seed))?;
-    let tokenizer = match args.tokenizer {
-        TokenizerChoice::Word => TextTokenizer::Word(words),
-        TokenizerChoice::Bpe => {
-            let texts = split.train.pairs.iter().flat_map(|p| [p.src.as_str(), p.tgt.as_str()]);
-            TextTokenizer::Bpe(Box::new(Bpe::learn(texts, &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() })))
-        }
-    };
-    let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
-    let src_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
-    let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
-    out.note(&format!(
-        "{}: {read} pairs read{skipped}, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
-        args.data.display(),
-        corpus.len(),
-        args.max_len,
-        split.train.len(),
-        split.valid.len(),
-        split.test.len(),
-        src_vocab.len(),
-        tgt_vocab.len()
-    ));
-    Ok(Prepared {
-        train: split.train.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
-        valid: split.valid.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
-        test: split.test,
-        tokenizer,
-        src_vocab,
-        tgt_vocab,
-    })
-}
-
-/// `lingo train`: prepare, train within the budget, keep the best round,
-/// write `model.ckpt`, score the test set.
-pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
-    args.check()?;
-    let data = prepare(args, seed, out)?;
-    let model_config = Seq2SeqConfig {
-        attention: args.attention.0,
-        emb_dim: args.emb,
-        hidden_dim: args.hidden,
-        attn_dim: args.hidden,
-        dropout: args.dropout,
-        ..Seq2SeqConfig::new(data.src_vocab.len(), data.tgt_vocab.len())
-    };
-    let mut model = Seq2Seq::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
-    let mut config = TrainConfig::new(args.rounds, args.lr);
-    config.batching.batch_size = args.batch_size;
-    config.shards = args.shards;
-    config.batching.bucket = true; // similar lengths together: less padding
-    config.label_smoothing = args.label_smoothing;
-    config.schedule = Schedule::LinearWarmup { warmup_steps: 500 };
-    config.max_grad_norm = Some(5.0);
-    config.seed = seed;
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
-    // Half-written model.ckpt files of killed runs (train_model clears those of last.ckpt and best.ckpt).
-    remove_stale_temp_files(&args.out.join("model.ckpt"))?;
-    let budget = Duration::from_secs_f64(args.time_budget);
-    let start = Instant::now();
-    // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
-    config.epoch_size = Some(args.round_size);
-    config.progress = Progress::Silent; // the round lines are printed below, with the time
-    config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone() });
-    let resume = if args.resume {
-        let path = args.out.join("last.ckpt");
-        let ckpt = load_resumable(&path, &model_config, &data.src_vocab, &data.tgt_vocab)?;
-        out.note(&format!("resuming from {} after round {}", path.display(), ckpt.epoch));
-        Some(ckpt)
-    } else {
-        None
-    };
-    let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
-    let trained = train_model_with(&mut model, &data.train, &data.valid, &config, resume.as_ref(), |r, _| {
-        let elapsed = start.elapsed();
-        out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
-        // Stop when another round like this process's last would overrun the budget.
-        let per_round = elapsed.as_secs_f64() / (r.epoch + 1 - first_round) as f64;
-        Ok::<_, Error>(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
-    })?;
-    let train_seconds = trained.seconds;
-    // The best round's weights, saved with the tokenizer for `lingo translate`.
-    let best: Checkpoint<lingo::nn::TrainedModel> = Checkpoint::load(args.out.join("best.ckpt"))?;
-    best.restore(&mut model)?;
-    let translator = Translator { model: model_config, tokenizer: data.tokenizer.clone() };
-    let path = args.out.join("model.ckpt");
-    Checkpoint::new(translator, &model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path)?;
-    out.note(&format!("best round {} (validation loss {:.4}); wrote {}", best.config.best_epoch, best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN), path.display()));
-
-    let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
-    let hyps = translate_all(&model, &data.tokenizer, &data.src_vocab, &data.tgt_vocab, &sources, args.beam)?;
-    // The word tokenizer lowercases, so the references are lowercased too:
-    // this is case-insensitive BLEU (sacrebleu -lc).
-    let refs: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
-    let bleu = corpus_bleu(&hyps, &refs)?;
-    let chrf = corpus_chrf(&hyps, &refs)?;
-    let mut lines = vec![format!("\ntest set ({} pairs, {}): {bleu}", refs.len(), if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() })];
-    lines.push(format!("chrF = {chrf:.2}   (lowercased; {train_seconds:.0} s of training)"));
-    for ((src, hyp), reference) in sources.iter().zip(&hyps).zip(&data.test.pairs).take(args.show) {
-        lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
-    }
-    out.say(&lines.join("\n"));
-    out.json(&json!({ "bleu": bleu.score, "chrf": chrf, "train_seconds": train_seconds, "rounds": trained.val_losses.len(), "test_pairs": refs.len() }));
-    Ok(())
-}
-
-/// Translates sentences in batches of similar length; returns readable text.
-fn translate_all(model: &Seq2Seq, tokenizer: &TextTokenizer, src_vocab: &Vocab, tgt_vocab: &Vocab, sources: &[&str], beam: usize) -> Result<Vec<String>> {
-    let encoded: Vec<Vec<usize>> = sources
-        .iter()
-        .map(|s| {
-            let mut ids = Vec::new();
-            src_vocab.encode_text(s, tokenizer, Wrap::SosEos, &mut ids);
-            ids
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..sources.len()).collect();
+/// Decodes every row of `encoded` (source ids), `batch_size` rows at a time
+/// with rows of similar length together (less padding), and returns the
+/// hypotheses in the order of `encoded`. `max_len(longest source)` bounds
+/// each batch's output; `done(rows)` is called after each batch.
+pub(crate) fn decode_batched(
+    model: &Seq2Seq,
+    encoded: &[Vec<usize>],
+    batch_size: usize,
+    beam: usize,
+    max_len: impl Fn(usize) -> usize,
+    with_attention: bool,
+    mut done: impl FnMut(usize),
+) -> Result<Vec<Hypothesis>> {
+    let mut order: Vec<usize> = (0..encoded.len()).collect();
     order.sort_by_key(|&i| encoded[i].len());
-    let mut out = vec![String::new(); sources.len()];
-    for chunk in order.chunks(128) {
+    let mut out: Vec<Option<Hypothesis>> = vec![None; encoded.len()];
+    for chunk in order.chunks(batch_size.max(1)) {
         let rows: Vec<&[usize]> = chunk.iter().map(|&i| encoded[i].as_slice()).collect();
-        let hyps = decode(model, &rows, beam, 3 * rows.iter().map(|r| r.len()).max().unwrap_or(1) + 5, false)?;
-        for (&i, hyp) in chunk.iter().zip(hyps) {
-            out[i] = tokenizer.detokenize(&tgt_vocab.decode(&hyp.tokens, true));
+        let longest = rows.iter().map(|r| r.len()).max().unwrap_or(1);
+        for (&i, mut hyp) in chunk.iter().zip(decode(model, &rows, beam, max_len(longest), with_attention)?) {
+            // The batch's padding columns are not this sentence's.
+            hyp.attention = hyp.attention.map(|a| a.slice(ndarray::s![.., ..encoded[i].len()]).to_owned());
+            out[i] = Some(hyp);
         }
+        done(chunk.len());
     }
-    Ok(out)
+    Ok(out.into_iter().map(|h| h.unwrap_or_else(|| unreachable!("every row is in one chunk"))).collect())
 }
 
 /// Greedy (`beam = 1`) or beam-search decoding of padded source rows.
@@ -378,34 +144,38 @@ fn decode(model: &Seq2Seq, rows: &[&[usize]], beam: usize, max_len: usize, with_
 }
 
 /// Loads a `model.ckpt` written by `lingo train`.
-fn load(path: &Path) -> Result<(Seq2Seq, Checkpoint<Translator>)> {
+pub(crate) fn load(path: &Path) -> Result<(Seq2Seq, Checkpoint<Translator>)> {
     let ckpt: Checkpoint<Translator> = Checkpoint::load(path)?;
     let model = Seq2Seq::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
     Ok((model, ckpt))
 }
 
-/// `lingo translate`: one sentence, its translation and where the model looked.
+/// `lingo translate`: one sentence with where the model looked, or every
+/// line of a file or of standard input.
 pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     let (model, ckpt) = load(&args.checkpoint)?;
-    let tokenizer = &ckpt.config.tokenizer;
-    let mut src = Vec::new();
-    ckpt.src_vocab.encode_text(&args.sentence, tokenizer, Wrap::SosEos, &mut src);
-    if src.len() <= 2 {
-        return Err(Error::invalid("sentence", format!("{:?} has no tokens", args.sentence)));
+    match &args.sentence {
+        Some(sentence) => translate_one(args, sentence, &model, &ckpt, out),
+        None => translate_lines(args, &model, &ckpt, out),
     }
-    let hyp = decode(&model, &[&src], args.beam, args.max_len, true)?.remove(0);
-    let output_tokens = ckpt.tgt_vocab.decode(&hyp.tokens, true);
-    let translation = tokenizer.detokenize(&output_tokens);
+}
+
+/// One sentence: its translation, then its attention as a text heatmap (and a PNG with `--png`).
+fn translate_one(args: &TranslateArgs, sentence: &str, model: &Seq2Seq, ckpt: &Checkpoint<Translator>, out: &Output) -> Result<()> {
+    let tokenizer = &ckpt.config.tokenizer;
+    let src = encode(&ckpt.src_vocab, tokenizer, sentence);
+    if src.len() <= 2 {
+        return Err(Error::invalid("sentence", format!("{sentence:?} has no tokens")));
+    }
+    let hyp = decode(model, &[&src], args.beam, args.max_len, true)?.remove(0);
+    let translation = tokenizer.detokenize(&ckpt.tgt_vocab.decode(&hyp.tokens, true));
     out.say(&translation);
-    out.json(&json!({ "translation": translation, "tokens": output_tokens, "log_prob": hyp.log_prob, "finished": hyp.finished() }));
+    out.json(&translation_json(ckpt, sentence, &translation, &src, &hyp));
     let Some(weights) = &hyp.attention else {
         out.note("(this model has no attention to show)");
         return Ok(());
     };
-    // Columns: every source token; rows: the decoder's inputs, <sos> then the output but its last token.
-    let src_tokens = ckpt.src_vocab.decode(&src, false);
-    let mut rows = vec!["<sos>"];
-    rows.extend(ckpt.tgt_vocab.decode(&hyp.tokens[..hyp.tokens.len().saturating_sub(1)], false));
+    let (src_tokens, rows) = heatmap_labels(ckpt, &src, &hyp);
     let rows = &rows[..weights.nrows()];
     out.say(&format!("\n{}", lingo::viz::format_attention(weights.view(), &src_tokens, rows, &TextOptions::default())?));
     if let Some(path) = &args.png {
@@ -413,6 +183,113 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
         out.note(&format!("wrote {}", path.display()));
     }
     Ok(())
+}
+
+/// The heatmap's labels: columns are the source tokens, rows the decoder's
+/// inputs (`<sos>`, then the output but its last token).
+fn heatmap_labels<'v>(ckpt: &'v Checkpoint<Translator>, src: &[usize], hyp: &Hypothesis) -> (Vec<&'v str>, Vec<&'v str>) {
+    let mut rows = vec!["<sos>"];
+    rows.extend(ckpt.tgt_vocab.decode(&hyp.tokens[..hyp.tokens.len().saturating_sub(1)], false));
+    (ckpt.src_vocab.decode(src, false), rows)
+}
+
+/// One translation as JSON: the text, every output token (`<unk>` and the
+/// final `<eos>` included), their log-probability, whether `<eos>` was
+/// reached, and the attention: one row per output token over the source
+/// tokens, with their labels.
+fn translation_json(ckpt: &Checkpoint<Translator>, source: &str, translation: &str, src: &[usize], hyp: &Hypothesis) -> serde_json::Value {
+    let attention = hyp.attention.as_ref().map(|w| w.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>());
+    json!({
+        "source": source,
+        "translation": translation,
+        "tokens": ckpt.tgt_vocab.decode(&hyp.tokens, false),
+        "log_prob": hyp.log_prob,
+        "finished": hyp.finished(),
+        "source_tokens": ckpt.src_vocab.decode(src, false),
+        "attention": attention,
+    })
+}
+
+/// Every line of `--input` (or standard input): one translation per line,
+/// in the input's order, decoded in batches of similar length; a progress
+/// bar on standard error when reading a file and it is a terminal.
+fn translate_lines(args: &TranslateArgs, model: &Seq2Seq, ckpt: &Checkpoint<Translator>, out: &Output) -> Result<()> {
+    let path = args.input.clone().unwrap_or_else(|| PathBuf::from("-"));
+    let lines = read_lines(&path)?;
+    let tokenizer = &ckpt.config.tokenizer;
+    let encoded: Vec<Vec<usize>> = lines.iter().map(|l| encode(&ckpt.src_vocab, tokenizer, l)).collect();
+    let bar = (path != Path::new("-") && std::io::stderr().is_terminal()).then(|| {
+        let style = ProgressStyle::with_template("translating [{bar:30}] {pos}/{len} lines, {per_sec}, {eta} left").unwrap_or_else(|_| ProgressStyle::default_bar());
+        ProgressBar::new(lines.len() as u64).with_style(style.progress_chars("=> "))
+    });
+    // An empty line gives an empty translation; only lines with tokens are decoded.
+    let wanted: Vec<usize> = (0..lines.len()).filter(|&i| encoded[i].len() > 2).collect();
+    let rows: Vec<Vec<usize>> = wanted.iter().map(|&i| encoded[i].clone()).collect();
+    let hyps = decode_batched(model, &rows, args.batch_size, args.beam, |_| args.max_len, out.is_json(), |n| {
+        if let Some(bar) = &bar {
+            bar.inc(n as u64);
+        }
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut by_line: Vec<Option<Hypothesis>> = vec![None; lines.len()];
+    for (i, hyp) in wanted.into_iter().zip(hyps) {
+        by_line[i] = Some(hyp);
+    }
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    for (n, (line, hyp)) in lines.iter().zip(&by_line).enumerate() {
+        let translation = hyp.as_ref().map(|h| tokenizer.detokenize(&ckpt.tgt_vocab.decode(&h.tokens, true))).unwrap_or_default();
+        let text = match (out.is_json(), hyp) {
+            (false, _) => translation,
+            (true, Some(hyp)) => {
+                let mut value = translation_json(ckpt, line, &translation, &encoded[n], hyp);
+                value["line"] = json!(n + 1);
+                value.to_string()
+            }
+            (true, None) => json!({ "line": n + 1, "source": line, "translation": "", "tokens": [], "log_prob": 0.0, "finished": true, "source_tokens": [], "attention": null }).to_string(),
+        };
+        if let Err(e) = writeln!(w, "{text}") {
+            return written(e);
+        }
+    }
+    w.flush().or_else(written)
+}
+
+/// A failed write to standard output: a reader that went away (`| head`) is
+/// not an error, anything else is.
+fn written(e: std::io::Error) -> Result<()> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe { Ok(()) } else { Err(Error::io("standard output", e)) }
+}
+
+/// The lines of `path` (`-`: standard input), without their line endings
+/// (`\n` or `\r\n`). A line that is not UTF-8 text is an error naming the
+/// file and the line, before anything is translated.
+fn read_lines(path: &Path) -> Result<Vec<String>> {
+    let bytes = if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut bytes).map_err(|e| Error::io("standard input", e))?;
+        bytes
+    } else {
+        std::fs::read(path).map_err(|e| Error::io(path, e))?
+    };
+    let name = if path == Path::new("-") { PathBuf::from("standard input") } else { path.to_path_buf() };
+    let text = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, line)| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            String::from_utf8(line.to_vec()).map_err(|e| Error::Input {
+                path: name.clone(),
+                line: i + 1,
+                problem: format!("not UTF-8 text (byte {} is invalid)", e.utf8_error().valid_up_to() + 1),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -104,6 +104,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     // translate
     (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
+    (&["translate", "--checkpoint", "x.ckpt", "--batch-size", "0", "--input", "in.txt"], "--batch-size"),
 ];
 
 #[test]
@@ -282,6 +283,51 @@ fn train_then_translate_end_to_end() {
     assert!(lines[0]["translation"].is_string());
 
     assert_one_line_error(&lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "  "]), "sentence");
+    translating_a_file_equals_translating_each_line_alone(dir.path());
+}
+
+/// `lingo translate --input FILE` (and from standard input): one line out
+/// per line in, in order, with the tokens each line gets alone; a line that
+/// is not UTF-8 is an error naming the file and the line.
+fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) {
+    let sentences = ["two three.", "one six.", "", "six six six five four.", "four.", "five one two."];
+    std::fs::write(dir.join("in.txt"), sentences.join("\n") + "\n").unwrap();
+    for beam in ["1", "3"] {
+        let args = ["translate", "--json", "--checkpoint", "run/model.ckpt", "--beam", beam, "--batch-size", "4", "--input", "in.txt"];
+        let lines = json_lines(&lingo_in(dir, &args));
+        assert_eq!(lines.len(), sentences.len());
+        for (n, (line, sentence)) in lines.iter().zip(sentences).enumerate() {
+            assert_eq!((line["line"].as_u64(), line["source"].as_str()), (Some(n as u64 + 1), Some(sentence)));
+            if sentence.is_empty() {
+                assert_eq!(line["translation"], "");
+                continue;
+            }
+            let alone = json_lines(&lingo_in(dir, &["translate", "--json", "--checkpoint", "run/model.ckpt", "--beam", beam, sentence]));
+            assert_eq!(line["tokens"], alone[0]["tokens"], "{sentence:?}, beam {beam}");
+            assert_eq!(line["translation"], alone[0]["translation"]);
+            let attention = line["attention"].as_array().expect("attention rows");
+            assert_eq!(attention.len(), line["tokens"].as_array().unwrap().len(), "one row per output token");
+            let columns = line["source_tokens"].as_array().unwrap().len();
+            assert!(attention.iter().all(|row| row.as_array().unwrap().len() == columns), "one column per source token");
+        }
+    }
+    // Text mode, from standard input: one translation per line.
+    let mut child = common::lingo_command(dir, &["translate", "--checkpoint", "run/model.ckpt"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"two three.\r\n\nfour.").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 3, "{}", stdout(&out));
+    // Bad input: nothing is translated, the line is named.
+    std::fs::write(dir.join("bad.txt"), b"two three.\nfour \xff five.\n").unwrap();
+    let bad = lingo_in(dir, &["translate", "--checkpoint", "run/model.ckpt", "--input", "bad.txt"]);
+    assert_one_line_error(&bad, "bad.txt:2: not UTF-8 text (byte 6 is invalid)");
+    assert!(stdout(&bad).is_empty());
+    assert_one_line_error(&lingo_in(dir, &["translate", "--checkpoint", "run/model.ckpt", "--input", "missing.txt"]), "missing.txt");
 }
 
 #[test]

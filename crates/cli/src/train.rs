@@ -1,0 +1,275 @@
+//! `lingo train`: a translation model on a real parallel corpus, trained
+//! within a time budget and scored with BLEU and chrF on held-out sentences.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use lingo::data::{Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, corpus_bleu, corpus_chrf};
+use lingo::nn::{Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, load_resumable, remove_stale_temp_files, train_model_with};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::json;
+
+use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
+use crate::error::{Error, Result};
+use crate::output::Output;
+use crate::translate::{TextTokenizer, Translator, decode_batched, encode};
+/// Word-level or subword vocabulary.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenizerChoice {
+    /// Lowercased words and punctuation marks
+    Word,
+    /// Byte-pair encoding learned on the training sentences of both languages
+    Bpe,
+}
+
+/// Settings of `lingo train`.
+#[derive(Args, Debug, Clone)]
+pub struct TrainArgs {
+    /// Parallel corpus: one `source<TAB>target` pair per line
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Directory for checkpoints (`model.ckpt` is the one to translate with)
+    #[arg(long, default_value = "target/lingo-out/train")]
+    pub out: PathBuf,
+    /// Skip malformed lines instead of stopping at the first
+    #[arg(long)]
+    pub lenient: bool,
+    /// Keep pairs of at most this many word tokens per side
+    #[arg(long, default_value = "10", value_parser = positive)]
+    pub max_len: usize,
+    /// Held-out test pairs (BLEU and chrF)
+    #[arg(long, default_value = "1000", value_parser = positive)]
+    pub test_size: usize,
+    /// Validation pairs (loss after each round, best checkpoint)
+    #[arg(long, default_value = "1000", value_parser = positive)]
+    pub valid_size: usize,
+    /// Word or BPE vocabulary
+    #[arg(long, value_enum, default_value_t = TokenizerChoice::Word)]
+    pub tokenizer: TokenizerChoice,
+    /// BPE merges (with --tokenizer bpe)
+    #[arg(long, default_value = "4000", value_parser = positive)]
+    pub bpe_merges: usize,
+    /// Largest vocabulary per language, the four specials included
+    #[arg(long, default_value = "6000", value_parser = positive)]
+    pub vocab_size: usize,
+    /// Attention scorer, or none
+    #[arg(long, default_value = "general")]
+    pub attention: AttentionChoice,
+    /// Embedding size
+    #[arg(long, default_value = "128", value_parser = dimension)]
+    pub emb: usize,
+    /// LSTM hidden size
+    #[arg(long, default_value = "256", value_parser = dimension)]
+    pub hidden: usize,
+    /// Dropout on embeddings and before the output layer
+    #[arg(long, default_value = "0", value_parser = unit_fraction, allow_hyphen_values = true)]
+    pub dropout: f32,
+    /// Sentence pairs per batch
+    #[arg(long, default_value = "64", value_parser = positive)]
+    pub batch_size: usize,
+    /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
+    #[arg(long, default_value = "2", value_parser = positive)]
+    pub shards: usize,
+    /// Adam's learning rate
+    #[arg(long, default_value = "2e-3", value_parser = positive_real, allow_hyphen_values = true)]
+    pub lr: f64,
+    /// Label smoothing of the loss
+    #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
+    pub label_smoothing: f32,
+    /// Training pairs per round (validation and a checkpoint after each)
+    #[arg(long, default_value = "16000", value_parser = positive)]
+    pub round_size: usize,
+    /// Most rounds
+    #[arg(long, default_value = "100", value_parser = positive)]
+    pub rounds: usize,
+    /// Seconds of training; no round starts that would end after it
+    #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
+    pub time_budget: f64,
+    /// Beam size for the test set (1: greedy)
+    #[arg(long, default_value = "1", value_parser = positive)]
+    pub beam: usize,
+    /// Example translations to print
+    #[arg(long, default_value = "5")]
+    pub show: usize,
+    /// Continue the run whose checkpoints are in --out from its last.ckpt
+    /// (same data, seed and flags): the rounds still to go are trained
+    /// exactly as an uninterrupted run would have trained them (--time-budget
+    /// counts this process's time only)
+    #[arg(long)]
+    pub resume: bool,
+}
+
+impl TrainArgs {
+    /// Rejects flags that do not fit together, before any work (a corpus too
+    /// small for --test-size and --valid-size is found once it is read).
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "train", "--data", "x.tsv", "--vocab-size", "4"]).unwrap();
+    /// let lingo_cli::Command::Train(args) = cli.command else { unreachable!() };
+    /// assert!(args.check().unwrap_err().to_string().starts_with("invalid --vocab-size"));
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        // The vocabulary holds <pad> <sos> <eos> <unk> besides the words.
+        let specials = lingo::data::SPECIALS.len();
+        if self.vocab_size <= specials {
+            return Err(Error::usage("--vocab-size", format!("must be above {specials}, the special tokens it includes, got {}", self.vocab_size)));
+        }
+        check_heads(&[self.attention], self.hidden)
+    }
+}
+
+/// Pairs encoded for training, with the raw target sentences for BLEU.
+struct Prepared {
+    tokenizer: TextTokenizer,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    train: Vec<Example>,
+    valid: Vec<Example>,
+    test: Corpus,
+}
+
+/// Reads, filters, splits and encodes the corpus.
+fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
+    let loaded = Corpus::read_tsv(&args.data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
+    // Lenient reading says what it left out, in the note and in the too-few error.
+    let skipped = match loaded.skipped.first() {
+        Some(first) => format!("; {} malformed lines skipped, the first {}:{}: {}", loaded.skipped.len(), args.data.display(), first.line, first.problem),
+        None => String::new(),
+    };
+    let mut corpus = loaded.corpus;
+    let read = corpus.len();
+    let words = WordTokenizer::lowercased();
+    corpus.filter_max_len(&words, args.max_len, args.max_len);
+    corpus.dedup();
+    let held_out = args.test_size + args.valid_size;
+    if corpus.len() < 2 * held_out {
+        return Err(Error::invalid(
+            "--test-size/--valid-size",
+            format!(
+                "{}: {} usable pairs (of {read}, up to --max-len {} tokens{skipped}) is too few for --test-size {} and --valid-size {} (at least twice their sum is needed)",
+                args.data.display(),
+                corpus.len(),
+                args.max_len,
+                args.test_size,
+                args.valid_size
+            ),
+        ));
+    }
+    let n = corpus.len() as f64;
+    let fractions = SplitFractions { valid: args.valid_size as f64 / n, test: args.test_size as f64 / n };
+    let split = corpus.split(fractions, &mut StdRng::seed_from_u64(seed))?;
+    let tokenizer = match args.tokenizer {
+        TokenizerChoice::Word => TextTokenizer::Word(words),
+        TokenizerChoice::Bpe => {
+            let texts = split.train.pairs.iter().flat_map(|p| [p.src.as_str(), p.tgt.as_str()]);
+            TextTokenizer::Bpe(Box::new(Bpe::learn(texts, &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() })))
+        }
+    };
+    let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
+    let src_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
+    let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
+    out.note(&format!(
+        "{}: {read} pairs read{skipped}, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
+        args.data.display(),
+        corpus.len(),
+        args.max_len,
+        split.train.len(),
+        split.valid.len(),
+        split.test.len(),
+        src_vocab.len(),
+        tgt_vocab.len()
+    ));
+    Ok(Prepared {
+        train: split.train.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
+        valid: split.valid.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
+        test: split.test,
+        tokenizer,
+        src_vocab,
+        tgt_vocab,
+    })
+}
+
+/// `lingo train`: prepare, train within the budget, keep the best round,
+/// write `model.ckpt`, score the test set.
+pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
+    args.check()?;
+    let data = prepare(args, seed, out)?;
+    let model_config = Seq2SeqConfig {
+        attention: args.attention.0,
+        emb_dim: args.emb,
+        hidden_dim: args.hidden,
+        attn_dim: args.hidden,
+        dropout: args.dropout,
+        ..Seq2SeqConfig::new(data.src_vocab.len(), data.tgt_vocab.len())
+    };
+    let mut model = Seq2Seq::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
+    let mut config = TrainConfig::new(args.rounds, args.lr);
+    config.batching.batch_size = args.batch_size;
+    config.shards = args.shards;
+    config.batching.bucket = true; // similar lengths together: less padding
+    config.label_smoothing = args.label_smoothing;
+    config.schedule = Schedule::LinearWarmup { warmup_steps: 500 };
+    config.max_grad_norm = Some(5.0);
+    config.seed = seed;
+    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+    // Half-written model.ckpt files of killed runs (train_model clears those of last.ckpt and best.ckpt).
+    remove_stale_temp_files(&args.out.join("model.ckpt"))?;
+    let budget = Duration::from_secs_f64(args.time_budget);
+    let start = Instant::now();
+    // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
+    config.epoch_size = Some(args.round_size);
+    config.progress = Progress::Silent; // the round lines are printed below, with the time
+    config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone() });
+    let resume = if args.resume {
+        let path = args.out.join("last.ckpt");
+        let ckpt = load_resumable(&path, &model_config, &data.src_vocab, &data.tgt_vocab)?;
+        out.note(&format!("resuming from {} after round {}", path.display(), ckpt.epoch));
+        Some(ckpt)
+    } else {
+        None
+    };
+    let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
+    let trained = train_model_with(&mut model, &data.train, &data.valid, &config, resume.as_ref(), |r, _| {
+        let elapsed = start.elapsed();
+        out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
+        // Stop when another round like this process's last would overrun the budget.
+        let per_round = elapsed.as_secs_f64() / (r.epoch + 1 - first_round) as f64;
+        Ok::<_, Error>(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
+    })?;
+    let train_seconds = trained.seconds;
+    // The best round's weights, saved with the tokenizer for `lingo translate`.
+    let best: Checkpoint<lingo::nn::TrainedModel> = Checkpoint::load(args.out.join("best.ckpt"))?;
+    best.restore(&mut model)?;
+    let translator = Translator { model: model_config, tokenizer: data.tokenizer.clone() };
+    let path = args.out.join("model.ckpt");
+    Checkpoint::new(translator, &model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path)?;
+    out.note(&format!("best round {} (validation loss {:.4}); wrote {}", best.config.best_epoch, best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN), path.display()));
+
+    let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
+    let hyps = translate_all(&model, &data.tokenizer, &data.src_vocab, &data.tgt_vocab, &sources, args.beam)?;
+    // The word tokenizer lowercases, so the references are lowercased too:
+    // this is case-insensitive BLEU (sacrebleu -lc).
+    let refs: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
+    let bleu = corpus_bleu(&hyps, &refs)?;
+    let chrf = corpus_chrf(&hyps, &refs)?;
+    let mut lines = vec![format!("\ntest set ({} pairs, {}): {bleu}", refs.len(), if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() })];
+    lines.push(format!("chrF = {chrf:.2}   (lowercased; {train_seconds:.0} s of training)"));
+    for ((src, hyp), reference) in sources.iter().zip(&hyps).zip(&data.test.pairs).take(args.show) {
+        lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
+    }
+    out.say(&lines.join("\n"));
+    out.json(&json!({ "bleu": bleu.score, "chrf": chrf, "train_seconds": train_seconds, "rounds": trained.val_losses.len(), "test_pairs": refs.len() }));
+    Ok(())
+}
+
+/// Translates sentences in batches of similar length; returns readable text.
+fn translate_all(model: &Seq2Seq, tokenizer: &TextTokenizer, src_vocab: &Vocab, tgt_vocab: &Vocab, sources: &[&str], beam: usize) -> Result<Vec<String>> {
+    let encoded: Vec<Vec<usize>> = sources.iter().map(|s| encode(src_vocab, tokenizer, s)).collect();
+    let max_len = |longest: usize| 3 * longest + 5;
+    let hyps = decode_batched(model, &encoded, 128, beam, max_len, false, |_| ())?;
+    Ok(hyps.iter().map(|hyp| tokenizer.detokenize(&tgt_vocab.decode(&hyp.tokens, true))).collect())
+}
+
