@@ -1,7 +1,7 @@
 //! `lingo train`: a translation model on a real parallel corpus, trained
 //! within a time budget and scored with BLEU and chrF on held-out sentences.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
@@ -13,6 +13,7 @@ use serde_json::json;
 
 use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
+use crate::metrics::{MetricsLog, RoundMetrics};
 use crate::output::Output;
 use crate::translate::{TextTokenizer, Translator, decode_batched, encode};
 /// Word-level or subword vocabulary.
@@ -99,6 +100,9 @@ pub struct TrainArgs {
     /// counts this process's time only)
     #[arg(long)]
     pub resume: bool,
+    /// Also write the split and its tokens to --out/splits (for training another toolkit on the same pairs)
+    #[arg(long)]
+    pub export_splits: bool,
 }
 
 impl TrainArgs {
@@ -128,6 +132,9 @@ struct Prepared {
     tgt_vocab: Vocab,
     train: Vec<Example>,
     valid: Vec<Example>,
+    /// The training and validation pairs as text (for `--export-splits`).
+    train_pairs: Corpus,
+    valid_pairs: Corpus,
     test: Corpus,
 }
 
@@ -185,6 +192,8 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     Ok(Prepared {
         train: split.train.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
         valid: split.valid.encode(&tokenizer, &src_vocab, &tokenizer, &tgt_vocab),
+        train_pairs: split.train,
+        valid_pairs: split.valid,
         test: split.test,
         tokenizer,
         src_vocab,
@@ -193,7 +202,8 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
 }
 
 /// `lingo train`: prepare, train within the budget, keep the best round,
-/// write `model.ckpt`, score the test set.
+/// write `model.ckpt`, score the test set. Each round appends a line to
+/// `metrics.jsonl` and redraws `loss.png` in `--out`.
 pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     args.check()?;
     let data = prepare(args, seed, out)?;
@@ -217,24 +227,44 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     // Half-written model.ckpt files of killed runs (train_model clears those of last.ckpt and best.ckpt).
     remove_stale_temp_files(&args.out.join("model.ckpt"))?;
+    if args.export_splits {
+        export_splits(&args.out.join("splits"), &data)?;
+    }
     let budget = Duration::from_secs_f64(args.time_budget);
     let start = Instant::now();
     // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
     config.epoch_size = Some(args.round_size);
-    config.progress = Progress::Silent; // the round lines are printed below, with the time
+    config.progress = Progress::Bar; // the round lines are printed below, with the time
     config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone() });
-    let resume = if args.resume {
+    let metrics_path = args.out.join("metrics.jsonl");
+    let (resume, mut metrics) = if args.resume {
         let path = args.out.join("last.ckpt");
         let ckpt = load_resumable(&path, &model_config, &data.src_vocab, &data.tgt_vocab)?;
         out.note(&format!("resuming from {} after round {}", path.display(), ckpt.epoch));
-        Some(ckpt)
+        let metrics = MetricsLog::resume(metrics_path, &ckpt.config.train_losses, &ckpt.config.val_losses)?;
+        (Some(ckpt), metrics)
     } else {
-        None
+        (None, MetricsLog::create(metrics_path)?)
     };
     let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
+    let seconds_before = metrics.seconds_before();
+    let slice_sizes: Vec<u64> = data.train.chunks(args.round_size).map(|c| c.len() as u64).collect();
+    // Round r trains slice (r - 1) mod k: the pairs seen after round r.
+    let pairs_seen = |round: usize| (0..round).map(|r| slice_sizes[r % slice_sizes.len().max(1)]).sum::<u64>();
+    let chart = args.out.join("loss.png");
     let trained = train_model_with(&mut model, &data.train, &data.valid, &config, resume.as_ref(), |r, _| {
         let elapsed = start.elapsed();
+        let round = RoundMetrics {
+            round: r.epoch,
+            pairs_seen: Some(pairs_seen(r.epoch)),
+            steps: Some(r.steps),
+            train_loss: r.train_loss,
+            val_loss: r.val_loss,
+            seconds: Some(seconds_before + elapsed.as_secs_f64()),
+        };
         out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
+        out.json(&metrics.push(round)?);
+        metrics.plot(&chart)?;
         // Stop when another round like this process's last would overrun the budget.
         let per_round = elapsed.as_secs_f64() / (r.epoch + 1 - first_round) as f64;
         Ok::<_, Error>(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
@@ -249,7 +279,10 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     out.note(&format!("best round {} (validation loss {:.4}); wrote {}", best.config.best_epoch, best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN), path.display()));
 
     let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
+    let decoding = Instant::now();
     let hyps = translate_all(&model, &data.tokenizer, &data.src_vocab, &data.tgt_vocab, &sources, args.beam)?;
+    let decode_seconds = decoding.elapsed().as_secs_f64();
+    write_lines(&args.out.join("test.hyp.txt"), &hyps)?;
     // The word tokenizer lowercases, so the references are lowercased too:
     // this is case-insensitive BLEU (sacrebleu -lc).
     let refs: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
@@ -261,8 +294,57 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
     }
     out.say(&lines.join("\n"));
-    out.json(&json!({ "bleu": bleu.score, "chrf": chrf, "train_seconds": train_seconds, "rounds": trained.val_losses.len(), "test_pairs": refs.len() }));
+    let seen = metrics.rounds().last().and_then(|m| m.pairs_seen).unwrap_or(0);
+    let this_process = seen.saturating_sub(pairs_seen(first_round - 1));
+    out.json(&json!({
+        "bleu": bleu.score,
+        "chrf": chrf,
+        "train_seconds": train_seconds,
+        "rounds": trained.val_losses.len(),
+        "best_round": trained.best_epoch,
+        "pairs_seen": seen,
+        "pairs_per_second": this_process as f64 / train_seconds.max(1e-9),
+        "test_pairs": refs.len(),
+        "test_decode_seconds": decode_seconds,
+        "beam": args.beam,
+    }));
     Ok(())
+}
+
+/// Writes `lines`, one per line, to `path`.
+fn write_lines(path: &Path, lines: &[String]) -> Result<()> {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+/// `--export-splits`: the split and the tokens the model trains on, for a
+/// model outside lingo (`benches/pytorch/engspa.py`) to train on the same
+/// pairs with the same vocabularies and be scored on the same test set:
+///
+/// | file | what |
+/// |---|---|
+/// | `vocab.src.txt`, `vocab.tgt.txt` | one token per line, line `i` is id `i` |
+/// | `train.tsv`, `valid.tsv`, `test.tsv` | `source tokens<TAB>target tokens`, space-separated, as the tokenizer made them |
+/// | `test.src.txt`, `test.ref.txt` | the test sources as read, the references lowercased (what BLEU is scored against) |
+/// | `meta.json` | `{"tokenizer": "word" or "bpe", "end_of_word": "</w>"}` |
+fn export_splits(dir: &Path, data: &Prepared) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    write_lines(&dir.join("vocab.src.txt"), data.src_vocab.tokens())?;
+    write_lines(&dir.join("vocab.tgt.txt"), data.tgt_vocab.tokens())?;
+    let tokens = |text: &str| data.tokenizer.tokenize(text).join(" ");
+    for (name, corpus) in [("train.tsv", &data.train_pairs), ("valid.tsv", &data.valid_pairs), ("test.tsv", &data.test)] {
+        let rows: Vec<String> = corpus.pairs.iter().map(|p| format!("{}\t{}", tokens(&p.src), tokens(&p.tgt))).collect();
+        write_lines(&dir.join(name), &rows)?;
+    }
+    write_lines(&dir.join("test.src.txt"), &data.test.pairs.iter().map(|p| p.src.clone()).collect::<Vec<_>>())?;
+    write_lines(&dir.join("test.ref.txt"), &data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect::<Vec<_>>())?;
+    let kind = match data.tokenizer {
+        TextTokenizer::Word(_) => "word",
+        TextTokenizer::Bpe(_) => "bpe",
+    };
+    let meta = json!({ "tokenizer": kind, "end_of_word": lingo::data::END_OF_WORD });
+    std::fs::write(dir.join("meta.json"), format!("{meta}\n")).map_err(|e| Error::io(dir.join("meta.json"), e))
 }
 
 /// Translates sentences in batches of similar length; returns readable text.

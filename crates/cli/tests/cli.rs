@@ -263,13 +263,36 @@ fn train_then_translate_end_to_end() {
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let train = lingo_in(dir.path(), &[
         "train", "--json", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "2",
-        "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "30", "--show", "2",
+        "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "30", "--show", "2", "--export-splits",
     ]);
+    // One line per round as it ends, then the result.
     let lines = json_lines(&train);
-    assert_eq!(lines.len(), 1);
-    for key in ["bleu", "chrf", "train_seconds"] {
-        assert!(lines[0][key].as_f64().is_some(), "{key} missing in {:?}", lines[0]);
+    let (result, rounds) = lines.split_last().unwrap();
+    assert_eq!(rounds.len() as u64, result["rounds"].as_u64().unwrap());
+    for key in ["bleu", "chrf", "train_seconds", "pairs_seen", "pairs_per_second", "test_decode_seconds"] {
+        assert!(result[key].as_f64().is_some(), "{key} missing in {result:?}");
     }
+    for (i, round) in rounds.iter().enumerate() {
+        assert_eq!(keys(round), ["pairs_seen", "round", "seconds", "steps", "train_loss", "val_loss"]);
+        assert_eq!(round["round"].as_u64(), Some(i as u64 + 1));
+    }
+    // metrics.jsonl holds the same lines; the chart and the test translations are written.
+    let metrics = std::fs::read_to_string(dir.path().join("run/metrics.jsonl")).unwrap();
+    let written: Vec<serde_json::Value> = metrics.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(written, rounds.iter().map(|r| serde_json::Value::Object(r.clone())).collect::<Vec<_>>());
+    assert!(dir.path().join("run/loss.png").exists());
+    assert_eq!(std::fs::read_to_string(dir.path().join("run/test.hyp.txt")).unwrap().lines().count(), 4);
+    // --export-splits: the pairs as tokens, the vocabularies, the test set as text.
+    let splits = dir.path().join("run/splits");
+    let count = |name: &str| std::fs::read_to_string(splits.join(name)).unwrap().lines().count();
+    assert_eq!((count("train.tsv"), count("valid.tsv"), count("test.tsv"), count("test.src.txt"), count("test.ref.txt")), (28, 4, 4, 4, 4));
+    let vocab = std::fs::read_to_string(splits.join("vocab.tgt.txt")).unwrap();
+    assert_eq!(vocab.lines().take(4).collect::<Vec<_>>(), lingo::data::SPECIALS);
+    let first = std::fs::read_to_string(splits.join("train.tsv")).unwrap().lines().next().unwrap().to_owned();
+    let (src, tgt) = first.split_once('\t').unwrap();
+    assert!(src.ends_with(" .") && tgt.ends_with(" ."), "tokens, space-separated: {first:?}");
+    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(splits.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["tokenizer"], "word");
     let ckpt = dir.path().join("run/model.ckpt");
     assert!(ckpt.exists());
 

@@ -106,11 +106,24 @@ fn killed_training_always_leaves_a_loadable_checkpoint_and_resumes_to_the_same_r
 
     // Resume to the end: the same numbers as the run never interrupted.
     let resumed = json(&train(dir.path(), last.exists()).output().unwrap());
-    for key in ["bleu", "chrf", "rounds", "test_pairs"] {
+    for key in ["bleu", "chrf", "rounds", "best_round", "pairs_seen", "test_pairs"] {
         assert_eq!(resumed[key], expected[key], "{key}");
     }
     let resumed_last = load(&last);
     assert_eq!(resumed_last.config, expected_last.config, "loss history");
     assert_eq!(resumed_last.params, expected_last.params, "weights");
+    // metrics.jsonl: one whole line per round, in order, with the checkpoint's losses.
+    for (run, ckpt) in [(&run, &resumed_last), (&straight.path().join("run"), &expected_last)] {
+        let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}"))).collect();
+        assert_eq!(lines.len(), ckpt.config.val_losses.len(), "{text}");
+        for (i, line) in lines.iter().enumerate() {
+            assert_eq!(line["round"], i + 1);
+            assert_eq!(line["train_loss"].as_f64().unwrap() as f32, ckpt.config.train_losses[i]);
+            assert_eq!(line["val_loss"].as_f64().unwrap() as f32, ckpt.config.val_losses[i]);
+        }
+        assert_eq!(lines.last().unwrap()["pairs_seen"], expected["pairs_seen"]);
+        assert!(run.join("loss.png").exists());
+    }
     assert_eq!(temp_files(&run), Vec::<String>::new(), "leftover temporary files after the resumed run");
 }
