@@ -20,35 +20,56 @@ the machine hits both sides alike:
                 second's worth of runs each, `cargo bench ... --
                 summary=NAME` for lingo), so the two medians of a ratio are
                 measured seconds apart, not minutes
+  engspa        (not run unless asked: it takes twice --engspa-budget and
+                more per round) `lingo train --data ENGSPA_DATA --time-budget
+                B --export-splits` against `engspa.py` on the splits lingo
+                wrote (the same training, validation and test pairs and
+                vocabularies), both with the recipe of ENGSPA_RECIPE below:
+                training pairs per second, BLEU and chrF at the budget on the
+                test pairs (lingo's test.hyp.txt and PyTorch's translations
+                both scored by sacrebleu, lowercased; lingo's own BLEU shown
+                beside), and greedy and beam-5 translation of the test
+                sources in sentences per second (lingo: the whole `lingo
+                translate --input` process, loading included; PyTorch: the
+                script's batched decoding). PyTorch reads the splits of
+                the first lingo run (round 1 runs lingo first, and the same
+                data, seed and flags split alike in every round)
 
 Both sides get the same thread count: lingo through `--threads` (rayon and
 matrixmultiply; the ablation keeps each configuration's products on one
 thread and trains two at once) or RAYON_NUM_THREADS / MATMUL_NUM_THREADS
 for the bench, PyTorch through `torch.set_num_threads`. The table gives the
-median over rounds of each side and the ratio PyTorch / lingo (how many
-times faster lingo is), against issue #8's goals: the ablation at least 3x,
-the sort epoch at least 5x, every attention kernel at least 1x. The load
+median over rounds of each side and how many times faster lingo is: the
+ratio PyTorch / lingo of times, lingo / PyTorch of rates (the rows in 1/s);
+for BLEU and chrF the difference lingo - PyTorch. Issue #8's goals: the
+ablation at least 3x, the sort epoch at least 5x, every attention kernel at
+least 1x, translation at least 3x (greedy and beam 5), and BLEU at the
+budget at least 8 points above PyTorch's with lingo's at least 25. The load
 average before each round is printed too: other jobs on the machine move
 both sides' times, PyTorch's OpenMP threads more than most.
 
 This script installs nothing. Without PyTorch it says so in one line and
-prints lingo's side alone.
+prints lingo's side alone; the engspa workload also needs sacrebleu
+(for both sides' scores) and stops at once, in one line, without it.
 
 Usage (from anywhere; cargo runs in the repository):
 
     python3 benches/pytorch/compare.py                       # 3 rounds, 2 threads
     python3 benches/pytorch/compare.py --rounds 5 --json     # one JSON object
     python3 benches/pytorch/compare.py --workloads sort --epochs 2
+    python3 benches/pytorch/compare.py --workloads engspa --rounds 1    # about 20 minutes
     python3 benches/pytorch/compare.py --table saved.json    # the table of a saved --json run
 """
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,11 +77,31 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import attention  # noqa: E402  (imports torch only when asked)
 
-WORKLOADS = ["ablation", "sort", "attention"]
+WORKLOADS = ["ablation", "sort", "attention"]  # the default; engspa only when asked
+ALL_WORKLOADS = WORKLOADS + ["engspa"]
 ABLATION_TOTAL = "ablation: three trainings"
 SORT_EPOCH = "sort-study epoch"
-# Issue #8's goals: the least ratio PyTorch / lingo, by workload name prefix.
-GOALS = [(ABLATION_TOTAL, 3.0), (SORT_EPOCH, 5.0), ("attention ", 1.0)]
+ENGSPA_PAIRS = "engspa: training pairs/s"
+ENGSPA_BLEU = "engspa: BLEU at the budget"
+ENGSPA_CHRF = "engspa: chrF at the budget"
+ENGSPA_OWN_BLEU = "engspa: BLEU by lingo's own scorer"
+ENGSPA_GREEDY = "engspa: greedy translation"
+ENGSPA_BEAM = "engspa: beam-5 translation"
+# Rates (higher is better): lingo is faster by lingo / PyTorch.
+RATES = {ENGSPA_PAIRS, ENGSPA_GREEDY, ENGSPA_BEAM}
+# Scores: the row compares them by the difference lingo - PyTorch.
+SCORES = {ENGSPA_BLEU, ENGSPA_CHRF, ENGSPA_OWN_BLEU}
+UNITS = {ENGSPA_PAIRS: "1/s", ENGSPA_GREEDY: "1/s", ENGSPA_BEAM: "1/s", ENGSPA_BLEU: "BLEU", ENGSPA_CHRF: "chrF", ENGSPA_OWN_BLEU: "BLEU"}
+# Issue #8's goals, by workload name prefix: the least ratio (how many times
+# faster lingo is), or for BLEU the least difference lingo - PyTorch, which
+# also needs lingo's BLEU to reach LINGO_BLEU.
+GOALS = [(ABLATION_TOTAL, 3.0), (SORT_EPOCH, 5.0), ("attention ", 1.0), (ENGSPA_BLEU, 8.0), (ENGSPA_GREEDY, 3.0), (ENGSPA_BEAM, 3.0)]
+LINGO_BLEU = 25.0
+# `lingo train`'s recipe, given to both sides so that they train alike
+# whatever either's defaults; the warm-up (500 steps) and the clipping
+# (global norm 5.0) are fixed in lingo train and engspa.py's defaults.
+ENGSPA_RECIPE = ["--attention", "general", "--emb", "128", "--hidden", "256", "--dropout", "0", "--label-smoothing", "0.1",
+                 "--lr", "2e-3", "--batch-size", "64", "--round-size", "16000"]
 
 
 def goal(name):
@@ -68,7 +109,20 @@ def goal(name):
 
 
 def unit(name):
-    return "ms" if name.startswith("attention ") else "s"
+    return "ms" if name.startswith("attention ") else UNITS.get(name, "s")
+
+
+def lines(path):
+    """The lines of a UTF-8 file, split on "\\n" only (an empty line is an empty translation)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read().removesuffix("\n").split("\n")
+
+
+def sacrebleu_scores(hyps, refs):
+    """sacrebleu's lowercased BLEU and chrF (of the lowercased text), as engspa.py scores PyTorch's translations."""
+    import sacrebleu  # only the engspa workload needs it; main checks that it is there
+    return (sacrebleu.corpus_bleu(hyps, [refs], lowercase=True).score,
+            sacrebleu.corpus_chrf([h.lower() for h in hyps], [[r.lower() for r in refs]]).score)
 
 
 def run(cmd, **kwargs):
@@ -99,6 +153,7 @@ class Lingo:
     def __init__(self, binary, args):
         self.cmd = [binary, "--threads", str(args.threads), "--json"]
         self.args = args
+        self.engspa_runs = 0
 
     def ablation(self):
         start = time.perf_counter()
@@ -113,6 +168,23 @@ class Lingo:
 
     def attention(self, kernel):
         return {f"attention {r['workload']}": r["ms"] for r in attention.run_lingo(kernel, self.args.threads, exact=True)}
+
+    def engspa(self):
+        """`lingo train` in ENGSPA_WORKDIR/lingo-N (N counts the runs), its
+        translations scored by sacrebleu; figures lingo does not report are None."""
+        a = self.args
+        self.engspa_runs += 1
+        out = os.path.join(a.engspa_workdir, f"lingo-{self.engspa_runs}")
+        final = json_lines(run(self.cmd + ["train", "--data", a.engspa_data, "--time-budget", str(a.engspa_budget), "--out", out, "--export-splits"] + ENGSPA_RECIPE))[-1]
+        bleu, chrf = sacrebleu_scores(lines(os.path.join(out, "test.hyp.txt")), lines(os.path.join(out, "splits", "test.ref.txt")))
+        # Translation as a user runs it: the whole `lingo translate --input` process.
+        sources = os.path.join(out, "splits", "test.src.txt")
+        rates = {}
+        for name, beam in [(ENGSPA_GREEDY, "1"), (ENGSPA_BEAM, "5")]:
+            start = time.perf_counter()
+            run(self.cmd[:3] + ["translate", "--checkpoint", os.path.join(out, "model.ckpt"), "--beam", beam, "--input", sources])
+            rates[name] = len(lines(sources)) / (time.perf_counter() - start)
+        return {ENGSPA_PAIRS: final.get("pairs_per_second"), ENGSPA_BLEU: bleu, ENGSPA_CHRF: chrf, ENGSPA_OWN_BLEU: final.get("bleu"), **rates}
 
 
 class PyTorch:
@@ -135,6 +207,14 @@ class PyTorch:
     def attention(self, kernel):
         (scorer, size, backward) = next(w[1:] for w in attention.workloads(kernel) if w[0] == kernel)
         return {f"attention {kernel}": attention.torch_median(self.torch, scorer, size, backward, self.args.threads)}
+
+    def engspa(self):
+        """`engspa.py` on the splits of the first lingo run."""
+        a = self.args
+        splits = os.path.join(a.engspa_workdir, "lingo-1", "splits")
+        (row,) = json_lines(run(self.script("engspa.py") + ["--splits", splits, "--time-budget", str(a.engspa_budget)] + ENGSPA_RECIPE))
+        return {ENGSPA_PAIRS: row["pairs_per_second"], ENGSPA_BLEU: row["bleu"], ENGSPA_CHRF: row["chrf"],
+                ENGSPA_GREEDY: row["greedy_sentences_per_second"], ENGSPA_BEAM: row["beam_sentences_per_second"]}
 
 
 def parts(workloads):
@@ -164,18 +244,29 @@ def measure(args, lingo, pytorch):
     return samples, loads
 
 
+def median(values):
+    """The median of the values that are not None (a figure a side did not report), or None."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def edge(name, ours, theirs):
+    """How many times faster lingo is (times PyTorch / lingo, rates lingo / PyTorch), or for a score the difference lingo - PyTorch."""
+    if name in SCORES:
+        return ours - theirs
+    return ours / theirs if name in RATES else theirs / ours
+
+
 def rows(samples):
-    """One row per workload: medians, ratio and goal."""
+    """One row per workload (lingo's first, then any only PyTorch has): medians, ratio and goal."""
     out = []
-    for name, values in samples["lingo"].items():
-        theirs = samples["pytorch"].get(name)
-        ours = statistics.median(values)
-        row = {"workload": name, "unit": unit(name), "lingo": ours, "pytorch": None, "ratio": None, "goal": goal(name), "met": None}
-        if theirs:
-            row["pytorch"] = statistics.median(theirs)
-            row["ratio"] = row["pytorch"] / ours
+    for name in list(samples["lingo"]) + [n for n in samples["pytorch"] if n not in samples["lingo"]]:
+        ours, theirs = median(samples["lingo"].get(name, [])), median(samples["pytorch"].get(name, []))
+        row = {"workload": name, "unit": unit(name), "lingo": ours, "pytorch": theirs, "ratio": None, "goal": goal(name), "met": None}
+        if ours is not None and theirs is not None:
+            row["ratio"] = edge(name, ours, theirs)
             if row["goal"] is not None:
-                row["met"] = row["ratio"] >= row["goal"]
+                row["met"] = row["ratio"] >= row["goal"] and (name != ENGSPA_BLEU or ours >= LINGO_BLEU)
         out.append(row)
     return out
 
@@ -191,10 +282,14 @@ def print_table(table, header):
     print(f"{'workload':<48} {'unit':>4} {'lingo':>10} {'PyTorch':>10} {'PyTorch/lingo':>14} {'goal':>6} {'met':>4}")
     fmt = lambda x: "-" if x is None else f"{x:.3f}" if x < 100 else f"{x:.1f}"
     for r in table:
+        score = r["workload"] in SCORES
         met = "-" if r["met"] is None else "yes" if r["met"] else "NO"
-        goal_text = "-" if r["goal"] is None else f">={r['goal']:g}"
-        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        goal_text = "-" if r["goal"] is None else f">={r['goal']:+g}" if score else f">={r['goal']:g}"
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:+.2f}" if score else f"{r['ratio']:.2f}"
         print(f"{r['workload']:<48} {r['unit']:>4} {fmt(r['lingo']):>10} {fmt(r['pytorch']):>10} {ratio:>14} {goal_text:>6} {met:>4}")
+    if any(r["workload"].startswith("engspa: ") for r in table):
+        print(f"engspa: rows in 1/s are rates, their ratio is lingo / PyTorch; BLEU and chrF compare by lingo - PyTorch "
+              f"(sacrebleu, lowercased, the same test pairs), and the BLEU goal also needs lingo's to reach {LINGO_BLEU:g}")
     judged = [r for r in table if r["met"] is not None]
     if judged:
         print(f"goals met: {sum(r['met'] for r in judged)} of {len(judged)}")
@@ -206,7 +301,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="threads for both sides (default 2)")
     ap.add_argument("--train-size", type=int, default=20000, help="sequences per sort-study epoch (default 20000)")
     ap.add_argument("--epochs", type=int, default=3, help="sort-study epochs per run; the run's median counts (default 3)")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS),
+                    help=f"comma-separated subset of {','.join(ALL_WORKLOADS)} (default {','.join(WORKLOADS)}; engspa takes twice --engspa-budget and more per round)")
+    ap.add_argument("--engspa-budget", type=float, default=480, help="seconds of training for each side of engspa (default 480)")
+    ap.add_argument("--engspa-data", default=os.path.join(os.path.dirname(ROOT), "shared", "data", "eng-spa.tsv"),
+                    help="the corpus of engspa (default ../shared/data/eng-spa.tsv beside the repository)")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     ap.add_argument("--table", metavar="FILE", help="print the table of a run saved with --json, measuring nothing")
     args = ap.parse_args()
@@ -216,9 +315,16 @@ def main():
         print_table(saved["rows"], header(saved["date"], saved["rounds"], saved["threads"], saved["torch"], saved["load_average_1min"]))
         return 0
     args.workloads = [w for w in args.workloads.split(",") if w]
-    unknown = [w for w in args.workloads if w not in WORKLOADS]
+    unknown = [w for w in args.workloads if w not in ALL_WORKLOADS]
     if unknown or args.rounds < 1 or args.threads < 1:
         ap.error(f"unknown workload {unknown[0]!r}" if unknown else "--rounds and --threads must be at least 1")
+    args.engspa_data = os.path.abspath(args.engspa_data)  # lingo runs in the repository, not here
+    if "engspa" in args.workloads:
+        if not os.path.isfile(args.engspa_data):
+            ap.error(f"--engspa-data: no file {args.engspa_data}")
+        if importlib.util.find_spec("sacrebleu") is None:
+            print("sacrebleu is not installed (pip install sacrebleu): the engspa workload scores both sides with it.", file=sys.stderr)
+            return 1
 
     try:
         import torch
@@ -226,9 +332,10 @@ def main():
         torch = None
         print("PyTorch is not installed (pip install torch): measuring lingo's side only.", file=sys.stderr)
     try:
-        lingo = Lingo(build_lingo(), args)
-        pytorch = PyTorch(torch, args) if torch else None
-        samples, loads = measure(args, lingo, pytorch)
+        with tempfile.TemporaryDirectory(prefix="lingo-engspa-") as args.engspa_workdir:
+            lingo = Lingo(build_lingo(), args)
+            pytorch = PyTorch(torch, args) if torch else None
+            samples, loads = measure(args, lingo, pytorch)
     except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -239,6 +346,7 @@ def main():
     loads = [l[0] for l in loads]
     if args.json:
         print(json.dumps({"date": when, "torch": version, "threads": args.threads, "rounds": args.rounds,
+                          "engspa_budget": args.engspa_budget if "engspa" in args.workloads else None,
                           "load_average_1min": loads, "rows": table, "samples": samples}))
     else:
         print_table(table, header(when, args.rounds, args.threads, version, loads))
