@@ -100,7 +100,7 @@ pub enum Command {
     #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo sort-study\n  lingo sort-study --lengths 5 --epochs 5 --json\n  lingo sort-study --rare-digit 3 --rare-share 0.005\n  lingo sort-study --time-epochs --lengths 5 --train-size 20000   # seconds per training epoch only")]
     SortStudy(SortStudyArgs),
     /// Train a translation model on a parallel corpus (TSV) within a time budget; BLEU and chrF on held-out pairs
-    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer bpe --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive")]
+    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer word --vocab-size 6000 --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive")]
     Train(TrainArgs),
     /// Translate a sentence with a model written by `lingo train`, and show where it looked
     #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\"")]

@@ -46,14 +46,14 @@ pub struct TrainArgs {
     /// Validation pairs (loss after each round, best checkpoint)
     #[arg(long, default_value = "1000", value_parser = positive)]
     pub valid_size: usize,
-    /// Word or BPE vocabulary
-    #[arg(long, value_enum, default_value_t = TokenizerChoice::Word)]
+    /// Word or BPE vocabulary (BPE: no <unk> in the output)
+    #[arg(long, value_enum, default_value_t = TokenizerChoice::Bpe)]
     pub tokenizer: TokenizerChoice,
     /// BPE merges (with --tokenizer bpe)
-    #[arg(long, default_value = "4000", value_parser = positive)]
+    #[arg(long, default_value = "8000", value_parser = positive)]
     pub bpe_merges: usize,
     /// Largest vocabulary per language, the four specials included
-    #[arg(long, default_value = "6000", value_parser = positive)]
+    #[arg(long, default_value = "10000", value_parser = positive)]
     pub vocab_size: usize,
     /// Attention scorer, or none
     #[arg(long, default_value = "general")]
@@ -89,7 +89,7 @@ pub struct TrainArgs {
     #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
     pub time_budget: f64,
     /// Beam size for the test set (1: greedy)
-    #[arg(long, default_value = "1", value_parser = positive)]
+    #[arg(long, default_value = "5", value_parser = positive)]
     pub beam: usize,
     /// Example translations to print
     #[arg(long, default_value = "5")]

@@ -35,7 +35,7 @@ pub struct TranslateArgs {
     #[arg(long, default_value = "64", value_parser = positive)]
     pub batch_size: usize,
     /// Beam size (1: greedy)
-    #[arg(long, default_value = "1", value_parser = positive)]
+    #[arg(long, default_value = "5", value_parser = positive)]
     pub beam: usize,
     /// Most output tokens
     #[arg(long, default_value = "30", value_parser = positive)]

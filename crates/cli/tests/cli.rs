@@ -290,9 +290,10 @@ fn train_then_translate_end_to_end() {
     assert_eq!(vocab.lines().take(4).collect::<Vec<_>>(), lingo::data::SPECIALS);
     let first = std::fs::read_to_string(splits.join("train.tsv")).unwrap().lines().next().unwrap().to_owned();
     let (src, tgt) = first.split_once('\t').unwrap();
-    assert!(src.ends_with(" .") && tgt.ends_with(" ."), "tokens, space-separated: {first:?}");
+    // The default tokenizer is BPE: the full stop is a word of its own, ending in </w>.
+    assert!(src.ends_with(" .</w>") && tgt.ends_with(" .</w>"), "tokens, space-separated: {first:?}");
     let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(splits.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["tokenizer"], "word");
+    assert_eq!(meta["tokenizer"], "bpe");
     let ckpt = dir.path().join("run/model.ckpt");
     assert!(ckpt.exists());
 
