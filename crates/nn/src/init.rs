@@ -169,7 +169,8 @@ impl Weights<'_> {
                 arrays.try_into().unwrap_or_else(|_| unreachable!("one array per name"))
             }
         };
-        Ok(std::array::from_fn(|i| Param::new(names[i].clone(), arrays[i].clone())))
+        let params: Vec<Param> = names.into_iter().zip(arrays).map(|(name, data)| Param::new(name, data)).collect();
+        Ok(params.try_into().unwrap_or_else(|_| unreachable!("one parameter per name")))
     }
 
     /// An attention layer: its own Xavier initialisation when fresh, the
