@@ -34,6 +34,20 @@ pub struct CrossEntropy {
     pub label_smoothing: f32,
 }
 
+impl CrossEntropy {
+    /// Checks `ε ∈ [0, 1]` and that every target not ignored is a class.
+    fn check(self, op: &'static str, targets: &[usize], classes: usize) -> Result<()> {
+        let eps = self.label_smoothing;
+        if !(0.0..=1.0).contains(&eps) {
+            return Err(bad_arg(op, format!("label smoothing must be in [0, 1], got {eps}")));
+        }
+        match targets.iter().find(|&&t| t >= classes && Some(t) != self.ignore_index) {
+            Some(&bad) => Err(bad_arg(op, format!("target {bad} is out of range for {classes} classes"))),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Tensor {
     /// Mean cross-entropy of `logits (rows, classes)` against integer `targets`.
     ///
@@ -63,14 +77,8 @@ impl Tensor {
         if shape.len() != 2 || shape[0] != targets.len() {
             return Err(mismatch("cross_entropy", shape, &[targets.len()], "expected logits (rows, classes) and one target per row"));
         }
-        let eps = opts.label_smoothing;
-        if !(0.0..=1.0).contains(&eps) {
-            return Err(bad_arg("cross_entropy", format!("label smoothing must be in [0, 1], got {eps}")));
-        }
-        let classes = shape[1];
-        if let Some(&bad) = targets.iter().find(|&&t| t >= classes && Some(t) != opts.ignore_index) {
-            return Err(bad_arg("cross_entropy", format!("target {bad} is out of range for {classes} classes")));
-        }
+        let (eps, classes) = (opts.label_smoothing, shape[1]);
+        opts.check("cross_entropy", targets, classes)?;
         let logits = self.data().view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
         let mut probs = Array2::<f32>::zeros(logits.raw_dim());
         let mut total = 0.0_f64;
@@ -160,12 +168,7 @@ impl Tensor {
             return Err(mismatch("linear_cross_entropy", sw, b.shape(), format!("bias must have shape [{classes}]")));
         }
         let eps = opts.label_smoothing;
-        if !(0.0..=1.0).contains(&eps) {
-            return Err(bad_arg("linear_cross_entropy", format!("label smoothing must be in [0, 1], got {eps}")));
-        }
-        if let Some(&bad) = targets.iter().find(|&&t| t >= classes && Some(t) != opts.ignore_index) {
-            return Err(bad_arg("linear_cross_entropy", format!("target {bad} is out of range for {classes} classes")));
-        }
+        opts.check("linear_cross_entropy", targets, classes)?;
         let plan = OutputRows {
             // The rows that count, and their targets: padding never reaches the product.
             kept: (0..targets.len()).filter(|&r| Some(targets[r]) != opts.ignore_index).collect(),
