@@ -370,6 +370,35 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The prepared source of the given batch rows, in that order (repeats
+    /// allowed): how a decoder drops the sentences it has finished, or
+    /// copies a source once per beam, without projecting the keys again.
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Scorer};
+    /// use lingo_tensor::Tensor;
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = AttentionConfig { scorer: Scorer::General, query_dim: 4, key_dim: 4, attn_dim: 0 };
+    /// let attn = Attention::new("attn", &config, &mut rng).unwrap();
+    /// let enc_out = Tensor::randn(&[3, 5, 4], 1.0, &mut rng).unwrap();
+    /// let query = Tensor::randn(&[1, 1, 4], 1.0, &mut rng).unwrap();
+    /// let all = attn.prepare(&enc_out, &enc_out, None).unwrap();
+    /// let third = all.select_rows(&[2]).unwrap();
+    /// let alone = attn.prepare(&enc_out.index_select(0, &[2]).unwrap(), &enc_out.index_select(0, &[2]).unwrap(), None).unwrap();
+    /// assert_eq!(third.attend(&query, false).unwrap().context.to_vec(), alone.attend(&query, false).unwrap().context.to_vec());
+    /// ```
+    pub fn select_rows(&self, rows: &[usize]) -> Result<Prepared> {
+        Ok(Prepared {
+            scorer: self.scorer,
+            query_dim: self.query_dim,
+            keys: self.keys.index_select(0, rows)?,
+            values: self.values.index_select(0, rows)?,
+            mask: self.mask.select_rows(rows),
+            step: self.step.clone(),
+        })
+    }
+
     /// Attends `queries (batch, tgt_len, d_q)` to the prepared source; see
     /// [`Attention::forward`]. `tgt_len` is often 1 (one decoder step).
     ///

@@ -39,6 +39,11 @@ impl Masking {
         Masking { pad: self.pad.clone(), causal }
     }
 
+    /// The mask of the given batch rows, in that order.
+    pub(crate) fn select_rows(&self, rows: &[usize]) -> Masking {
+        Masking { pad: self.pad.as_ref().map(|m| Arc::new(m.select(ndarray::Axis(0), rows))), causal: self.causal }
+    }
+
     /// Checks that the padding mask is `(batch, src_len)` for `keys (batch, src_len, d)`.
     pub(crate) fn check(&self, op: &'static str, keys: &[usize]) -> Result<()> {
         match &self.pad {

@@ -4,6 +4,12 @@
 //! Both run under [`no_grad`]: no graph is recorded, nothing is kept for a
 //! backward pass. Both run the model one step at a time through
 //! [`Seq2Seq::decode_step`], the same code Bahdanau's placement trains with.
+//!
+//! Both drop an input's rows from the batch (its decoder state and its
+//! prepared source) as soon as it is done, so a batch of sentences of
+//! different lengths costs what its unfinished sentences cost. An output
+//! does not depend on the batch it was decoded in, except in the last bits:
+//! a product's kernel depends on its number of rows.
 
 use lingo_data::{EOS, SOS};
 use lingo_tensor::no_grad;
@@ -84,27 +90,40 @@ pub fn greedy_decode(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], m
     no_grad(|| {
         let batch = src.nrows();
         let encoded = model.encode_source(src, src_lens, Mode::Eval)?;
-        let ctx = model.decoder_context(&encoded)?;
+        let mut ctx = model.decoder_context(&encoded)?;
         let mut state = encoded.state;
+        // Row r of the step is input active[r]; a finished input's row is dropped.
+        let mut active: Vec<usize> = (0..batch).collect();
         let mut prev = vec![SOS; batch];
         let mut hyps: Vec<Hypothesis> = (0..batch).map(|_| Hypothesis { tokens: vec![], log_prob: 0.0, score: 0.0, attention: None }).collect();
         let mut rows_attn: Vec<Vec<ndarray::Array1<f32>>> = vec![Vec::new(); batch];
         for _ in 0..max_len {
-            if hyps.iter().all(Hypothesis::finished) {
-                break;
-            }
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
             let lp = log_probs(step.logits.data());
-            for (b, hyp) in hyps.iter_mut().enumerate().filter(|(_, h)| !h.finished()) {
-                let (best, &value) = lp.row(b).indexed_iter().fold((0, &f32::NEG_INFINITY), |m, (i, v)| if v > m.1 { (i, v) } else { m });
-                hyp.tokens.push(best);
-                hyp.log_prob += value;
-                prev[b] = best;
+            let mut going = Vec::with_capacity(active.len());
+            for (r, &b) in active.iter().enumerate() {
+                let (best, &value) = lp.row(r).indexed_iter().fold((0, &f32::NEG_INFINITY), |m, (i, v)| if v > m.1 { (i, v) } else { m });
+                hyps[b].tokens.push(best);
+                hyps[b].log_prob += value;
+                prev[r] = best;
                 if with_attention && let Some(w) = &step.weights {
-                    rows_attn[b].push(row_of(w, b));
+                    rows_attn[b].push(row_of(w, r));
+                }
+                if best != EOS {
+                    going.push(r);
                 }
             }
             state = step.state;
+            if going.is_empty() {
+                break;
+            }
+            if going.len() < active.len() {
+                // Finished rows cost nothing more. As with any change of batch, the
+                // rest may take another product path and move in the last bits.
+                (state, ctx) = (state.select_rows(&going)?, ctx.select_rows(&going)?);
+                active = going.iter().map(|&r| active[r]).collect();
+                prev = going.iter().map(|&r| prev[r]).collect();
+            }
         }
         for (hyp, rows) in hyps.iter_mut().zip(rows_attn) {
             hyp.score = hyp.log_prob;
@@ -192,36 +211,33 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
         // Row b·K + j is beam j of input b; all K rows start as copies of the source.
         let expand: Vec<usize> = (0..batch).flat_map(|b| std::iter::repeat_n(b, k)).collect();
         let encoded = model.encode_source(src, src_lens, Mode::Eval)?.select_rows(&expand)?;
-        let ctx = model.decoder_context(&encoded)?;
+        let mut ctx = model.decoder_context(&encoded)?;
         let mut state = encoded.state;
         let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
         // At the start only beam 0 is real; the others are copies kept out of the race.
         let mut beams: Vec<Vec<Beam>> = vec![vec![empty]; batch];
         let mut finished: Vec<Vec<Hypothesis>> = vec![Vec::new(); batch];
-        let mut done = vec![false; batch];
+        // Rows i·K .. i·K + K of a step belong to input active[i]; a done input's rows are dropped.
+        let mut active: Vec<usize> = (0..batch).collect();
         for _ in 0..cfg.max_len {
-            if done.iter().all(|&d| d) {
+            if active.is_empty() {
                 break;
             }
-            let prev: Vec<usize> = (0..batch * k).map(|row| beams[row / k].get(row % k).and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
+            let prev: Vec<usize> = (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k).and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
             let lp = log_probs(step.logits.data());
-            let mut parents = Vec::with_capacity(batch * k);
-            for b in 0..batch {
-                if done[b] {
-                    parents.extend(std::iter::repeat_n(b * k, k));
-                    continue;
-                }
+            let (mut parents, mut going) = (Vec::with_capacity(active.len() * k), Vec::with_capacity(active.len()));
+            for (i, &b) in active.iter().enumerate() {
                 // The K best continuations of each live beam, then all of
                 // those best first: the K best overall are among them.
                 let mut candidates: Vec<(f32, usize, usize)> = Vec::with_capacity(k * beams[b].len());
                 for (j, beam) in beams[b].iter().enumerate() {
-                    let row = lp.row(b * k + j);
+                    let row = lp.row(i * k + j);
                     let row = row.as_slice().unwrap_or_else(|| unreachable!("log-probabilities are row-major"));
                     candidates.extend(top_k(row, beam.log_prob, k).into_iter().map(|(log_prob, token)| (log_prob, j, token)));
                 }
                 candidates.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
-                let mut next = Vec::with_capacity(k);
+                let (mut next, mut next_parents) = (Vec::with_capacity(k), Vec::with_capacity(k));
                 for &(log_prob, j, token) in &candidates {
                     if next.len() == k || finished[b].len() == k {
                         break;
@@ -231,24 +247,34 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
                     tokens.push(token);
                     let mut attention = parent.attention.clone();
                     if with_attention && let Some(w) = &step.weights {
-                        attention.push(row_of(w, b * k + j));
+                        attention.push(row_of(w, i * k + j));
                     }
                     let beam = Beam { tokens, log_prob, attention };
                     if token == EOS {
                         finished[b].push(finish(beam, cfg.alpha));
                     } else {
-                        parents.push(b * k + j);
+                        next_parents.push(i * k + j);
                         next.push(beam);
                     }
                 }
-                done[b] = finished[b].len() >= k || next.is_empty();
-                // Keep K rows per input: pad with the last parent (never read again).
-                while parents.len() < (b + 1) * k {
-                    parents.push(*parents.last().unwrap_or(&(b * k)));
-                }
                 beams[b] = next;
+                if finished[b].len() < k && !beams[b].is_empty() {
+                    // Keep K rows per input: pad with the last parent (never read again).
+                    next_parents.resize(k, *next_parents.last().unwrap_or_else(|| unreachable!("a live input has a beam")));
+                    parents.extend(next_parents);
+                    going.push(i);
+                }
+            }
+            if going.is_empty() {
+                break;
             }
             state = step.state.select_rows(&parents)?;
+            if going.len() < active.len() {
+                // The K rows of an input hold the same source: keep those of the inputs still going.
+                let rows: Vec<usize> = going.iter().flat_map(|&i| i * k..(i + 1) * k).collect();
+                ctx = ctx.select_rows(&rows)?;
+                active = going.iter().map(|&i| active[i]).collect();
+            }
         }
         Ok((0..batch)
             .map(|b| {

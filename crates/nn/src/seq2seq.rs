@@ -203,6 +203,27 @@ pub struct DecoderContext {
     prepared: Option<Prepared>,
 }
 
+impl DecoderContext {
+    /// The same context for the given batch rows, in that order: how
+    /// decoding drops the rows of sentences it has finished.
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Seq2Seq, Seq2SeqConfig};
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = Seq2SeqConfig { attention: Some("dot".parse().unwrap()), ..Seq2SeqConfig::new(8, 8) };
+    /// let model = Seq2Seq::new(config, &mut rng).unwrap();
+    /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 4, 3], [2, 5, 3]]), &[3, 3], Mode::Eval).unwrap();
+    /// let second = model.decoder_context(&enc).unwrap().select_rows(&[1]).unwrap();
+    /// let state = enc.state.select_rows(&[1]).unwrap();
+    /// let step = model.decode_step(&second, &state, &[lingo_data::SOS], Mode::Eval).unwrap();
+    /// assert_eq!(step.logits.shape(), &[1, 8]);
+    /// ```
+    pub fn select_rows(&self, rows: &[usize]) -> Result<DecoderContext> {
+        Ok(DecoderContext { prepared: self.prepared.as_ref().map(|p| p.select_rows(rows)).transpose()? })
+    }
+}
+
 /// What one [`Seq2Seq::decode_step`] returns.
 #[derive(Debug, Clone)]
 pub struct Step {

@@ -381,6 +381,41 @@ fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
 }
 
 #[test]
+fn a_batch_decodes_as_each_row_alone_while_its_rows_finish_at_different_steps() {
+    // Greedy and beam search drop the rows of finished inputs as they go:
+    // what is left must be decoded as it would be alone.
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(21);
+    let (train, val) = (task.generate(256, &mut rng), task.generate(8, &mut rng));
+    let batch = batch_of(&task.generate(6, &mut rng));
+    for (attention, placement) in all_attention() {
+        let mut model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, attention, placement), &mut StdRng::seed_from_u64(22)).unwrap();
+        train_model(&mut model, &train, &val, &quiet(8), None).unwrap();
+        let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, max_len: 9 };
+        let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 9, true).unwrap();
+        let beams = beam_search(&model, &batch.src, &batch.src_lens, beam, true).unwrap();
+        let lengths: std::collections::BTreeSet<usize> = greedy.iter().map(|h| h.tokens.len()).collect();
+        assert!(lengths.len() >= 2, "{attention:?}: every row finished at the same step {lengths:?}, so none was dropped");
+        for b in 0..batch.src.nrows() {
+            let (src, lens) = (batch.src.select(Axis(0), &[b]), &batch.src_lens[b..=b]);
+            let alone = greedy_decode(&model, &src, lens, 9, true).unwrap().remove(0);
+            let beam_alone = beam_search(&model, &src, lens, beam, true).unwrap().remove(0);
+            for (batched, alone) in std::iter::once((&greedy[b], &alone)).chain(beams[b].iter().zip(&beam_alone)) {
+                assert_eq!(batched.tokens, alone.tokens, "{attention:?} {placement:?}: row {b}");
+                assert!((batched.log_prob - alone.log_prob).abs() <= 1e-5, "{attention:?}: row {b}: {} vs {}", batched.log_prob, alone.log_prob);
+                let (with, without) = (batched.attention.as_ref(), alone.attention.as_ref());
+                assert_eq!(with.is_some(), without.is_some());
+                if let (Some(w), Some(a)) = (with, without) {
+                    // The batch's source is padded to its longest row.
+                    let w = w.slice(ndarray::s![.., ..a.ncols()]).to_owned();
+                    assert!(max_diff(&w, a) <= 1e-5, "{attention:?}: row {b}: attention moved by {}", max_diff(&w, a));
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn a_teacher_forced_rerun_gives_the_attention_of_a_decoded_output() {
     let task = reverse_task();
     let batch = batch_of(&task.generate(4, &mut StdRng::seed_from_u64(17)));
