@@ -48,25 +48,34 @@ impl Hypothesis {
     }
 }
 
-/// `log_softmax` of each row of `(rows, vocab)` logits:
-/// `z_c - max z - log Σ_c' e^{z_c' - max z}`.
+/// The `k` best continuations of each row of `(rows, vocab)` logits, for
+/// the rows that have a `base` (a beam's log-probability so far; 0 for
+/// greedy): `(base + log p_c, c)`, best first, ties to the smaller token, with
 ///
-/// Rows are shared between threads (a beam step has `batch · K` rows of the
-/// whole vocabulary), and the exponentials are the vectorized ones of
-/// `lingo_tensor::fastmath`; each row is one thread's, so the bits do not
-/// depend on the thread count.
-fn log_probs(logits: &ndarray::ArrayD<f32>) -> Array2<f32> {
-    let mut out = logits.view().into_dimensionality::<ndarray::Ix2>().unwrap_or_else(|_| unreachable!("step logits are 2-D")).to_owned();
-    out.axis_chunks_iter_mut(Axis(0), 8).into_par_iter().for_each(|mut rows| {
+/// ```text
+/// log p_c = z_c - log Σ_c' e^{z_c'} = z_c - (max z + log Σ_c' e^{z_c' - max z})
+/// ```
+///
+/// Only the normaliser needs the whole row; the `k` best of `log p` are
+/// those of `z`, so no row of log-probabilities is written. Rows are shared
+/// between threads (the exponentials are `lingo_tensor::fastmath`'s), each
+/// row one thread's, so the bits do not depend on the thread count.
+fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: usize) -> Vec<Vec<(f32, usize)>> {
+    let logits = logits.view().into_dimensionality::<ndarray::Ix2>().unwrap_or_else(|_| unreachable!("step logits are 2-D"));
+    let logits = logits.as_standard_layout();
+    let mut out = vec![Vec::new(); bases.len()];
+    out.par_chunks_mut(8).zip(bases.par_chunks(8)).enumerate().for_each(|(chunk, (out, bases))| {
         let mut scratch = Vec::new();
-        for mut row in rows.rows_mut() {
-            let row = row.as_slice_mut().unwrap_or_else(|| unreachable!("a fresh copy is row-major"));
+        for (i, (best, base)) in out.iter_mut().zip(bases).enumerate() {
+            let Some(base) = *base else { continue };
+            let row = logits.row(chunk * 8 + i);
+            let row = row.as_slice().unwrap_or_else(|| unreachable!("a standard-layout row"));
             let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
             scratch.clear();
             scratch.extend(row.iter().map(|&v| v - max));
             lingo_tensor::fastmath::exp_slice(&mut scratch);
             let log_sum = scratch.iter().sum::<f32>().ln() + max;
-            row.iter_mut().for_each(|v| *v -= log_sum);
+            *best = top_k(row, log_sum, base, k);
         }
     });
     out
@@ -99,10 +108,10 @@ pub fn greedy_decode(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], m
         let mut rows_attn: Vec<Vec<ndarray::Array1<f32>>> = vec![Vec::new(); batch];
         for _ in 0..max_len {
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
-            let lp = log_probs(step.logits.data());
+            let best = best_continuations(step.logits.data(), &vec![Some(0.0); active.len()], 1);
             let mut going = Vec::with_capacity(active.len());
             for (r, &b) in active.iter().enumerate() {
-                let (best, &value) = lp.row(r).indexed_iter().fold((0, &f32::NEG_INFINITY), |m, (i, v)| if v > m.1 { (i, v) } else { m });
+                let (value, best) = best[r][0];
                 hyps[b].tokens.push(best);
                 hyps[b].log_prob += value;
                 prev[r] = best;
@@ -225,16 +234,15 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
             }
             let prev: Vec<usize> = (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k).and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
-            let lp = log_probs(step.logits.data());
+            let bases: Vec<Option<f32>> = (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k).map(|beam| beam.log_prob)).collect();
+            let best = best_continuations(step.logits.data(), &bases, k);
             let (mut parents, mut going) = (Vec::with_capacity(active.len() * k), Vec::with_capacity(active.len()));
             for (i, &b) in active.iter().enumerate() {
                 // The K best continuations of each live beam, then all of
                 // those best first: the K best overall are among them.
                 let mut candidates: Vec<(f32, usize, usize)> = Vec::with_capacity(k * beams[b].len());
-                for (j, beam) in beams[b].iter().enumerate() {
-                    let row = lp.row(i * k + j);
-                    let row = row.as_slice().unwrap_or_else(|| unreachable!("log-probabilities are row-major"));
-                    candidates.extend(top_k(row, beam.log_prob, k).into_iter().map(|(log_prob, token)| (log_prob, j, token)));
+                for j in 0..beams[b].len() {
+                    candidates.extend(best[i * k + j].iter().map(|&(log_prob, token)| (log_prob, j, token)));
                 }
                 candidates.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
                 let (mut next, mut next_parents) = (Vec::with_capacity(k), Vec::with_capacity(k));
@@ -289,14 +297,14 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
     })
 }
 
-/// The `k` largest `base + p` over a row of log-probabilities, with their
-/// tokens, best first (ties: the smaller token first): the order a full
-/// sort of the row by `(base + p, token)` would give, in one pass that keeps
-/// a sorted list of `k`.
-fn top_k(row: &[f32], base: f32, k: usize) -> Vec<(f32, usize)> {
+/// The `k` largest `base + (z - log_sum)` over a row of logits `z`, with
+/// their tokens, best first (ties: the smaller token first): the order a
+/// full sort of the row by `(value, token)` would give, in one pass that
+/// keeps a sorted list of `k`.
+fn top_k(row: &[f32], log_sum: f32, base: f32, k: usize) -> Vec<(f32, usize)> {
     let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-    for (token, &p) in row.iter().enumerate() {
-        let value = base + p;
+    for (token, &z) in row.iter().enumerate() {
+        let value = base + (z - log_sum); // the beam's log p plus this token's
         // Tokens come in increasing order, so a tie never displaces an earlier token.
         if best.len() == k && best.last().is_none_or(|&(worst, _)| value.total_cmp(&worst).is_le()) {
             continue;
