@@ -70,12 +70,7 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
             let Some(base) = *base else { continue };
             let row = logits.row(chunk * 8 + i);
             let row = row.as_slice().unwrap_or_else(|| unreachable!("a standard-layout row"));
-            let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-            scratch.clear();
-            scratch.extend(row.iter().map(|&v| v - max));
-            lingo_tensor::fastmath::exp_slice(&mut scratch);
-            let log_sum = scratch.iter().sum::<f32>().ln() + max;
-            *best = top_k(row, log_sum, base, k);
+            *best = top_k(row, lingo_tensor::fastmath::log_sum_exp(row, &mut scratch), base, k);
         }
     });
     out
@@ -302,16 +297,26 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
 /// full sort of the row by `(value, token)` would give, in one pass that
 /// keeps a sorted list of `k`.
 fn top_k(row: &[f32], log_sum: f32, base: f32, k: usize) -> Vec<(f32, usize)> {
+    let value = |z: f32| base + (z - log_sum); // the beam's log p plus this token's
     let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
-    for (token, &z) in row.iter().enumerate() {
-        let value = base + (z - log_sum); // the beam's log p plus this token's
-        // Tokens come in increasing order, so a tie never displaces an earlier token.
-        if best.len() == k && best.last().is_none_or(|&(worst, _)| value.total_cmp(&worst).is_le()) {
+    for (chunk, zs) in row.chunks(16).enumerate() {
+        // Once K are kept, most blocks of 16 hold nothing better than the
+        // worst of them: one branch-free test per block skips those.
+        if let (true, Some(&(worst, _))) = (best.len() == k, best.last())
+            && zs.iter().fold(true, |below, &z| below & (value(z) < worst))
+        {
             continue;
         }
-        let at = best.partition_point(|&(v, _)| v.total_cmp(&value).is_ge());
-        best.insert(at, (value, token));
-        best.truncate(k);
+        for (i, &z) in zs.iter().enumerate() {
+            let (value, token) = (value(z), chunk * 16 + i);
+            // Tokens come in increasing order, so a tie never displaces an earlier token.
+            if best.len() == k && best.last().is_none_or(|&(worst, _)| value.total_cmp(&worst).is_le()) {
+                continue;
+            }
+            let at = best.partition_point(|&(v, _)| v.total_cmp(&value).is_ge());
+            best.insert(at, (value, token));
+            best.truncate(k);
+        }
     }
     best
 }

@@ -83,6 +83,44 @@ pub fn exp_slice(xs: &mut [f32]) {
     map_in_place(xs, exp);
 }
 
+/// `log Σ_i e^{x_i}` of a non-empty slice, as `m + log Σ_i e^{x_i - m}` with
+/// `m = max x`, so that no exponential overflows: a softmax's normaliser.
+/// The max and the sum run in eight lanes each, combined in a fixed order
+/// (fixed bits, whatever the thread), and `scratch` ends up holding the
+/// `e^{x_i - m}` of [`exp_slice`].
+///
+/// ```
+/// let mut scratch = Vec::new();
+/// let z = [1.0_f32, 2.0, 3.0];
+/// let direct = z.iter().map(|v| v.exp()).sum::<f32>().ln();
+/// assert!((lingo_tensor::fastmath::log_sum_exp(&z, &mut scratch) - direct).abs() < 1e-6);
+/// assert_eq!(lingo_tensor::fastmath::log_sum_exp(&[1000.0, 1000.0], &mut scratch), 1000.0 + 2_f32.ln());
+/// ```
+pub fn log_sum_exp(xs: &[f32], scratch: &mut Vec<f32>) -> f32 {
+    vectorized(|| {
+        let max = in_lanes(xs, f32::NEG_INFINITY, f32::max);
+        scratch.clear();
+        scratch.extend(xs.iter().map(|&x| x - max));
+        map_each(scratch, exp);
+        in_lanes(scratch, 0.0, |a, b| a + b).ln() + max
+    })
+}
+
+/// `xs` folded with `f` in eight lanes (element `i` into lane `i mod 8`),
+/// then the lanes and the remainder in order: a reduction that vectorizes.
+#[inline(always)]
+fn in_lanes(xs: &[f32], init: f32, f: impl Fn(f32, f32) -> f32) -> f32 {
+    let mut acc = [init; 8];
+    let chunks = xs.chunks_exact(8);
+    let tail = chunks.remainder().iter().fold(init, |a, &x| f(a, x));
+    for chunk in chunks {
+        for i in 0..8 {
+            acc[i] = f(acc[i], chunk[i]);
+        }
+    }
+    f(acc.into_iter().fold(init, &f), tail)
+}
+
 /// `x ← f(x)` over a slice, compiled for AVX2 when the CPU has it (see [`vectorized`]).
 #[inline(always)]
 fn map_in_place(xs: &mut [f32], f: impl Fn(f32) -> f32) {
