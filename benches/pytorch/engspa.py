@@ -46,7 +46,8 @@ slices), the validation loss after each round. Training stops after
 would end after --time-budget. The best round's weights (lowest validation
 loss) are the ones tested.
 
-The test set is translated in batches of 128 sources of similar length, at
+The test set is translated in batches of 256 / beam sources of similar length
+(as `lingo translate` and lingo's test batch them), at
 most 3 * (longest source) + 5 tokens each, as lingo's test: greedily, and
 with beam search (beam 5, lingo's search: crates/nn/src/decode.rs, GNMT's
 length penalty with alpha = 0.6), each timed. The output of --beam's
@@ -81,7 +82,7 @@ except ImportError as e:
 
 from ablation import lingo_init
 
-DECODE_BATCH = 128  # test sources per decoding batch, as lingo's translate_all
+DECODE_ROWS = 256  # decoder rows per batch: 256 // beam sources, as lingo's decode_batch_size
 TIMED_BEAM = 5
 ALPHA = 0.6  # GNMT length penalty exponent, lingo's BeamConfig default
 CLOSING = set(".,;:?!)»%")
@@ -370,15 +371,17 @@ def beam_search(model, data, src, src_lens, max_len, k):
     return out
 
 
-def translate(model, data, decode):
-    """The test sources decoded with `decode` in batches of similar length (as
-    lingo's translate_all), as readable text in the test set's order, and the seconds it took."""
+def translate(model, data, decode, beam):
+    """The test sources decoded with `decode` (of beam size `beam`) in batches of
+    similar length (as lingo's translate_all), as readable text in the test
+    set's order, and the seconds it took."""
     start = time.perf_counter()
     sources = [s for s, _ in data.test]
     order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
     out = [None] * len(sources)
-    for i in range(0, len(order), DECODE_BATCH):
-        chunk = order[i:i + DECODE_BATCH]
+    size = max(1, DECODE_ROWS // beam)
+    for i in range(0, len(order), size):
+        chunk = order[i:i + size]
         src, src_lens = padded([sources[j] for j in chunk], data.pad)
         for j, tokens in zip(chunk, decode(model, data, src, src_lens, 3 * src.shape[1] + 5)):
             out[j] = data.detokenize(tokens)
@@ -433,11 +436,11 @@ def main():
         print(f"error: {e}", file=sys.stderr)
         return 1
     model.eval()
-    greedy_hyps, greedy_seconds = translate(model, data, greedy)
-    beam_hyps, beam_seconds = translate(model, data, functools.partial(beam_search, k=TIMED_BEAM))
+    greedy_hyps, greedy_seconds = translate(model, data, greedy, 1)
+    beam_hyps, beam_seconds = translate(model, data, functools.partial(beam_search, k=TIMED_BEAM), TIMED_BEAM)
     hyps = {1: greedy_hyps, TIMED_BEAM: beam_hyps}.get(args.beam)
     if hyps is None:
-        hyps, _ = translate(model, data, functools.partial(beam_search, k=args.beam))
+        hyps, _ = translate(model, data, functools.partial(beam_search, k=args.beam), args.beam)
     bleu, chrf = scores(hyps, data.refs)
     n = len(data.test)
     result.update({

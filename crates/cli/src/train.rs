@@ -15,7 +15,7 @@ use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_re
 use crate::error::{Error, Result};
 use crate::metrics::{MetricsLog, RoundMetrics};
 use crate::output::Output;
-use crate::translate::{TextTokenizer, Translator, decode_batched, encode};
+use crate::translate::{TextTokenizer, Translator, decode_batch_size, decode_batched, encode};
 /// Word-level or subword vocabulary.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenizerChoice {
@@ -351,7 +351,7 @@ fn export_splits(dir: &Path, data: &Prepared) -> Result<()> {
 fn translate_all(model: &Seq2Seq, tokenizer: &TextTokenizer, src_vocab: &Vocab, tgt_vocab: &Vocab, sources: &[&str], beam: usize) -> Result<Vec<String>> {
     let encoded: Vec<Vec<usize>> = sources.iter().map(|s| encode(src_vocab, tokenizer, s)).collect();
     let max_len = |longest: usize| 3 * longest + 5;
-    let hyps = decode_batched(model, &encoded, 128, beam, max_len, false, |_| ())?;
+    let hyps = decode_batched(model, &encoded, decode_batch_size(beam), beam, max_len, false, |_| ())?;
     Ok(hyps.iter().map(|hyp| tokenizer.detokenize(&tgt_vocab.decode(&hyp.tokens, true))).collect())
 }
 
