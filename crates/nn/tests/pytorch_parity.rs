@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use lingo_nn::{Algorithm, Init, Mode, NamedTensor, Optimizer, Rnn, RnnConfig, RnnKind, RnnState, Schedule, Scheduler, StateDict};
 mod common;
-use common::Params;
+use common::{Params, assert_close};
 use lingo_tensor::{Gradients, Module, Param, Tensor};
 use ndarray::{ArrayD, IxDyn};
 use rand::SeedableRng;
@@ -104,13 +104,6 @@ fn algorithm(config: &BTreeMap<String, serde_json::Value>) -> Algorithm {
             }
         }
         other => panic!("unknown algorithm {other}"),
-    }
-}
-
-fn assert_close(case: &str, what: &str, got: &[f32], want: &[f32], tol: f32) {
-    assert_eq!(got.len(), want.len(), "{case}: {what} length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{case}: {what}[{i}] = {g}, PyTorch {w}");
     }
 }
 

@@ -11,6 +11,8 @@ use lingo_nn::{Algorithm, Mode, NamedTensor, Optimizer, Schedule, Scheduler, Seq
 use lingo_tensor::Module;
 use rand::SeedableRng;
 use serde::Deserialize;
+mod common;
+use common::assert_close;
 
 #[derive(Deserialize)]
 struct Fixture {
@@ -73,13 +75,6 @@ fn model(case: &Case) -> Seq2Seq {
 fn batch(case: &Case, i: usize) -> Batch {
     let examples: Vec<Example> = case.batches[i].iter().map(|p| Example { src: p.src.clone(), tgt: p.tgt.clone() }).collect();
     Batch::from_examples(&examples).unwrap()
-}
-
-fn assert_close(case: &str, what: &str, got: &[f32], want: &[f32], tol: f32) {
-    assert_eq!(got.len(), want.len(), "{case}: {what} length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{case}: {what}[{i}] = {g}, PyTorch {w}");
-    }
 }
 
 #[test]
