@@ -37,6 +37,9 @@ pub struct TrainArgs {
     /// Skip malformed lines instead of stopping at the first
     #[arg(long)]
     pub lenient: bool,
+    /// Seed of the split into training, validation and test pairs [default: --seed]; fix it to train several seeds on the same held-out pairs
+    #[arg(long)]
+    pub split_seed: Option<u64>,
     /// Keep pairs of at most this many word tokens per side
     #[arg(long, default_value = "10", value_parser = positive)]
     pub max_len: usize,
@@ -167,7 +170,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     }
     let n = corpus.len() as f64;
     let fractions = SplitFractions { valid: args.valid_size as f64 / n, test: args.test_size as f64 / n };
-    let split = corpus.split(fractions, &mut StdRng::seed_from_u64(seed))?;
+    let split = corpus.split(fractions, &mut StdRng::seed_from_u64(args.split_seed.unwrap_or(seed)))?;
     let tokenizer = match args.tokenizer {
         TokenizerChoice::Word => TextTokenizer::Word(words),
         TokenizerChoice::Bpe => {

@@ -95,6 +95,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--label-smoothing", "1"], "--label-smoothing"),
     (&["train", "--data", "DATA", "--round-size", "0"], "--round-size"),
     (&["train", "--data", "DATA", "--rounds", "0"], "--rounds"),
+    (&["train", "--data", "DATA", "--split-seed", "-1"], "--split-seed"),
     (&["train", "--data", "DATA", "--time-budget", "0"], "--time-budget"),
     (&["train", "--data", "DATA", "--time-budget", "inf"], "--time-budget"),
     (&["train", "--data", "DATA", "--beam", "0"], "--beam"),
@@ -308,6 +309,32 @@ fn train_then_translate_end_to_end() {
 
     assert_one_line_error(&lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "  "]), "sentence");
     translating_a_file_equals_translating_each_line_alone(dir.path());
+}
+
+#[test]
+fn split_seed_fixes_the_held_out_pairs_while_the_seed_changes_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let run = |name: &str, seed: &str, split_seed: Option<&str>| {
+        let mut args = vec!["--seed", seed, "train", "--json", "--data", "numbers.tsv", "--out", name, "--test-size", "4", "--valid-size", "4"];
+        args.extend(["--rounds", "1", "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--export-splits", "--beam", "1"]);
+        if let Some(s) = split_seed {
+            args.extend(["--split-seed", s]);
+        }
+        let out = lingo_in(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let read = |file: &str| std::fs::read_to_string(dir.path().join(name).join("splits").join(file)).unwrap();
+        (read("test.src.txt"), read("train.tsv"), std::fs::read_to_string(dir.path().join(name).join("metrics.jsonl")).unwrap())
+    };
+    let (test_a, train_a, metrics_a) = run("a", "1", Some("7"));
+    let (test_b, train_b, metrics_b) = run("b", "2", Some("7"));
+    assert_eq!((&test_a, &train_a), (&test_b, &train_b), "one split seed, one split");
+    let loss = |m: &str| serde_json::from_str::<serde_json::Value>(m.lines().next().unwrap()).unwrap()["train_loss"].as_f64().unwrap();
+    assert_ne!(loss(&metrics_a), loss(&metrics_b), "another --seed trains another run");
+    let (test_c, _, _) = run("c", "7", None);
+    assert_eq!(test_c, test_a, "without --split-seed the split follows --seed");
+    let (test_d, _, _) = run("d", "1", None);
+    assert_ne!(test_d, test_a, "another split seed, another split");
 }
 
 /// `lingo translate --input FILE` (and from standard input): one line out
