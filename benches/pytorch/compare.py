@@ -31,9 +31,12 @@ the machine hits both sides alike:
                 beside), and greedy and beam-5 translation of the test
                 sources in sentences per second (lingo: the whole `lingo
                 translate --input` process, loading included; PyTorch: the
-                script's batched decoding). PyTorch reads the splits of
-                the first lingo run (round 1 runs lingo first, and the same
-                data, seed and flags split alike in every round)
+                script's batched decoding). Round r trains both sides with
+                seed r - 1 on one split (lingo's --split-seed 0; PyTorch reads
+                the splits of the first lingo run, which round 1 runs first),
+                so the medians over rounds are over initialisations and batch
+                orders: one batch order alone moved the validation loss by
+                0.27 (docs/performance.md), and one round compares one draw
 
 Both sides get the same thread count: lingo through `--threads` (rayon and
 matrixmultiply; the ablation keeps each configuration's products on one
@@ -57,7 +60,7 @@ Usage (from anywhere; cargo runs in the repository):
     python3 benches/pytorch/compare.py                       # 3 rounds, 2 threads
     python3 benches/pytorch/compare.py --rounds 5 --json     # one JSON object
     python3 benches/pytorch/compare.py --workloads sort --epochs 2
-    python3 benches/pytorch/compare.py --workloads engspa --rounds 1    # about 20 minutes
+    python3 benches/pytorch/compare.py --workloads engspa --rounds 3    # about an hour: seeds 0, 1, 2
     python3 benches/pytorch/compare.py --table saved.json    # the table of a saved --json run
 """
 
@@ -175,7 +178,8 @@ class Lingo:
         a = self.args
         self.engspa_runs += 1
         out = os.path.join(a.engspa_workdir, f"lingo-{self.engspa_runs}")
-        final = json_lines(run(self.cmd + ["train", "--data", a.engspa_data, "--time-budget", str(a.engspa_budget), "--out", out, "--export-splits"] + ENGSPA_RECIPE))[-1]
+        train = ["train", "--seed", str(self.engspa_runs - 1), "--split-seed", "0", "--data", a.engspa_data, "--time-budget", str(a.engspa_budget), "--out", out, "--export-splits"]
+        final = json_lines(run(self.cmd + train + ENGSPA_RECIPE))[-1]
         bleu, chrf = sacrebleu_scores(lines(os.path.join(out, "test.hyp.txt")), lines(os.path.join(out, "splits", "test.ref.txt")))
         # Translation as a user runs it: the whole `lingo translate --input` process.
         sources = os.path.join(out, "splits", "test.src.txt")
@@ -194,6 +198,7 @@ class PyTorch:
         self.torch = torch
         self.args = args
         self.script = lambda name: [sys.executable, os.path.join(HERE, name), "--threads", str(args.threads), "--json"]
+        self.engspa_runs = 0
 
     def ablation(self):
         rows = json_lines(run(self.script("ablation.py")))
@@ -209,10 +214,12 @@ class PyTorch:
         return {f"attention {kernel}": attention.torch_median(self.torch, scorer, size, backward, self.args.threads)}
 
     def engspa(self):
-        """`engspa.py` on the splits of the first lingo run."""
+        """`engspa.py` on the splits of the first lingo run, with seed N - 1 in its N-th run."""
         a = self.args
+        self.engspa_runs += 1
         splits = os.path.join(a.engspa_workdir, "lingo-1", "splits")
-        (row,) = json_lines(run(self.script("engspa.py") + ["--splits", splits, "--time-budget", str(a.engspa_budget)] + ENGSPA_RECIPE))
+        seed = ["--seed", str(self.engspa_runs - 1)]
+        (row,) = json_lines(run(self.script("engspa.py") + ["--splits", splits, "--time-budget", str(a.engspa_budget)] + seed + ENGSPA_RECIPE))
         return {ENGSPA_PAIRS: row["pairs_per_second"], ENGSPA_BLEU: row["bleu"], ENGSPA_CHRF: row["chrf"],
                 ENGSPA_GREEDY: row["greedy_sentences_per_second"], ENGSPA_BEAM: row["beam_sentences_per_second"]}
 
