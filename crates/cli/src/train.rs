@@ -228,8 +228,11 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
-    // Half-written model.ckpt files of killed runs (train_model clears those of last.ckpt and best.ckpt).
-    remove_stale_temp_files(&args.out.join("model.ckpt"))?;
+    // Half-written files of killed runs: model.ckpt, and metrics.jsonl as a
+    // resume rewrites it (train_model clears those of last.ckpt and best.ckpt).
+    for name in ["model.ckpt", "metrics.jsonl"] {
+        remove_stale_temp_files(&args.out.join(name))?;
+    }
     if args.export_splits {
         export_splits(&args.out.join("splits"), &data)?;
     }

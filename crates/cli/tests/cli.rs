@@ -337,6 +337,31 @@ fn split_seed_fixes_the_held_out_pairs_while_the_seed_changes_the_run() {
     assert_ne!(test_d, test_a, "another split seed, another split");
 }
 
+#[test]
+fn a_resumed_run_clears_what_a_killed_run_half_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let train = |rounds: &str, resume: bool| {
+        let mut args = vec!["train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", rounds];
+        args.extend(["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1"]);
+        if resume {
+            args.push("--resume");
+        }
+        let out = lingo_in(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    train("1", false);
+    // What a run killed while writing each file leaves: a hidden temporary file beside it.
+    let stale = ["model.ckpt", "metrics.jsonl", "last.ckpt", "best.ckpt"].map(|name| dir.path().join("run").join(format!(".{name}.tmp-4242-0")));
+    for path in &stale {
+        std::fs::write(path, b"half a file").unwrap();
+    }
+    train("2", true);
+    for path in &stale {
+        assert!(!path.exists(), "{} survived the resumed run", path.display());
+    }
+}
+
 /// `lingo translate --input FILE` (and from standard input): one line out
 /// per line in, in order, with the tokens each line gets alone; a line that
 /// is not UTF-8 is an error naming the file and the line.
