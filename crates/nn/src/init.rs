@@ -29,7 +29,7 @@ use ndarray::{ArrayD, Axis, IxDyn};
 use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ParamProblem, Result, param};
+use crate::error::Result;
 use crate::state_dict::StateDict;
 
 /// The initialisation scheme; see the [module docs](self) for the table.
@@ -164,7 +164,7 @@ impl Weights<'_> {
             Weights::Saved(dict) => {
                 let mut arrays = Vec::with_capacity(N);
                 for (name, shape) in names.iter().zip(shapes) {
-                    arrays.push(saved(dict, name, shape)?);
+                    arrays.push(dict.array(name, shape)?);
                 }
                 arrays.try_into().unwrap_or_else(|_| unreachable!("one array per name"))
             }
@@ -178,16 +178,7 @@ impl Weights<'_> {
     pub(crate) fn attention(&mut self, prefix: &str, config: &AttentionConfig) -> Result<Attention> {
         match self {
             Weights::Fresh(_, rng) => Ok(Attention::new(prefix, config, rng)?),
-            Weights::Saved(dict) => Attention::with_weights(prefix, config, |name, shape| saved(dict, &name, shape)),
+            Weights::Saved(dict) => Attention::with_weights(prefix, config, |name, shape| dict.array(&name, shape)),
         }
     }
-}
-
-/// The saved tensor `name`, which must have `shape`.
-fn saved(dict: &StateDict, name: &str, shape: &[usize]) -> Result<ArrayD<f32>> {
-    let t = dict.get(name).ok_or_else(|| param(name, ParamProblem::Missing))?;
-    if t.shape != shape {
-        return Err(param(name, ParamProblem::Shape { expected: shape.to_vec(), found: t.shape.clone() }));
-    }
-    t.to_array()
 }

@@ -32,7 +32,6 @@
 //! and nothing else ever reads `enc_out`: one vector per source token is
 //! computed and thrown away.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
@@ -43,7 +42,7 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
-use crate::error::{CheckpointProblem, Error, ParamProblem, Result, config as invalid, param};
+use crate::error::{CheckpointProblem, Error, Result, config as invalid};
 use crate::init::{Init, Weights};
 use crate::state_dict::{StateDict, check_unique};
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
@@ -384,10 +383,7 @@ impl Seq2Seq {
     pub fn from_state_dict(config: &Seq2SeqConfig, params: &StateDict) -> Result<Seq2Seq> {
         check_unique(params.tensors().iter().map(|t| t.name.as_str()))?;
         let model = Seq2Seq::build(config.clone(), &mut Weights::Saved(params))?;
-        let names: HashSet<&str> = model.params().into_iter().map(Param::name).collect();
-        if let Some(extra) = params.tensors().iter().find(|t| !names.contains(t.name.as_str())) {
-            return Err(param(&extra.name, ParamProblem::Unexpected));
-        }
+        params.check_no_extra(model.params().into_iter().map(Param::name))?;
         Ok(model)
     }
 

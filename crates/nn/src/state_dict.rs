@@ -1,6 +1,6 @@
 //! A model's weights by name: what a checkpoint stores and loads.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use lingo_tensor::{Module, Param};
 use ndarray::{ArrayD, IxDyn};
@@ -116,24 +116,34 @@ impl StateDict {
         check_unique(self.tensors.iter().map(|t| t.name.as_str()))?;
         let mut params = model.params_mut();
         check_unique(params.iter().map(|p| p.name()))?;
-        let saved: HashMap<&str, &NamedTensor> = self.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
         // Check everything first, so a failed load changes nothing.
-        let mut arrays = Vec::with_capacity(params.len());
-        for p in &params {
-            let t = saved.get(p.name()).ok_or_else(|| param(p.name(), ParamProblem::Missing))?;
-            if t.shape != p.shape() {
-                return Err(param(p.name(), ParamProblem::Shape { expected: p.shape().to_vec(), found: t.shape.clone() }));
-            }
-            arrays.push(t.to_array()?);
-        }
-        let wanted: HashSet<&str> = params.iter().map(|p| p.name()).collect();
-        if let Some(extra) = self.tensors.iter().find(|t| !wanted.contains(t.name.as_str())) {
-            return Err(param(&extra.name, ParamProblem::Unexpected));
-        }
+        let arrays = params.iter().map(|p| self.array(p.name(), p.shape())).collect::<Result<Vec<_>>>()?;
+        self.check_no_extra(params.iter().map(|p| p.name()))?;
         for (p, data) in params.iter_mut().zip(arrays) {
             p.set(data)?;
         }
         Ok(())
+    }
+
+    /// The saved tensor `name` as an array, which must be there with `shape`:
+    /// otherwise an [`Error::Param`](crate::Error::Param) naming it, missing
+    /// or of another shape.
+    pub(crate) fn array(&self, name: &str, shape: &[usize]) -> Result<ArrayD<f32>> {
+        let t = self.get(name).ok_or_else(|| param(name, ParamProblem::Missing))?;
+        if t.shape != shape {
+            return Err(param(name, ParamProblem::Shape { expected: shape.to_vec(), found: t.shape.clone() }));
+        }
+        t.to_array()
+    }
+
+    /// Strict loading's last check: every saved tensor is one the model
+    /// `wanted`; otherwise an error naming the first that is not.
+    pub(crate) fn check_no_extra<'a>(&self, wanted: impl IntoIterator<Item = &'a str>) -> Result<()> {
+        let wanted: HashSet<&str> = wanted.into_iter().collect();
+        match self.tensors.iter().find(|t| !wanted.contains(t.name.as_str())) {
+            Some(extra) => Err(param(&extra.name, ParamProblem::Unexpected)),
+            None => Ok(()),
+        }
     }
 
     /// The saved tensor called `name`.
