@@ -227,9 +227,11 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
             if active.is_empty() {
                 break;
             }
-            let prev: Vec<usize> = (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k).and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
+            // The beam of each row, if it has one (an input may have fewer than K live).
+            let rows: Vec<Option<&Beam>> = (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k)).collect();
+            let prev: Vec<usize> = rows.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
-            let bases: Vec<Option<f32>> = (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k).map(|beam| beam.log_prob)).collect();
+            let bases: Vec<Option<f32>> = rows.iter().map(|beam| beam.map(|beam| beam.log_prob)).collect();
             let best = best_continuations(step.logits.data(), &bases, k);
             let (mut parents, mut going) = (Vec::with_capacity(active.len() * k), Vec::with_capacity(active.len()));
             for (i, &b) in active.iter().enumerate() {
