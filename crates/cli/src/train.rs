@@ -241,7 +241,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
     config.epoch_size = Some(args.round_size);
     config.progress = Progress::Bar; // the round lines are printed below, with the time
-    config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone() });
+    config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone(), keep_epochs: 0 });
     let metrics_path = args.out.join("metrics.jsonl");
     let (resume, mut metrics) = if args.resume {
         let path = args.out.join("last.ckpt");

@@ -6,7 +6,7 @@ use lingo_tensor::{Module, Param};
 use ndarray::{ArrayD, IxDyn};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ParamProblem, Result, param};
+use crate::error::{ParamProblem, Result, config, param};
 
 /// One saved parameter: its name, shape and values in row-major order.
 ///
@@ -129,11 +129,48 @@ impl StateDict {
     /// otherwise an [`Error::Param`](crate::Error::Param) naming it, missing
     /// or of another shape.
     pub(crate) fn array(&self, name: &str, shape: &[usize]) -> Result<ArrayD<f32>> {
+        self.matching(name, shape)?.to_array()
+    }
+
+    /// The saved tensor `name`, which must be there with `shape`.
+    fn matching(&self, name: &str, shape: &[usize]) -> Result<&NamedTensor> {
         let t = self.get(name).ok_or_else(|| param(name, ParamProblem::Missing))?;
         if t.shape != shape {
             return Err(param(name, ParamProblem::Shape { expected: shape.to_vec(), found: t.shape.clone() }));
         }
-        t.to_array()
+        Ok(t)
+    }
+
+    /// The element-wise mean of several dicts of one model,
+    /// `θ̄ = (1/N) Σᵢ θᵢ`: averaging the weights of a run's last checkpoints
+    /// (fairseq's `average_checkpoints.py`, OpenNMT's `average_models.py`).
+    /// Each dict must hold exactly the first one's names and shapes; the
+    /// error names the first tensor that differs. Sums run in the dicts'
+    /// order, so the result is the same bits every time.
+    ///
+    /// ```
+    /// use lingo_nn::{NamedTensor, StateDict};
+    /// let dict = |w: Vec<f32>| StateDict::from_tensors(vec![NamedTensor { name: "w".into(), shape: vec![2], data: w }]);
+    /// let mean = StateDict::average(&[dict(vec![1.0, 2.0]), dict(vec![3.0, -2.0])]).unwrap();
+    /// assert_eq!(mean.get("w").unwrap().data, [2.0, 0.0]);
+    /// assert!(StateDict::average(&[]).is_err());
+    /// ```
+    pub fn average(dicts: &[StateDict]) -> Result<StateDict> {
+        let (first, rest) = dicts.split_first().ok_or_else(|| config("average", "needs at least one state dict"))?;
+        let n = dicts.len() as f32;
+        let tensors = first.tensors.iter().map(|t| {
+            let others = rest.iter().map(|dict| dict.matching(&t.name, &t.shape)).collect::<Result<Vec<_>>>()?;
+            if let Some(short) = others.iter().find(|o| o.data.len() != t.data.len()) {
+                return Err(param(&t.name, ParamProblem::Length { expected: t.data.len(), found: short.data.len() }));
+            }
+            let data = (0..t.data.len()).map(|i| others.iter().fold(t.data[i], |sum, o| sum + o.data[i]) / n).collect();
+            Ok(NamedTensor { name: t.name.clone(), shape: t.shape.clone(), data })
+        });
+        let tensors = tensors.collect::<Result<Vec<_>>>()?;
+        for dict in rest {
+            dict.check_no_extra(tensors.iter().map(|t| t.name.as_str()))?;
+        }
+        Ok(StateDict { tensors })
     }
 
     /// Strict loading's last check: every saved tensor is one the model

@@ -74,6 +74,22 @@ pub struct CheckpointSpec {
     pub src_vocab: Vocab,
     /// Stored in every checkpoint.
     pub tgt_vocab: Vocab,
+    /// Also keep the weights of each of the last this-many epochs in
+    /// [`CheckpointSpec::epoch_path`] (0: none), for
+    /// [`StateDict::average`](crate::StateDict::average).
+    pub keep_epochs: usize,
+}
+
+impl CheckpointSpec {
+    /// Where the weights of `epoch` are kept: `dir/epoch-{epoch}.ckpt`.
+    ///
+    /// ```
+    /// let spec = lingo_nn::CheckpointSpec { dir: "run".into(), src_vocab: Default::default(), tgt_vocab: Default::default(), keep_epochs: 5 };
+    /// assert_eq!(spec.epoch_path(7), std::path::Path::new("run/epoch-7.ckpt"));
+    /// ```
+    pub fn epoch_path(&self, epoch: u64) -> PathBuf {
+        self.dir.join(format!("epoch-{epoch}.ckpt"))
+    }
 }
 
 /// Everything [`train_model`] needs to know besides the model and data.
@@ -143,6 +159,21 @@ impl TrainConfig {
             epoch_size: None,
         }
     }
+
+    /// The validation batches every epoch is scored on: `val` in its order,
+    /// batched as training batches are, so the loss is comparable across
+    /// epochs and with [`evaluate`] of another model (an average of
+    /// checkpoints, say).
+    ///
+    /// ```
+    /// use lingo_data::Example;
+    /// let val = vec![Example { src: vec![2, 5, 3], tgt: vec![2, 6, 3] }; 3];
+    /// let batches = lingo_nn::TrainConfig::new(1, 1e-3).validation_batches(&val).unwrap();
+    /// assert_eq!(batches.len(), 1);
+    /// ```
+    pub fn validation_batches<E: SeqPair>(&self, val: &[E]) -> Result<Vec<Batch>> {
+        Ok(BatchConfig { shuffle: false, ..self.batching }.batches(val, &mut StdRng::seed_from_u64(self.seed))?)
+    }
 }
 
 /// What training checkpoints store as their configuration: the model's
@@ -197,7 +228,7 @@ pub struct TrainResult {
 /// let (src, tgt) = (task.src_vocab().clone(), task.tgt_vocab().clone());
 /// let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
 /// let mut model = Seq2Seq::new(config.clone(), &mut rng).unwrap();
-/// let spec = CheckpointSpec { dir: dir.clone(), src_vocab: src.clone(), tgt_vocab: tgt.clone() };
+/// let spec = CheckpointSpec { dir: dir.clone(), src_vocab: src.clone(), tgt_vocab: tgt.clone(), keep_epochs: 0 };
 /// let settings = TrainConfig { progress: Progress::Silent, checkpoints: Some(spec), ..TrainConfig::new(1, 1e-2) };
 /// train_model(&mut model, &train, &val, &settings, None).unwrap();
 ///
@@ -457,8 +488,7 @@ fn train_loop<E: SeqPair>(
         result.val_losses = ckpt.config.val_losses.clone();
         result.best_epoch = ckpt.config.best_epoch;
     }
-    // Validation batches are fixed: no shuffling, so the loss is comparable across epochs.
-    let val_batches = BatchConfig { shuffle: false, ..config.batching }.batches(val, &mut StdRng::seed_from_u64(config.seed))?;
+    let val_batches = config.validation_batches(val)?;
     let mut best = result.val_losses.iter().copied().fold(f32::INFINITY, f32::min);
     let mut since_best = 0;
     let slices: Vec<&[E]> = match config.epoch_size {
@@ -516,7 +546,14 @@ fn train_loop<E: SeqPair>(
                 best_epoch: result.best_epoch,
             };
             let mut ckpt = Checkpoint::new(run, model, spec.src_vocab.clone(), spec.tgt_vocab.clone())?;
-            (ckpt.optimizer, ckpt.scheduler, ckpt.epoch, ckpt.step) = (Some(optimizer.clone()), Some(scheduler.clone()), epoch, step);
+            (ckpt.epoch, ckpt.step) = (epoch, step);
+            if spec.keep_epochs > 0 {
+                // Weights only: averaging needs no optimizer state.
+                let path = spec.epoch_path(epoch);
+                remove_stale_temp_files(&path)?;
+                ckpt.save(path)?;
+            }
+            (ckpt.optimizer, ckpt.scheduler) = (Some(optimizer.clone()), Some(scheduler.clone()));
             // best.ckpt first: a run killed between the two saves resumes
             // from the previous last.ckpt and redoes this epoch, so best.ckpt
             // is never behind the best_epoch that last.ckpt records.
@@ -526,6 +563,16 @@ fn train_loop<E: SeqPair>(
                 result.best_checkpoint = Some(path);
             }
             ckpt.save(spec.dir.join("last.ckpt"))?;
+            // Only once last.ckpt is past it: a resume from the previous
+            // last.ckpt still finds every epoch it may average.
+            let keep = spec.keep_epochs as u64;
+            if keep > 0 && epoch > keep {
+                let old = spec.epoch_path(epoch - keep);
+                match std::fs::remove_file(&old) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(checkpoint_problem(&old, CheckpointProblem::Io(e))),
+                    _ => {}
+                }
+            }
         }
         let report = EpochReport { epoch: epoch as usize, train_loss, val_loss, steps: step, seconds: start.elapsed().as_secs_f64() };
         let stop = after_epoch(&report, model) == Next::Stop;

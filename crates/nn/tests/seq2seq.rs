@@ -3,8 +3,8 @@
 use lingo_attention::Scorer;
 use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, SOS, Task};
 use lingo_nn::{
-    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Optimizer, Placement, Progress, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig,
-    TrainedModel, beam_search, greedy_decode, train_model,
+    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Next, Optimizer, ParamProblem, Placement, Progress, RnnKind, Seq2Seq,
+    Seq2SeqConfig, StateDict, TrainConfig, TrainedModel, beam_search, evaluate, greedy_decode, train_model, train_model_with,
 };
 use lingo_tensor::{Module, RnnWeights, Tensor, lstm_sequence, no_grad};
 use ndarray::{Array2, Axis};
@@ -163,7 +163,7 @@ fn attention_off_is_exactly_the_plain_encoder_decoder() {
 
 /// Checkpoints of `task`'s models into `dir`.
 fn checkpoints_in(task: &DigitTask, dir: &std::path::Path) -> CheckpointSpec {
-    CheckpointSpec { dir: dir.to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone() }
+    CheckpointSpec { dir: dir.to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone(), keep_epochs: 0 }
 }
 
 /// The reverse task with 96 training and 16 validation examples, and
@@ -257,6 +257,39 @@ fn checkpoints_round_trip_and_resuming_gives_the_same_losses() {
         let loss = |m: &Seq2Seq| m.loss(&b, 0.1, Mode::Eval).unwrap().item().unwrap();
         assert_eq!(loss(&rebuilt), loss(&whole));
     }
+}
+
+#[test]
+fn the_last_epochs_weights_are_kept_for_averaging_and_older_ones_removed() {
+    let (task, train, val) = small_training_set();
+    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::General), Placement::Luong);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = CheckpointSpec { keep_epochs: 2, ..checkpoints_in(&task, dir.path()) };
+    let settings = TrainConfig { batching: BATCHES_OF_16, checkpoints: Some(spec.clone()), ..quiet(4) };
+    let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(3)).unwrap();
+    let mut weights = Vec::new();
+    train_model_with(&mut model, &train, &val, &settings, None, |_, m| {
+        weights.push(StateDict::from_module(m).unwrap());
+        Ok::<_, Error>(Next::Continue)
+    })
+    .unwrap();
+    for epoch in 1..=2 {
+        assert!(!spec.epoch_path(epoch).exists(), "epoch {epoch} outlived the window");
+    }
+    let kept: Vec<StateDict> = (3..=4).map(|e| Checkpoint::<TrainedModel>::load(spec.epoch_path(e)).unwrap().params).collect();
+    assert_eq!(kept, weights[2..], "each file holds its epoch's weights");
+
+    // The mean of the two is a model of its own, scored on the epochs' validation batches.
+    let mean = StateDict::average(&kept).unwrap();
+    let w = |dict: &StateDict| dict.get("out.weight").unwrap().data[5];
+    assert_eq!(w(&mean), (w(&kept[0]) + w(&kept[1])) / 2.0);
+    let averaged = Seq2Seq::from_state_dict(&config, &mean).unwrap();
+    let loss = evaluate(&averaged, &settings.validation_batches(&val).unwrap(), settings.label_smoothing).unwrap();
+    assert!(loss.is_finite() && loss > 0.0);
+    // Dicts of different models do not average.
+    let other = Seq2Seq::new(Seq2SeqConfig { hidden_dim: config.hidden_dim + 1, ..config }, &mut StdRng::seed_from_u64(3)).unwrap();
+    let err = StateDict::average(&[mean, StateDict::from_module(&other).unwrap()]).unwrap_err();
+    assert!(matches!(err, Error::Param { problem: ParamProblem::Shape { .. }, .. }), "{err}");
 }
 
 #[test]
