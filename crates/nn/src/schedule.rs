@@ -164,6 +164,25 @@ impl Scheduler {
         self.lr
     }
 
+    /// Moves the end of a schedule that has one ([`Schedule::WarmupCosine`])
+    /// to `total_steps` (at least one step past the warm-up), so the decay
+    /// fits a run whose length is known only once it has begun; the rate of
+    /// the next step follows the new end. Other schedules are unchanged.
+    ///
+    /// ```
+    /// use lingo_nn::{Schedule, Scheduler};
+    /// let mut s = Scheduler::new(Schedule::WarmupCosine { warmup_steps: 0, total_steps: 100, min_lr: 0.0 }, 1.0).unwrap();
+    /// s.step();
+    /// s.end_at(2);
+    /// assert_eq!(s.step(), 0.0);                  // step 2 is now the end
+    /// assert_eq!(*s.schedule(), Schedule::WarmupCosine { warmup_steps: 0, total_steps: 2, min_lr: 0.0 });
+    /// ```
+    pub fn end_at(&mut self, total_steps: u64) {
+        if let Schedule::WarmupCosine { warmup_steps, total_steps: end, .. } = &mut self.schedule {
+            *end = total_steps.max(*warmup_steps + 1);
+        }
+    }
+
     /// Ends an epoch with its validation loss. Only
     /// [`Schedule::ReduceOnPlateau`] reacts; every schedule returns the
     /// current rate.

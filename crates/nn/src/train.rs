@@ -160,6 +160,23 @@ impl TrainConfig {
         }
     }
 
+    /// Optimizer steps from the start to the end of `epoch` on `n`
+    /// training examples: each epoch takes `⌈examples / batch_size⌉` steps,
+    /// of its slice when [`TrainConfig::epoch_size`] cuts the examples.
+    ///
+    /// ```
+    /// let mut c = lingo_nn::TrainConfig::new(4, 1e-3);
+    /// c.batching.batch_size = 3;
+    /// c.epoch_size = Some(4);                       // slices of 4, 4, 2
+    /// assert_eq!(c.steps_through(10, 4), 2 + 2 + 1 + 2);
+    /// ```
+    pub fn steps_through(&self, n: usize, epoch: usize) -> u64 {
+        let size = self.epoch_size.unwrap_or(n).max(1);
+        let slices: Vec<usize> = (0..n).step_by(size).map(|start| size.min(n - start)).collect();
+        let steps = |len: usize| len.div_ceil(self.batching.batch_size.max(1)) as u64;
+        (1..=epoch).map(|e| slices.get((e - 1) % slices.len().max(1)).map_or(0, |&len| steps(len))).sum()
+    }
+
     /// The validation batches every epoch is scored on: `val` in its order,
     /// batched as training batches are, so the loss is comparable across
     /// epochs and with [`evaluate`] of another model (an average of
@@ -380,6 +397,12 @@ pub enum Next {
     Continue,
     /// Stop here (the epoch's checkpoint is already written).
     Stop,
+    /// Make this epoch the last (at most [`TrainConfig::epochs`]; the
+    /// current one or earlier: stop here). A schedule with an end,
+    /// [`Schedule::WarmupCosine`], now ends with that epoch's last step
+    /// ([`Scheduler::end_at`]): how a caller fits the decay to a time budget
+    /// once it knows the pace.
+    EndAt(usize),
 }
 
 /// Trains `model` on `train`, validating on `val` after every epoch; see the
@@ -495,7 +518,11 @@ fn train_loop<E: SeqPair>(
         Some(size) => train.chunks(size.max(1)).collect(),
         None => vec![train],
     };
-    for epoch in first_epoch..=config.epochs as u64 {
+    let mut last_epoch = config.epochs as u64;
+    for epoch in first_epoch.. {
+        if epoch > last_epoch {
+            break;
+        }
         let mut rng = epoch_rng(config.seed, epoch);
         let slice = slices.get((epoch as usize - 1) % slices.len().max(1)).copied().unwrap_or_default();
         let batches = config.batching.batches(slice, &mut rng)?;
@@ -575,7 +602,15 @@ fn train_loop<E: SeqPair>(
             }
         }
         let report = EpochReport { epoch: epoch as usize, train_loss, val_loss, steps: step, seconds: start.elapsed().as_secs_f64() };
-        let stop = after_epoch(&report, model) == Next::Stop;
+        let stop = match after_epoch(&report, model) {
+            Next::Continue => false,
+            Next::Stop => true,
+            Next::EndAt(end) => {
+                last_epoch = last_epoch.min(end as u64);
+                scheduler.end_at(config.steps_through(train.len(), last_epoch as usize));
+                false
+            }
+        };
         let out_of_patience = config.patience.is_some_and(|p| since_best >= p);
         let out_of_time = config.time_budget.is_some_and(|t| start.elapsed() >= t);
         if stop || out_of_patience || out_of_time {

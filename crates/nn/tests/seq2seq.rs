@@ -3,7 +3,7 @@
 use lingo_attention::Scorer;
 use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, SOS, Task};
 use lingo_nn::{
-    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Next, Optimizer, ParamProblem, Placement, Progress, RnnKind, Seq2Seq,
+    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Next, Optimizer, ParamProblem, Placement, Progress, RnnKind, Schedule, Seq2Seq,
     Seq2SeqConfig, StateDict, TrainConfig, TrainedModel, beam_search, evaluate, greedy_decode, train_model, train_model_with,
 };
 use lingo_tensor::{Module, RnnWeights, Tensor, lstm_sequence, no_grad};
@@ -257,6 +257,29 @@ fn checkpoints_round_trip_and_resuming_gives_the_same_losses() {
         let loss = |m: &Seq2Seq| m.loss(&b, 0.1, Mode::Eval).unwrap().item().unwrap();
         assert_eq!(loss(&rebuilt), loss(&whole));
     }
+}
+
+#[test]
+fn ending_at_an_epoch_stops_there_with_the_decay_finished() {
+    let (task, train, val) = small_training_set();
+    let config = tiny(&task, RnnKind::Gru, None, Placement::Luong);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = Schedule::WarmupCosine { warmup_steps: 2, total_steps: 1000, min_lr: 1e-4 };
+    let settings = TrainConfig { batching: BATCHES_OF_16, schedule, checkpoints: Some(checkpoints_in(&task, dir.path())), ..quiet(10) };
+    let run = |end: usize| {
+        let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(4)).unwrap();
+        let r = train_model_with(&mut model, &train, &val, &settings, None, |r, _| Ok::<_, Error>(if r.epoch == 1 { Next::EndAt(end) } else { Next::Continue })).unwrap();
+        let last: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("last.ckpt")).unwrap();
+        (r.val_losses.len(), r.steps, last.scheduler.unwrap())
+    };
+    let (epochs, steps, scheduler) = run(3);
+    assert_eq!((epochs, steps), (3, settings.steps_through(train.len(), 3)));
+    assert_eq!(steps, 18, "96 examples in batches of 16, three times");
+    // The cosine now ends with epoch 3's last step: the rate is at its floor.
+    assert_eq!(scheduler.lr(), 1e-4);
+    assert_eq!(*scheduler.schedule(), Schedule::WarmupCosine { warmup_steps: 2, total_steps: 18, min_lr: 1e-4 });
+    // An end at or before the current epoch stops at once.
+    assert_eq!(run(0).0, 1);
 }
 
 #[test]
