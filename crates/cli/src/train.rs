@@ -25,6 +25,18 @@ pub enum TokenizerChoice {
     Bpe,
 }
 
+/// How the learning rate falls after its warm-up (`η` is `--lr`, `w` the
+/// warm-up steps, `t` the step).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecayChoice {
+    /// Flat at η
+    None,
+    /// η·√(w/t), as in Vaswani et al. (2017)
+    InverseSqrt,
+    /// Half a cosine from η down to 0 at the last round (the last the time budget holds, at most --rounds)
+    Cosine,
+}
+
 /// Settings of `lingo train`.
 #[derive(Args, Debug, Clone)]
 pub struct TrainArgs {
@@ -67,6 +79,9 @@ pub struct TrainArgs {
     /// LSTM hidden size
     #[arg(long, default_value = "256", value_parser = dimension)]
     pub hidden: usize,
+    /// Also read the source backwards (the decoder starts from both directions' last states)
+    #[arg(long)]
+    pub bidirectional: bool,
     /// Dropout on embeddings and before the output layer
     #[arg(long, default_value = "0", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub dropout: f32,
@@ -79,6 +94,12 @@ pub struct TrainArgs {
     /// Adam's learning rate
     #[arg(long, default_value = "2e-3", value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: f64,
+    /// Warm-up: the learning rate rises linearly to --lr over this many steps
+    #[arg(long, default_value = "500", value_parser = positive)]
+    pub warmup: usize,
+    /// How the learning rate falls after the warm-up
+    #[arg(long, value_enum, default_value_t = DecayChoice::None)]
+    pub decay: DecayChoice,
     /// Label smoothing of the loss
     #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub label_smoothing: f32,
@@ -214,6 +235,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         attention: args.attention.0,
         emb_dim: args.emb,
         hidden_dim: args.hidden,
+        bidirectional: args.bidirectional,
         attn_dim: args.hidden,
         dropout: args.dropout,
         ..Seq2SeqConfig::new(data.src_vocab.len(), data.tgt_vocab.len())
@@ -224,7 +246,9 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.shards = args.shards;
     config.batching.bucket = true; // similar lengths together: less padding
     config.label_smoothing = args.label_smoothing;
-    config.schedule = Schedule::LinearWarmup { warmup_steps: 500 };
+    // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
+    config.epoch_size = Some(args.round_size);
+    config.schedule = schedule(args, config.steps_through(data.train.len(), args.rounds));
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
@@ -238,8 +262,6 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     }
     let budget = Duration::from_secs_f64(args.time_budget);
     let start = Instant::now();
-    // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
-    config.epoch_size = Some(args.round_size);
     config.progress = Progress::Bar; // the round lines are printed below, with the time
     config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone(), keep_epochs: 0 });
     let metrics_path = args.out.join("metrics.jsonl");
@@ -271,9 +293,18 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
         out.json(&metrics.push(round)?);
         metrics.plot(&chart)?;
-        // Stop when another round like this process's last would overrun the budget.
-        let per_round = elapsed.as_secs_f64() / (r.epoch + 1 - first_round) as f64;
-        Ok::<_, Error>(if elapsed.as_secs_f64() + per_round > budget.as_secs_f64() { Next::Stop } else { Next::Continue })
+        // After this process's first round, the budget at that pace sets the
+        // last round (and the end of a decay); later, stop early should
+        // another round like the average so far overrun the budget.
+        let (elapsed, budget) = (elapsed.as_secs_f64(), budget.as_secs_f64());
+        let per_round = elapsed / (r.epoch + 1 - first_round) as f64;
+        Ok::<_, Error>(if r.epoch == first_round {
+            Next::EndAt(r.epoch + ((budget - elapsed) / per_round).max(0.0) as usize)
+        } else if elapsed + per_round > budget {
+            Next::Stop
+        } else {
+            Next::Continue
+        })
     })?;
     let train_seconds = trained.seconds;
     // The best round's weights, saved with the tokenizer for `lingo translate`.
@@ -315,6 +346,18 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         "beam": args.beam,
     }));
     Ok(())
+}
+
+/// `--warmup` and `--decay` as a schedule; the cosine ends at step
+/// `total_steps` (the end of `--rounds`) until the first round's pace moves
+/// the end to the last round the time budget holds.
+fn schedule(args: &TrainArgs, total_steps: u64) -> Schedule {
+    let warmup_steps = args.warmup as u64;
+    match args.decay {
+        DecayChoice::None => Schedule::LinearWarmup { warmup_steps },
+        DecayChoice::InverseSqrt => Schedule::InverseSqrt { warmup_steps },
+        DecayChoice::Cosine => Schedule::WarmupCosine { warmup_steps, total_steps: total_steps.max(warmup_steps + 1), min_lr: 0.0 },
+    }
 }
 
 /// Writes `lines`, one per line, to `path`.
@@ -361,3 +404,27 @@ fn translate_all(model: &Seq2Seq, tokenizer: &TextTokenizer, src_vocab: &Vocab, 
     Ok(hyps.iter().map(|hyp| tokenizer.detokenize(&tgt_vocab.decode(&hyp.tokens, true))).collect())
 }
 
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{TrainArgs, schedule};
+    use crate::{Cli, Command};
+    use lingo::nn::Schedule;
+
+    fn args(flags: &[&str]) -> TrainArgs {
+        let cli = Cli::try_parse_from(["lingo", "train", "--data", "x.tsv"].iter().chain(flags)).unwrap();
+        let Command::Train(args) = cli.command else { unreachable!() };
+        args
+    }
+
+    #[test]
+    fn each_decay_is_its_schedule() {
+        let cosine = schedule(&args(&["--decay", "cosine", "--warmup", "3"]), 7);
+        assert_eq!(cosine, Schedule::WarmupCosine { warmup_steps: 3, total_steps: 7, min_lr: 0.0 });
+        assert_eq!(schedule(&args(&["--decay", "cosine"]), 7), Schedule::WarmupCosine { warmup_steps: 500, total_steps: 501, min_lr: 0.0 });
+        assert_eq!(schedule(&args(&[]), 7), Schedule::LinearWarmup { warmup_steps: 500 });
+        assert_eq!(schedule(&args(&["--decay", "inverse-sqrt"]), 7), Schedule::InverseSqrt { warmup_steps: 500 });
+    }
+}

@@ -93,6 +93,8 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--shards", "0"], "--shards"),
     (&["train", "--data", "DATA", "--lr", "-1"], "--lr"),
     (&["train", "--data", "DATA", "--label-smoothing", "1"], "--label-smoothing"),
+    (&["train", "--data", "DATA", "--warmup", "0"], "--warmup"),
+    (&["train", "--data", "DATA", "--decay", "linear"], "--decay"),
     (&["train", "--data", "DATA", "--round-size", "0"], "--round-size"),
     (&["train", "--data", "DATA", "--rounds", "0"], "--rounds"),
     (&["train", "--data", "DATA", "--split-seed", "-1"], "--split-seed"),
