@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use lingo::data::{Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, corpus_bleu, corpus_chrf};
-use lingo::nn::{Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, load_resumable, remove_stale_temp_files, train_model_with};
+use lingo::nn::{Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, evaluate, load_resumable, remove_stale_temp_files, train_model_with};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
@@ -112,6 +112,11 @@ pub struct TrainArgs {
     /// Seconds of training; no round starts that would end after it
     #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
     pub time_budget: f64,
+    /// Average the weights of the last this-many rounds, and keep the average
+    /// instead of the best round when its validation loss is lower (1: the
+    /// best round alone)
+    #[arg(long, default_value = "1", value_parser = positive)]
+    pub average: usize,
     /// Beam size for the test set (1: greedy)
     #[arg(long, default_value = "5", value_parser = positive)]
     pub beam: usize,
@@ -263,7 +268,8 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let budget = Duration::from_secs_f64(args.time_budget);
     let start = Instant::now();
     config.progress = Progress::Bar; // the round lines are printed below, with the time
-    config.checkpoints = Some(CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone(), keep_epochs: 0 });
+    let spec = CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone(), keep_epochs: if args.average > 1 { args.average } else { 0 } };
+    config.checkpoints = Some(spec.clone());
     let metrics_path = args.out.join("metrics.jsonl");
     let (resume, mut metrics) = if args.resume {
         let path = args.out.join("last.ckpt");
@@ -310,10 +316,27 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     // The best round's weights, saved with the tokenizer for `lingo translate`.
     let best: Checkpoint<lingo::nn::TrainedModel> = Checkpoint::load(args.out.join("best.ckpt"))?;
     best.restore(&mut model)?;
+    let best_loss = best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN);
+    out.note(&format!("best round {} (validation loss {best_loss:.4})", best.config.best_epoch));
+    let mut chosen = format!("round {}", best.config.best_epoch);
+    let mut average_loss = None;
+    if args.average > 1 {
+        let last = trained.val_losses.len() as u64;
+        let rounds = last.saturating_sub(args.average as u64 - 1).max(1)..=last;
+        let dicts = rounds.clone().map(|r| Checkpoint::<lingo::nn::TrainedModel>::load(spec.epoch_path(r)).map(|c| c.params)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let averaged = Seq2Seq::from_state_dict(&model_config, &StateDict::average(&dicts)?)?;
+        let loss = evaluate(&averaged, &config.validation_batches(&data.valid)?, args.label_smoothing)?;
+        out.note(&format!("average of rounds {}-{}: validation loss {loss:.4}", rounds.start(), rounds.end()));
+        average_loss = Some(loss);
+        if loss < best_loss {
+            model = averaged;
+            chosen = format!("the average of rounds {}-{}", rounds.start(), rounds.end());
+        }
+    }
     let translator = Translator { model: model_config, tokenizer: data.tokenizer.clone() };
     let path = args.out.join("model.ckpt");
     Checkpoint::new(translator, &model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path)?;
-    out.note(&format!("best round {} (validation loss {:.4}); wrote {}", best.config.best_epoch, best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN), path.display()));
+    out.note(&format!("wrote {} ({chosen})", path.display()));
 
     let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
     let decoding = Instant::now();
@@ -339,6 +362,8 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         "train_seconds": train_seconds,
         "rounds": trained.val_losses.len(),
         "best_round": trained.best_epoch,
+        "average_val_loss": average_loss,
+        "model": chosen,
         "pairs_seen": seen,
         "pairs_per_second": this_process as f64 / train_seconds.max(1e-9),
         "test_pairs": refs.len(),

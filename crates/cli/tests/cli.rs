@@ -100,6 +100,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--split-seed", "-1"], "--split-seed"),
     (&["train", "--data", "DATA", "--time-budget", "0"], "--time-budget"),
     (&["train", "--data", "DATA", "--time-budget", "inf"], "--time-budget"),
+    (&["train", "--data", "DATA", "--average", "0"], "--average"),
     (&["train", "--data", "DATA", "--beam", "0"], "--beam"),
     (&["train", "--data", "DATA", "--show", "-1"], "--show"),
     (&["train", "--data", "DATA", "--vocab-size", "4"], "--vocab-size"),
@@ -362,6 +363,30 @@ fn a_resumed_run_clears_what_a_killed_run_half_wrote() {
     for path in &stale {
         assert!(!path.exists(), "{} survived the resumed run", path.display());
     }
+}
+
+#[test]
+fn averaging_keeps_the_last_rounds_and_takes_their_mean_only_when_it_scores_better() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let train = |out: &str, average: &str| {
+        let mut args = vec!["train", "--json", "--data", "numbers.tsv", "--out", out, "--test-size", "4", "--valid-size", "4", "--rounds", "4"];
+        args.extend(["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1", "--average", average]);
+        json_lines(&lingo_in(dir.path(), &args))
+    };
+    let kept = |out: &str| (1..=4).map(|r| dir.path().join(out).join(format!("epoch-{r}.ckpt")).exists()).collect::<Vec<_>>();
+
+    let lines = train("two", "2");
+    let (result, rounds) = lines.split_last().unwrap();
+    assert_eq!(kept("two"), [false, false, true, true]);
+    let average = result["average_val_loss"].as_f64().unwrap();
+    let best = rounds.iter().map(|r| r["val_loss"].as_f64().unwrap()).fold(f64::INFINITY, f64::min);
+    let expected = if average < best { "the average of rounds 3-4".to_owned() } else { format!("round {}", result["best_round"]) };
+    assert_eq!(result["model"], expected.as_str());
+
+    let lines = train("one", "1");
+    assert_eq!(kept("one"), [false; 4]);
+    assert!(lines.last().unwrap()["average_val_loss"].is_null());
 }
 
 /// `lingo translate --input FILE` (and from standard input): one line out
