@@ -1,7 +1,8 @@
 //! `lingo train` killed with SIGKILL at seeded-random moments: every kill
 //! leaves either no checkpoint yet or one that loads, no temporary file is
 //! taken for a checkpoint, and resuming after the last kill ends with the
-//! same numbers as a run that was never interrupted.
+//! same numbers (the average of the last rounds' weights included) as a run
+//! that was never interrupted.
 #![cfg(unix)]
 
 mod common;
@@ -20,7 +21,7 @@ use rand::{Rng, SeedableRng};
 /// before the first save, in a round, or in the middle of a save.
 const TRAIN: &[&str] = &[
     "train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "40", "--round-size", "8", "--batch-size", "8",
-    "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "1000", "--threads", "1", "--json",
+    "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "1000", "--threads", "1", "--json", "--average", "3",
 ];
 
 const KILLS: usize = 12;
@@ -106,9 +107,16 @@ fn killed_training_always_leaves_a_loadable_checkpoint_and_resumes_to_the_same_r
 
     // Resume to the end: the same numbers as the run never interrupted.
     let resumed = json(&train(dir.path(), last.exists()).output().unwrap());
-    for key in ["bleu", "chrf", "rounds", "best_round", "pairs_seen", "test_pairs"] {
+    // The average of the last rounds too: their kept weights survived the kills.
+    for key in ["bleu", "chrf", "rounds", "best_round", "pairs_seen", "test_pairs", "average_val_loss", "model"] {
         assert_eq!(resumed[key], expected[key], "{key}");
     }
+    let rounds = expected["rounds"].as_u64().unwrap();
+    let mut kept: Vec<String> = std::fs::read_dir(&run).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("epoch-")).collect();
+    kept.sort_unstable();
+    let mut window: Vec<String> = (rounds - 2..=rounds).map(|r| format!("epoch-{r}.ckpt")).collect();
+    window.sort_unstable();
+    assert_eq!(kept, window, "the last three rounds' weights, and no others");
     let resumed_last = load(&last);
     assert_eq!(resumed_last.config, expected_last.config, "loss history");
     assert_eq!(resumed_last.params, expected_last.params, "weights");

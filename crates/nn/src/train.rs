@@ -90,6 +90,19 @@ impl CheckpointSpec {
     pub fn epoch_path(&self, epoch: u64) -> PathBuf {
         self.dir.join(format!("epoch-{epoch}.ckpt"))
     }
+
+    /// Once `epoch` is saved, the kept epoch that leaves the window goes.
+    fn forget_epoch_before(&self, epoch: u64) -> Result<()> {
+        let keep = self.keep_epochs as u64;
+        if keep == 0 || epoch <= keep {
+            return Ok(());
+        }
+        let old = self.epoch_path(epoch - keep);
+        match std::fs::remove_file(&old) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(checkpoint_problem(&old, CheckpointProblem::Io(e))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Everything [`train_model`] needs to know besides the model and data.
@@ -511,6 +524,10 @@ fn train_loop<E: SeqPair>(
         result.val_losses = ckpt.config.val_losses.clone();
         result.best_epoch = ckpt.config.best_epoch;
     }
+    if let Some(spec) = &config.checkpoints {
+        // A run killed after its last save kept one epoch too many.
+        spec.forget_epoch_before(first_epoch - 1)?;
+    }
     let val_batches = config.validation_batches(val)?;
     let mut best = result.val_losses.iter().copied().fold(f32::INFINITY, f32::min);
     let mut since_best = 0;
@@ -592,14 +609,7 @@ fn train_loop<E: SeqPair>(
             ckpt.save(spec.dir.join("last.ckpt"))?;
             // Only once last.ckpt is past it: a resume from the previous
             // last.ckpt still finds every epoch it may average.
-            let keep = spec.keep_epochs as u64;
-            if keep > 0 && epoch > keep {
-                let old = spec.epoch_path(epoch - keep);
-                match std::fs::remove_file(&old) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(checkpoint_problem(&old, CheckpointProblem::Io(e))),
-                    _ => {}
-                }
-            }
+            spec.forget_epoch_before(epoch)?;
         }
         let report = EpochReport { epoch: epoch as usize, train_loss, val_loss, steps: step, seconds: start.elapsed().as_secs_f64() };
         let stop = match after_epoch(&report, model) {
