@@ -31,7 +31,7 @@ fn main() -> Result<()> {
     println!("encode {} examples:         {:>8.1?}", examples.len(), t.elapsed());
 
     let t = Instant::now();
-    let batching = BatchConfig { batch_size: 64, bucket: true, shuffle: true };
+    let batching = BatchConfig { batch_size: 64, bucket: true, shuffle: true, max_tokens: None };
     let batches = batching.batches(&examples, &mut StdRng::seed_from_u64(0))?;
     println!("{} bucketed batches:          {:>8.1?}", batches.len(), t.elapsed());
 

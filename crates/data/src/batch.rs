@@ -238,13 +238,20 @@ pub struct BatchConfig {
     /// Shuffle examples (before bucketing, so ties land randomly) and the
     /// order of the batches.
     pub shuffle: bool,
+    /// A cap on each batch's padded size, `rows × longest sequence` (source
+    /// or target), besides `batch_size` rows: fairseq's `--max-tokens`.
+    /// With bucketing, batches of short sentences get more rows, so each
+    /// step does about the same work. An example longer than the cap is a
+    /// batch of its own.
+    pub max_tokens: Option<usize>,
 }
 
 impl BatchConfig {
     /// The example indices of each batch, in the order to visit them.
     ///
     /// With bucketing, examples are sorted by `(src_len, tgt_len)` and cut
-    /// into consecutive chunks; with shuffling, the examples are first
+    /// into consecutive chunks (of `batch_size` rows, or fewer where
+    /// `max_tokens` would be passed); with shuffling, the examples are first
     /// shuffled (so equal lengths mix differently each epoch) and the chunks
     /// are visited in random order.
     ///
@@ -252,13 +259,20 @@ impl BatchConfig {
     /// use rand::{SeedableRng, rngs::StdRng};
     /// use lingo_data::{BatchConfig, Example};
     /// let ex: Vec<Example> = [5, 2, 4, 3].iter().map(|&n| Example { src: vec![4; n], tgt: vec![2, 3] }).collect();
-    /// let config = BatchConfig { batch_size: 2, bucket: true, shuffle: false };
+    /// let config = BatchConfig { batch_size: 2, bucket: true, shuffle: false, max_tokens: None };
     /// let plan = config.plan(&ex, &mut StdRng::seed_from_u64(0)).unwrap();
     /// assert_eq!(plan, [vec![1, 3], vec![2, 0]]);
+    /// // At most 8 padded tokens: lengths 2 and 3 together (2 × 3), then 4
+    /// // and 5 alone (2 × 5 would pass the cap).
+    /// let capped = BatchConfig { max_tokens: Some(8), ..config }.plan(&ex, &mut StdRng::seed_from_u64(0)).unwrap();
+    /// assert_eq!(capped, [vec![1, 3], vec![2], vec![0]]);
     /// ```
     pub fn plan<E: SeqPair, R: Rng + ?Sized>(&self, examples: &[E], rng: &mut R) -> Result<Vec<Vec<usize>>> {
         if self.batch_size == 0 {
             return Err(Error::invalid("batch_size", "must be at least 1"));
+        }
+        if self.max_tokens == Some(0) {
+            return Err(Error::invalid("max_tokens", "must be at least 1"));
         }
         let mut order: Vec<usize> = (0..examples.len()).collect();
         if self.shuffle {
@@ -268,7 +282,27 @@ impl BatchConfig {
             // Stable, so the shuffled order survives among equal lengths.
             order.sort_by_key(|&i| (examples[i].src().len(), examples[i].tgt().len()));
         }
-        let mut plan: Vec<Vec<usize>> = order.chunks(self.batch_size).map(<[usize]>::to_vec).collect();
+        let mut plan = match self.max_tokens {
+            None => order.chunks(self.batch_size).map(<[usize]>::to_vec).collect(),
+            Some(max_tokens) => {
+                let len = |i: usize| examples[i].src().len().max(examples[i].tgt().len());
+                let mut plan: Vec<Vec<usize>> = vec![];
+                let mut longest = 0; // of the open batch, the last one
+                for i in order {
+                    match plan.last_mut() {
+                        Some(open) if open.len() < self.batch_size && (open.len() + 1) * longest.max(len(i)) <= max_tokens => {
+                            open.push(i);
+                            longest = longest.max(len(i));
+                        }
+                        _ => {
+                            plan.push(vec![i]);
+                            longest = len(i);
+                        }
+                    }
+                }
+                plan
+            }
+        };
         if self.shuffle {
             plan.shuffle(rng);
         }
@@ -281,7 +315,7 @@ impl BatchConfig {
     /// use rand::{SeedableRng, rngs::StdRng};
     /// use lingo_data::{BatchConfig, Example};
     /// let ex = vec![Example { src: vec![2, 3], tgt: vec![2, 3] }; 5];
-    /// let config = BatchConfig { batch_size: 2, bucket: false, shuffle: true };
+    /// let config = BatchConfig { batch_size: 2, bucket: false, shuffle: true, max_tokens: None };
     /// let batches = config.batches(&ex, &mut StdRng::seed_from_u64(0)).unwrap();
     /// assert_eq!(batches.iter().map(|b| b.len()).sum::<usize>(), 5);
     /// ```

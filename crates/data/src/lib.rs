@@ -11,7 +11,8 @@
 //!   and line, a lenient mode, length filters, seeded shuffling and
 //!   train/validation/test splits that never share a source sentence.
 //! * **Batches** ([`Batch`], [`BatchConfig`]): padding, masks, the
-//!   teacher-forcing shift, bucketing by length, seeded batch order.
+//!   teacher-forcing shift, bucketing by length, a cap on padded tokens per
+//!   batch, seeded batch order.
 //! * **Tasks with known answers** ([`LexiconReverse`], [`DigitTask`]): each
 //!   example carries the gold source positions of every output token.
 //! * **Metrics**: alignment accuracy with its chance level, attention
@@ -35,7 +36,7 @@
 //! let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tok, &config);
 //! let train = split.train.encode(&tok, &src_vocab, &tok, &tgt_vocab);
 //!
-//! let batching = BatchConfig { batch_size: 2, bucket: true, shuffle: true };
+//! let batching = BatchConfig { batch_size: 2, bucket: true, shuffle: true, max_tokens: None };
 //! for batch in batching.batches(&train, &mut rng)? {
 //!     // (batch, tgt_len): the decoder reads tgt_in and predicts tgt_out.
 //!     assert_eq!(batch.tgt_in.dim(), batch.tgt_out.dim());

@@ -44,7 +44,7 @@ fn bad_examples_are_errors() {
     let short_tgt = [Example { src: vec![SOS], tgt: vec![EOS] }];
     assert!(Batch::from_examples(&short_tgt).is_err());
     assert!(Batch::from_examples::<Example>(&[]).is_err());
-    let config = BatchConfig { batch_size: 0, bucket: false, shuffle: false };
+    let config = BatchConfig { batch_size: 0, bucket: false, shuffle: false, max_tokens: None };
     assert!(config.plan(&examples(), &mut StdRng::seed_from_u64(0)).is_err());
 }
 
@@ -59,7 +59,7 @@ fn plans_cover_every_example_once_and_bucketing_cuts_padding() {
     let mut rng = StdRng::seed_from_u64(1);
     for bucket in [false, true] {
         for shuffle in [false, true] {
-            let config = BatchConfig { batch_size: 4, bucket, shuffle };
+            let config = BatchConfig { batch_size: 4, bucket, shuffle, max_tokens: None };
             let plan = config.plan(&ex, &mut rng).unwrap();
             let mut seen: Vec<usize> = plan.concat();
             seen.sort_unstable();
@@ -75,15 +75,49 @@ fn plans_cover_every_example_once_and_bucketing_cuts_padding() {
             }
         }
     }
-    let plain = BatchConfig { batch_size: 4, bucket: false, shuffle: false }.batches(&ex, &mut rng).unwrap();
-    let bucketed = BatchConfig { batch_size: 4, bucket: true, shuffle: true }.batches(&ex, &mut rng).unwrap();
+    let plain = BatchConfig { batch_size: 4, bucket: false, shuffle: false, max_tokens: None }.batches(&ex, &mut rng).unwrap();
+    let bucketed = BatchConfig { batch_size: 4, bucket: true, shuffle: true, max_tokens: None }.batches(&ex, &mut rng).unwrap();
     assert!(padding(&bucketed) < padding(&plain), "{} vs {}", padding(&bucketed), padding(&plain));
+}
+
+#[test]
+fn a_token_cap_bounds_every_batch_and_gives_short_sentences_more_rows() {
+    let ex = examples();
+    let len = |i: usize| ex[i].src.len().max(ex[i].tgt.len());
+    let padded = |b: &[usize]| b.len() * b.iter().map(|&i| len(i)).max().unwrap();
+    let mut rng = StdRng::seed_from_u64(2);
+    for bucket in [false, true] {
+        for shuffle in [false, true] {
+            let config = BatchConfig { batch_size: 6, bucket, shuffle, max_tokens: Some(24) };
+            let plan = config.plan(&ex, &mut rng).unwrap();
+            let mut seen: Vec<usize> = plan.concat();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..ex.len()).collect::<Vec<_>>());
+            for b in &plan {
+                assert!(b.len() <= 6 && (padded(b) <= 24 || b.len() == 1), "{b:?}: {} padded tokens", padded(b));
+            }
+            if !shuffle {
+                // Greedy: no batch could have taken the next one's first example.
+                for w in plan.windows(2) {
+                    let grown = [w[0].clone(), vec![w[1][0]]].concat();
+                    assert!(grown.len() > 6 || padded(&grown) > 24, "{:?} could have taken {}", w[0], w[1][0]);
+                }
+            }
+            if bucket && !shuffle {
+                // Sorted by length: the first batch holds the shortest sentences, the last the longest.
+                let (first, last) = (&plan[0], plan.last().unwrap());
+                assert!(first.len() > 2 * last.len(), "short sentences get more rows: {first:?}, {last:?}");
+            }
+        }
+    }
+    let zero = BatchConfig { batch_size: 6, bucket: true, shuffle: false, max_tokens: Some(0) };
+    assert!(zero.plan(&ex, &mut rng).is_err());
 }
 
 #[test]
 fn shuffled_plans_are_seeded() {
     let ex = examples();
-    let config = BatchConfig { batch_size: 5, bucket: true, shuffle: true };
+    let config = BatchConfig { batch_size: 5, bucket: true, shuffle: true, max_tokens: None };
     let plan = |seed| config.plan(&ex, &mut StdRng::seed_from_u64(seed)).unwrap();
     assert_eq!(plan(3), plan(3));
     assert_ne!(plan(3), plan(4));

@@ -157,7 +157,7 @@ impl TrainConfig {
     pub fn new(epochs: usize, lr: f64) -> TrainConfig {
         TrainConfig {
             epochs,
-            batching: BatchConfig { batch_size: 64, bucket: false, shuffle: true },
+            batching: BatchConfig { batch_size: 64, bucket: false, shuffle: true, max_tokens: None },
             algorithm: Algorithm::adam(),
             lr,
             schedule: Schedule::Constant,

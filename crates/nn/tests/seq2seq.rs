@@ -176,7 +176,7 @@ fn small_training_set() -> (DigitTask, Vec<AlignedExample>, Vec<AlignedExample>)
 }
 
 /// Shuffled batches of 16, no bucketing.
-const BATCHES_OF_16: lingo_data::BatchConfig = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
+const BATCHES_OF_16: lingo_data::BatchConfig = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true, max_tokens: None };
 
 fn quiet(epochs: usize) -> TrainConfig {
     TrainConfig { progress: Progress::Silent, label_smoothing: 0.1, ..TrainConfig::new(epochs, 1e-2) }
@@ -229,7 +229,7 @@ fn checkpoints_round_trip_and_resuming_gives_the_same_losses() {
         std::fs::create_dir_all(&path).unwrap();
         Some(checkpoints_in(&task, &path))
     };
-    let batching = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true };
+    let batching = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true, max_tokens: None };
     let settings = |epochs, sub| TrainConfig { batching, checkpoints: spec(sub), ..quiet(epochs) };
 
     let mut whole = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap();
@@ -323,7 +323,7 @@ fn an_exploding_learning_rate_stops_with_an_error_naming_the_step() {
     let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(14)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let spec = checkpoints_in(&task, dir.path());
-    let batching = lingo_data::BatchConfig { batch_size: 8, bucket: false, shuffle: true };
+    let batching = lingo_data::BatchConfig { batch_size: 8, bucket: false, shuffle: true, max_tokens: None };
     let settings = TrainConfig { algorithm: Algorithm::sgd(0.0), lr: 1e38, batching, checkpoints: Some(spec), ..quiet(5) };
     let err = train_model(&mut model, &train, &val, &settings, None).unwrap_err();
     assert!(matches!(err, Error::NonFiniteLoss { .. } | Error::Training { .. }), "{err}");
