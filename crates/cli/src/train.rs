@@ -253,9 +253,9 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.label_smoothing = args.label_smoothing;
     // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
     config.epoch_size = Some(args.round_size);
-    config.schedule = schedule(args, config.steps_through(data.train.len(), args.rounds));
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
+    config.schedule = schedule(args, config.steps_through(&data.train, args.rounds)?);
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     // Half-written files of killed runs: model.ckpt, and metrics.jsonl as a
     // resume rewrites it (train_model clears those of last.ckpt and best.ckpt).

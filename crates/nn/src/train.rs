@@ -173,21 +173,25 @@ impl TrainConfig {
         }
     }
 
-    /// Optimizer steps from the start to the end of `epoch` on `n`
-    /// training examples: each epoch takes `⌈examples / batch_size⌉` steps,
-    /// of its slice when [`TrainConfig::epoch_size`] cuts the examples.
+    /// Optimizer steps from the start to the end of `epoch` on `train`:
+    /// each epoch's batches, planned as the epoch plans them (of its slice
+    /// when [`TrainConfig::epoch_size`] cuts the examples).
     ///
     /// ```
+    /// use lingo_data::Example;
+    /// let train = vec![Example { src: vec![2, 5, 3], tgt: vec![2, 6, 3] }; 10];
     /// let mut c = lingo_nn::TrainConfig::new(4, 1e-3);
     /// c.batching.batch_size = 3;
     /// c.epoch_size = Some(4);                       // slices of 4, 4, 2
-    /// assert_eq!(c.steps_through(10, 4), 2 + 2 + 1 + 2);
+    /// assert_eq!(c.steps_through(&train, 4).unwrap(), 2 + 2 + 1 + 2);
     /// ```
-    pub fn steps_through(&self, n: usize, epoch: usize) -> u64 {
-        let size = self.epoch_size.unwrap_or(n).max(1);
-        let slices: Vec<usize> = (0..n).step_by(size).map(|start| size.min(n - start)).collect();
-        let steps = |len: usize| len.div_ceil(self.batching.batch_size.max(1)) as u64;
-        (1..=epoch).map(|e| slices.get((e - 1) % slices.len().max(1)).map_or(0, |&len| steps(len))).sum()
+    pub fn steps_through<E: SeqPair>(&self, train: &[E], epoch: usize) -> Result<u64> {
+        let slices = epoch_slices(train, self.epoch_size);
+        let mut steps = 0;
+        for e in 1..=epoch as u64 {
+            steps += self.batching.plan(epoch_slice(&slices, e), &mut epoch_rng(self.seed, e))?.len() as u64;
+        }
+        Ok(steps)
     }
 
     /// The validation batches every epoch is scored on: `val` in its order,
@@ -300,6 +304,19 @@ fn config_differences(saved: &Seq2SeqConfig, ours: &Seq2SeqConfig) -> Vec<String
     }
     compare!(src_vocab, tgt_vocab, rnn, emb_dim, hidden_dim, num_layers, bidirectional, dropout, attention, placement, attn_dim, init);
     out
+}
+
+/// The examples cut into epochs: slices of `epoch_size`, or all of them.
+fn epoch_slices<E>(train: &[E], epoch_size: Option<usize>) -> Vec<&[E]> {
+    match epoch_size {
+        Some(size) => train.chunks(size.max(1)).collect(),
+        None => vec![train],
+    }
+}
+
+/// The slice epoch `e` (1-based) trains on: `(e - 1) mod k`.
+fn epoch_slice<'a, E>(slices: &[&'a [E]], epoch: u64) -> &'a [E] {
+    slices.get((epoch as usize - 1) % slices.len().max(1)).copied().unwrap_or_default()
 }
 
 /// The RNG of epoch `e` (1-based): batch order and dropout.
@@ -531,18 +548,14 @@ fn train_loop<E: SeqPair>(
     let val_batches = config.validation_batches(val)?;
     let mut best = result.val_losses.iter().copied().fold(f32::INFINITY, f32::min);
     let mut since_best = 0;
-    let slices: Vec<&[E]> = match config.epoch_size {
-        Some(size) => train.chunks(size.max(1)).collect(),
-        None => vec![train],
-    };
+    let slices = epoch_slices(train, config.epoch_size);
     let mut last_epoch = config.epochs as u64;
     for epoch in first_epoch.. {
         if epoch > last_epoch {
             break;
         }
         let mut rng = epoch_rng(config.seed, epoch);
-        let slice = slices.get((epoch as usize - 1) % slices.len().max(1)).copied().unwrap_or_default();
-        let batches = config.batching.batches(slice, &mut rng)?;
+        let batches = config.batching.batches(epoch_slice(&slices, epoch), &mut rng)?;
         let bar = config.progress.bar(epoch, config.epochs, batches.len());
         let mut sum = 0.0_f64;
         for batch in &batches {
@@ -617,7 +630,7 @@ fn train_loop<E: SeqPair>(
             Next::Stop => true,
             Next::EndAt(end) => {
                 last_epoch = last_epoch.min(end as u64);
-                scheduler.end_at(config.steps_through(train.len(), last_epoch as usize));
+                scheduler.end_at(config.steps_through(train, last_epoch as usize)?);
                 false
             }
         };

@@ -273,7 +273,7 @@ fn ending_at_an_epoch_stops_there_with_the_decay_finished() {
         (r.val_losses.len(), r.steps, last.scheduler.unwrap())
     };
     let (epochs, steps, scheduler) = run(3);
-    assert_eq!((epochs, steps), (3, settings.steps_through(train.len(), 3)));
+    assert_eq!((epochs, steps), (3, settings.steps_through(&train, 3).unwrap()));
     assert_eq!(steps, 18, "96 examples in batches of 16, three times");
     // The cosine now ends with epoch 3's last step: the rate is at its floor.
     assert_eq!(scheduler.lr(), 1e-4);
