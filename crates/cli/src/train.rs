@@ -88,6 +88,9 @@ pub struct TrainArgs {
     /// Sentence pairs per batch
     #[arg(long, default_value = "64", value_parser = positive)]
     pub batch_size: usize,
+    /// Also cap each batch at this many padded tokens (rows × longest sentence), so batches of short sentences get more rows
+    #[arg(long, value_parser = positive)]
+    pub batch_tokens: Option<usize>,
     /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
     #[arg(long, default_value = "2", value_parser = positive)]
     pub shards: usize,
@@ -250,6 +253,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.batching.batch_size = args.batch_size;
     config.shards = args.shards;
     config.batching.bucket = true; // similar lengths together: less padding
+    config.batching.max_tokens = args.batch_tokens;
     config.label_smoothing = args.label_smoothing;
     // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
     config.epoch_size = Some(args.round_size);

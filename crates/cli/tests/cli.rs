@@ -90,6 +90,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--hidden", "0"], "--hidden"),
     (&["train", "--data", "DATA", "--dropout", "1"], "--dropout"),
     (&["train", "--data", "DATA", "--batch-size", "0"], "--batch-size"),
+    (&["train", "--data", "DATA", "--batch-tokens", "0"], "--batch-tokens"),
     (&["train", "--data", "DATA", "--shards", "0"], "--shards"),
     (&["train", "--data", "DATA", "--lr", "-1"], "--lr"),
     (&["train", "--data", "DATA", "--label-smoothing", "1"], "--label-smoothing"),
