@@ -34,17 +34,6 @@ pub enum Error {
         /// What the operating system said.
         source: std::io::Error,
     },
-    /// A line of an input file the command line reads itself (`lingo
-    /// translate --input`) that cannot be used.
-    #[error("{}:{line}: {problem}", path.display())]
-    Input {
-        /// The file (or "standard input").
-        path: PathBuf,
-        /// The line, from 1.
-        line: usize,
-        /// What is wrong with it.
-        problem: String,
-    },
     /// Arguments that are each valid but do not fit together, or input
     /// that cannot be used (an empty sentence, a corpus too small to split).
     #[error("invalid {what}: {reason}")]

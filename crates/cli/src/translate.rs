@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use lingo::data::{Bpe, Tokenizer, Vocab, WordTokenizer, Wrap};
+use lingo::data::{Bpe, ReadOptions, Tokenizer, Vocab, WordTokenizer, Wrap};
 use lingo::nn::{BeamConfig, Checkpoint, Hypothesis, Seq2Seq, Seq2SeqConfig, beam_search, greedy_decode};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use ndarray::Array2;
@@ -275,33 +275,18 @@ fn written(e: std::io::Error) -> Result<()> {
     if e.kind() == std::io::ErrorKind::BrokenPipe { Ok(()) } else { Err(Error::io("standard output", e)) }
 }
 
-/// The lines of `path` (`-`: standard input), without their line endings
-/// (`\n` or `\r\n`). A line that is not UTF-8 text is an error naming the
-/// file and the line, before anything is translated.
+/// The lines of `path` (`-`: standard input), read by
+/// [`lingo::data::parse_lines`]: a line that is not text is an error naming
+/// the file and the line, before anything is translated.
 fn read_lines(path: &Path) -> Result<Vec<String>> {
-    let bytes = if path == Path::new("-") {
+    let (bytes, name) = if path == Path::new("-") {
         let mut bytes = Vec::new();
         std::io::stdin().lock().read_to_end(&mut bytes).map_err(|e| Error::io("standard input", e))?;
-        bytes
+        (bytes, PathBuf::from("standard input"))
     } else {
-        std::fs::read(path).map_err(|e| Error::io(path, e))?
+        (std::fs::read(path).map_err(|e| Error::io(path, e))?, path.to_path_buf())
     };
-    let name = if path == Path::new("-") { PathBuf::from("standard input") } else { path.to_path_buf() };
-    let text = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    if text.is_empty() {
-        return Ok(Vec::new());
-    }
-    text.split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(i, line)| {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            String::from_utf8(line.to_vec()).map_err(|e| Error::Input {
-                path: name.clone(),
-                line: i + 1,
-                problem: format!("not UTF-8 text (byte {} is invalid)", e.utf8_error().valid_up_to() + 1),
-            })
-        })
-        .collect()
+    Ok(lingo::data::parse_lines(&bytes, name, ReadOptions::default().max_line_bytes)?)
 }
 
 #[cfg(test)]

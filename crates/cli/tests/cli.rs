@@ -429,7 +429,7 @@ fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) 
     // Bad input: nothing is translated, the line is named.
     std::fs::write(dir.join("bad.txt"), b"two three.\nfour \xff five.\n").unwrap();
     let bad = lingo_in(dir, &["translate", "--checkpoint", "run/model.ckpt", "--input", "bad.txt"]);
-    assert_one_line_error(&bad, "bad.txt:2: not UTF-8 text (byte 6 is invalid)");
+    assert_one_line_error(&bad, "bad.txt:2: invalid UTF-8 at byte 5 of the line");
     assert!(stdout(&bad).is_empty());
     assert_one_line_error(&lingo_in(dir, &["translate", "--checkpoint", "run/model.ckpt", "--input", "missing.txt"]), "missing.txt");
 }

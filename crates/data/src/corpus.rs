@@ -290,8 +290,38 @@ impl Corpus {
     }
 }
 
-/// Checks and splits one line (without its `\n`).
-fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, RowProblem> {
+/// Reads one sentence per line, as a translation tool takes its input: a
+/// UTF-8 byte-order mark and the line ends (`\n` or `\r\n`) are removed,
+/// and blank lines are kept (as empty strings), so line `i` of the output
+/// answers line `i` of the input. A line that is not UTF-8, holds a control
+/// character other than tab or is longer than `max_line_bytes` is an
+/// [`Error::Row`] naming `path` (which only labels the errors) and the line.
+///
+/// ```
+/// let lines = lingo_data::parse_lines(b"\xEF\xBB\xBFHi.\r\n\nGo.\n", "in.txt", 4096).unwrap();
+/// assert_eq!(lines, ["Hi.", "", "Go."]);
+/// let err = lingo_data::parse_lines(b"Hi.\nG\xFFo.", "in.txt", 4096).unwrap_err();
+/// assert_eq!(err.to_string(), "in.txt:2: invalid UTF-8 at byte 1 of the line");
+/// ```
+pub fn parse_lines(bytes: &[u8], path: impl AsRef<Path>, max_line_bytes: usize) -> Result<Vec<String>> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(index, line)| {
+            let text = checked_text(line, max_line_bytes).map_err(|problem| Error::Row { path: PathBuf::from(path.as_ref()), line: index + 1, problem })?;
+            Ok(text.to_owned())
+        })
+        .collect()
+}
+
+/// One line (without its `\n`, its `\r` removed) as text, if it is text:
+/// UTF-8, not too long, without control characters other than tab.
+fn checked_text(line: &[u8], max_line_bytes: usize) -> std::result::Result<&str, RowProblem> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.len() > max_line_bytes {
         return Err(RowProblem::TooLong { bytes: line.len(), max: max_line_bytes });
@@ -303,6 +333,12 @@ fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, Ro
     if let Some(byte) = line.iter().position(|&b| (b < 0x20 && b != b'\t') || b == 0x7F) {
         return Err(RowProblem::ControlChar { byte, code: line[byte] });
     }
+    Ok(text)
+}
+
+/// Checks and splits one line (without its `\n`).
+fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, RowProblem> {
+    let text = checked_text(line, max_line_bytes)?;
     if text.trim().is_empty() {
         return Err(RowProblem::BlankLine);
     }

@@ -1,4 +1,5 @@
-//! TSV reading (each malformed case with its line), splits, and the real corpus.
+//! TSV and sentence-line reading (each malformed case with its line),
+//! splits, and the real corpus.
 
 use lingo_data::*;
 use rand::{SeedableRng, rngs::StdRng};
@@ -52,6 +53,28 @@ fn each_malformed_row_names_its_line_and_problem() {
     let tight = ReadOptions { max_line_bytes: 8, ..strict };
     let long = format!("{good}{good}012345\t6789\n");
     assert_eq!(row_error(long.as_bytes(), &tight), (3, RowProblem::TooLong { bytes: 11, max: 8 }));
+}
+
+#[test]
+fn sentence_lines_keep_their_numbering_and_bad_lines_are_named() {
+    let lines = |bytes: &[u8]| parse_lines(bytes, "in.txt", 16);
+    assert_eq!(lines(b"\xEF\xBB\xBFGo.\r\n\n  \nHi.\tthere").unwrap(), ["Go.", "", "  ", "Hi.\tthere"]);
+    for empty in [&b""[..], b"\n", b"\xEF\xBB\xBF"] {
+        assert_eq!(lines(empty).unwrap(), Vec::<String>::new(), "{empty:?}");
+    }
+    assert_eq!(lines(b"\n\n").unwrap(), ["", ""], "two blank lines");
+    let cases: Vec<(&[u8], RowProblem)> = vec![
+        (b"Go.\nHi.\nb\xFFad\n", RowProblem::InvalidUtf8 { byte: 1 }),
+        (b"Go.\nHi.\nG\0o\0\n", RowProblem::ControlChar { byte: 1, code: 0 }),
+        (b"Go.\nHi.\nGo.\rHi.\n", RowProblem::ControlChar { byte: 3, code: b'\r' }),
+        (b"Go.\nHi.\n0123456789abcdefg\n", RowProblem::TooLong { bytes: 17, max: 16 }),
+    ];
+    for (bytes, problem) in cases {
+        match lines(bytes) {
+            Err(Error::Row { path, line, problem: found }) => assert_eq!((path.as_path(), line, found), (Path::new("in.txt"), 3, problem)),
+            other => panic!("{bytes:?}: expected a row error, got {other:?}"),
+        }
+    }
 }
 
 #[test]
