@@ -30,6 +30,13 @@ fn main() {
         write("tsv", name, &[&[64u8][..], text.as_bytes()].concat());
     }
 
+    // lines: a line-limit byte (x8 bytes), then sentences to translate.
+    let sources: String = PAIRS.lines().map(|l| l.split('\t').next().unwrap_or_default().to_owned() + "\n").collect();
+    let blank = format!("\u{FEFF}{}\r\n\r\n  \n", sources.trim_end());
+    for (name, text) in [("plain", sources.as_str()), ("blank", &blank)] {
+        write("lines", name, &[&[64u8][..], text.as_bytes()].concat());
+    }
+
     // vocab: the token list as a checkpoint stores it.
     write("vocab", "specials", &encode(&Vocab::new()));
     write("vocab", "words", &encode(&Vocab::from_tokens(["go", "ve", "hola", "¡", "!", "él", "corrió"])));
