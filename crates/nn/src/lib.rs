@@ -16,9 +16,9 @@
 //! | [`layers`] | [`Mode`]: `Train(&mut rng)` (dropout drawn from a seeded RNG) or `Eval` |
 //! | [`optim`] | [`Optimizer`] with an [`Algorithm`]: SGD (momentum, Nesterov, weight decay), Adam, AdamW; clipping by global norm ([`grad_norm`], [`clip_scale`]) |
 //! | [`schedule`] | [`Scheduler`] with a [`Schedule`]: constant, linear warm-up, warm-up + cosine, inverse square root, reduce-on-plateau |
-//! | [`state_dict`], [`checkpoint`] | [`StateDict`] (weights by name), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
+//! | [`state_dict`], [`checkpoint`] | [`StateDict`] (weights by name, [`StateDict::average`] of several), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
 //! | [`seq2seq`] | [`Seq2Seq`] and [`Seq2SeqConfig`]: the encoder–decoder with attention off (the bottleneck baseline, the default) or any `lingo-attention` scorer, in Luong's or Bahdanau's [`Placement`] |
-//! | [`train`] | [`train_model`] with a [`TrainConfig`]: epochs, validation, checkpoints, early stopping, a NaN stop |
+//! | [`train`] | [`train_model`] with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch that may stop training or end it at a later epoch ([`Next`]) |
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best), both with attention |
 //!
 //! ## The translation model in five lines
