@@ -41,10 +41,12 @@ cross-entropy with label smoothing (padding ignored), batches of
 --batch-size pairs of similar lengths (the pairs shuffled, sorted by
 length, cut into batches, the batches shuffled), in rounds of --round-size
 consecutive training pairs (round r trains on slice (r - 1) mod k of the k
-slices), the validation loss after each round. Training stops after
---rounds rounds, or as soon as another round as long as the average so far
-would end after --time-budget. The best round's weights (lowest validation
-loss) are the ones tested.
+slices), the validation loss after each round. After the first round its
+pace per pair fixes the last round, the last whose pairs fit --time-budget
+(at most --rounds); training also stops as soon as another round as long as
+the average so far would end after the budget. The best round's weights
+(lowest validation loss) are the ones tested, or with --average N the mean
+of the last N rounds' weights when its validation loss is lower.
 
 The test set is translated in batches of 256 / beam sources of similar length
 (as `lingo translate` and lingo's test batch them), at
@@ -62,6 +64,7 @@ Run (PyTorch and sacrebleu installed; nothing is installed by this script):
     python3 benches/pytorch/engspa.py --splits OUT/splits [--time-budget 480] [--threads 2] [--json]
 """
 
+import collections
 import argparse
 import functools
 import json
@@ -263,8 +266,12 @@ def train(model, data, args, log):
     start = time.perf_counter()
     val_batches = [batch(data.valid, rows, data.pad) for rows in plan(data.valid, args.batch_size, None)]
     train_losses, val_losses, pairs_seen = [], [], 0
-    best_state, best_round = None, 0
-    for r in range(1, args.rounds + 1):
+    best_state, best_round, last_states = None, 0, collections.deque(maxlen=args.average)
+    pairs_through = lambda end: sum(len(slices[(k - 1) % len(slices)]) for k in range(1, end + 1))
+    last_round = args.rounds
+    r = 0
+    while r < last_round:
+        r += 1
         part = slices[(r - 1) % len(slices)]
         model.train()
         total, batches = 0.0, plan(part, args.batch_size, random.Random(f"{args.seed}:{r}"))
@@ -286,14 +293,30 @@ def train(model, data, args, log):
             raise ArithmeticError(f"round {r}: training loss {train_losses[-1]}, validation loss {val_loss}")
         if val_loss < min(val_losses[:-1], default=math.inf):
             best_state, best_round = {k: v.clone() for k, v in model.state_dict().items()}, r
+        if args.average > 1:
+            last_states.append({k: v.clone() for k, v in model.state_dict().items()})
         elapsed = time.perf_counter() - start
         log(f"Round {r}/{args.rounds} | Train: {train_losses[-1]:.4f} | Val: {val_loss:.4f} | {elapsed:.0f} s")
-        if elapsed + elapsed / r > args.time_budget:
+        if r == 1:
+            per_pair = elapsed / pairs_seen
+            last_round = max([end for end in range(1, args.rounds + 1) if pairs_through(end) * per_pair <= args.time_budget], default=1)
+        elif elapsed + elapsed / r > args.time_budget:
             break
     seconds = time.perf_counter() - start
     model.load_state_dict(best_state)
+    average_loss, chosen = None, f"round {best_round}"
+    if args.average > 1:
+        first = r - len(last_states) + 1
+        model.load_state_dict({k: sum(s[k] for s in last_states) / len(last_states) for k in best_state})
+        model.eval()
+        with torch.no_grad():
+            average_loss = sum(loss_of(model, b, args.label_smoothing).item() for b in val_batches) / len(val_batches)
+        if average_loss < val_losses[best_round - 1]:
+            chosen = f"the average of rounds {first}-{r}"
+        else:
+            model.load_state_dict(best_state)
     return {"pairs_seen": pairs_seen, "train_seconds": seconds, "pairs_per_second": pairs_seen / seconds, "rounds": len(val_losses),
-            "best_round": best_round, "train_losses": train_losses, "val_losses": val_losses}
+            "best_round": best_round, "average_val_loss": average_loss, "model": chosen, "train_losses": train_losses, "val_losses": val_losses}
 
 
 @torch.no_grad()
@@ -412,6 +435,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--round-size", type=int, default=16000, help="training pairs per round (default 16000)")
     ap.add_argument("--rounds", type=int, default=100, help="most rounds (default 100)")
+    ap.add_argument("--average", type=int, default=1, help="average the last N rounds' weights, kept when their validation loss is lower (default 1: the best round)")
     ap.add_argument("--beam", type=int, default=1, help="the beam of the scored test translations (1: greedy; default 1)")
     ap.add_argument("--show", type=int, default=5, help="example translations to print (default 5)")
     ap.add_argument("--seed", type=int, default=0)
@@ -419,8 +443,8 @@ def main():
     args = ap.parse_args()
     if args.attention == "dot" and args.bidirectional:
         ap.error("dot attention compares decoder states with encoder outputs directly, so it needs a unidirectional encoder: use general or additive")
-    if min(args.threads, args.emb, args.hidden, args.layers, args.warmup, args.batch_size, args.round_size, args.rounds, args.beam) < 1:
-        ap.error("--threads, --emb, --hidden, --layers, --warmup, --batch-size, --round-size, --rounds and --beam must be at least 1")
+    if min(args.threads, args.emb, args.hidden, args.layers, args.warmup, args.batch_size, args.round_size, args.rounds, args.average, args.beam) < 1:
+        ap.error("--threads, --emb, --hidden, --layers, --warmup, --batch-size, --round-size, --rounds, --average and --beam must be at least 1")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     log = functools.partial(print, file=sys.stderr if args.json else sys.stdout)
