@@ -303,21 +303,13 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
         out.json(&metrics.push(round)?);
         metrics.plot(&chart)?;
-        // After this process's first round, the budget at that pace per pair
-        // sets the last round (and the end of a decay; rounds differ in
-        // size, the corpus's last slice is short); later, stop early should
-        // another round like the average so far overrun the budget.
+        // The budget at this process's pace so far sets the last round (and
+        // the end of a decay), re-planned after every round. The pace is per
+        // pair: rounds differ in size (the corpus's last slice is short).
         let (elapsed, budget) = (elapsed.as_secs_f64(), budget.as_secs_f64());
-        let per_round = elapsed / (r.epoch + 1 - first_round) as f64;
-        Ok::<_, Error>(if r.epoch == first_round {
-            let pairs = |round: usize| (pairs_seen(round) - pairs_seen(first_round - 1)) as f64;
-            let per_pair = elapsed / pairs(first_round);
-            Next::EndAt((first_round..=args.rounds).take_while(|&r| pairs(r) * per_pair <= budget).last().unwrap_or(first_round))
-        } else if elapsed + per_round > budget {
-            Next::Stop
-        } else {
-            Next::Continue
-        })
+        let pairs = |round: usize| (pairs_seen(round) - pairs_seen(first_round - 1)) as f64;
+        let per_pair = elapsed / pairs(r.epoch);
+        Ok::<_, Error>(Next::EndAt((r.epoch..=args.rounds).take_while(|&end| pairs(end) * per_pair <= budget).last().unwrap_or(r.epoch)))
     })?;
     let train_seconds = trained.seconds;
     // The best round's weights, saved with the tokenizer for `lingo translate`.

@@ -428,10 +428,10 @@ pub enum Next {
     /// Stop here (the epoch's checkpoint is already written).
     Stop,
     /// Make this epoch the last (at most [`TrainConfig::epochs`]; the
-    /// current one or earlier: stop here). A schedule with an end,
-    /// [`Schedule::WarmupCosine`], now ends with that epoch's last step
-    /// ([`Scheduler::end_at`]): how a caller fits the decay to a time budget
-    /// once it knows the pace.
+    /// current one or earlier: stop here), until a later `EndAt` moves it
+    /// again. A schedule with an end, [`Schedule::WarmupCosine`], now ends
+    /// with that epoch's last step ([`Scheduler::end_at`]): how a caller
+    /// fits the decay to a time budget as it learns the pace.
     EndAt(usize),
 }
 
@@ -629,7 +629,7 @@ fn train_loop<E: SeqPair>(
             Next::Continue => false,
             Next::Stop => true,
             Next::EndAt(end) => {
-                last_epoch = last_epoch.min(end as u64);
+                last_epoch = (config.epochs as u64).min(end as u64);
                 scheduler.end_at(config.steps_through(train, last_epoch as usize)?);
                 false
             }

@@ -266,20 +266,24 @@ fn ending_at_an_epoch_stops_there_with_the_decay_finished() {
     let dir = tempfile::tempdir().unwrap();
     let schedule = Schedule::WarmupCosine { warmup_steps: 2, total_steps: 1000, min_lr: 1e-4 };
     let settings = TrainConfig { batching: BATCHES_OF_16, schedule, checkpoints: Some(checkpoints_in(&task, dir.path())), ..quiet(10) };
-    let run = |end: usize| {
+    // `ends[e - 1]`: the end the hook asks for after epoch e.
+    let run = |ends: &[usize]| {
         let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(4)).unwrap();
-        let r = train_model_with(&mut model, &train, &val, &settings, None, |r, _| Ok::<_, Error>(if r.epoch == 1 { Next::EndAt(end) } else { Next::Continue })).unwrap();
+        let r = train_model_with(&mut model, &train, &val, &settings, None, |r, _| Ok::<_, Error>(ends.get(r.epoch - 1).map_or(Next::Continue, |&e| Next::EndAt(e)))).unwrap();
         let last: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("last.ckpt")).unwrap();
         (r.val_losses.len(), r.steps, last.scheduler.unwrap())
     };
-    let (epochs, steps, scheduler) = run(3);
+    let (epochs, steps, scheduler) = run(&[3]);
     assert_eq!((epochs, steps), (3, settings.steps_through(&train, 3).unwrap()));
     assert_eq!(steps, 18, "96 examples in batches of 16, three times");
     // The cosine now ends with epoch 3's last step: the rate is at its floor.
     assert_eq!(scheduler.lr(), 1e-4);
     assert_eq!(*scheduler.schedule(), Schedule::WarmupCosine { warmup_steps: 2, total_steps: 18, min_lr: 1e-4 });
-    // An end at or before the current epoch stops at once.
-    assert_eq!(run(0).0, 1);
+    // A later end moves it again, later or earlier; one at or before the current epoch stops at once.
+    let (epochs, _, scheduler) = run(&[2, 4]);
+    assert_eq!((epochs, scheduler.lr()), (4, 1e-4));
+    assert_eq!(run(&[5, 3]).0, 3);
+    assert_eq!(run(&[0]).0, 1);
 }
 
 #[test]
