@@ -41,10 +41,9 @@ cross-entropy with label smoothing (padding ignored), batches of
 --batch-size pairs of similar lengths (the pairs shuffled, sorted by
 length, cut into batches, the batches shuffled), in rounds of --round-size
 consecutive training pairs (round r trains on slice (r - 1) mod k of the k
-slices), the validation loss after each round. After the first round its
-pace per pair fixes the last round, the last whose pairs fit --time-budget
-(at most --rounds); training also stops as soon as another round as long as
-the average so far would end after the budget. The best round's weights
+slices), the validation loss after each round. After every round the pace
+per pair so far sets the last round: the last whose pairs fit --time-budget
+(at most --rounds). The best round's weights
 (lowest validation loss) are the ones tested, or with --average N the mean
 of the last N rounds' weights when its validation loss is lower.
 
@@ -297,11 +296,8 @@ def train(model, data, args, log):
             last_states.append({k: v.clone() for k, v in model.state_dict().items()})
         elapsed = time.perf_counter() - start
         log(f"Round {r}/{args.rounds} | Train: {train_losses[-1]:.4f} | Val: {val_loss:.4f} | {elapsed:.0f} s")
-        if r == 1:
-            per_pair = elapsed / pairs_seen
-            last_round = max([end for end in range(1, args.rounds + 1) if pairs_through(end) * per_pair <= args.time_budget], default=1)
-        elif elapsed + elapsed / r > args.time_budget:
-            break
+        per_pair = elapsed / pairs_seen
+        last_round = max([end for end in range(r, args.rounds + 1) if pairs_through(end) * per_pair <= args.time_budget], default=r)
     seconds = time.perf_counter() - start
     model.load_state_dict(best_state)
     average_loss, chosen = None, f"round {best_round}"
