@@ -103,8 +103,8 @@ LINGO_BLEU = 25.0
 # `lingo train`'s recipe, given to both sides so that they train alike
 # whatever either's defaults; the warm-up (500 steps) and the clipping
 # (global norm 5.0) are fixed in lingo train and engspa.py's defaults.
-ENGSPA_RECIPE = ["--attention", "general", "--emb", "128", "--hidden", "256", "--dropout", "0", "--label-smoothing", "0.1",
-                 "--lr", "2e-3", "--batch-size", "64", "--round-size", "16000", "--beam", "5"]
+ENGSPA_RECIPE = ["--attention", "dot", "--emb", "256", "--hidden", "384", "--dropout", "0", "--label-smoothing", "0.1",
+                 "--lr", "2e-3", "--batch-size", "64", "--round-size", "16000", "--average", "5", "--beam", "5"]
 
 
 def goal(name):

@@ -63,8 +63,8 @@ Run (PyTorch and sacrebleu installed; nothing is installed by this script):
     python3 benches/pytorch/engspa.py --splits OUT/splits [--time-budget 480] [--threads 2] [--json]
 """
 
-import collections
 import argparse
+import collections
 import functools
 import json
 import math
@@ -418,11 +418,11 @@ def main():
     ap.add_argument("--splits", required=True, help="the splits directory `lingo train --export-splits` wrote (OUT/splits)")
     ap.add_argument("--time-budget", type=float, default=600, help="seconds of training; no round starts that would end after it (default 600)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--emb", type=int, default=128)
-    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--emb", type=int, default=256)
+    ap.add_argument("--hidden", type=int, default=384)
     ap.add_argument("--layers", type=int, default=1)
     ap.add_argument("--bidirectional", action="store_true")
-    ap.add_argument("--attention", choices=["none", "dot", "general", "additive"], default="general")
+    ap.add_argument("--attention", choices=["none", "dot", "general", "additive"], default="dot")
     ap.add_argument("--dropout", type=float, default=0.0)
     ap.add_argument("--label-smoothing", type=float, default=0.1)
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -431,7 +431,7 @@ def main():
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--round-size", type=int, default=16000, help="training pairs per round (default 16000)")
     ap.add_argument("--rounds", type=int, default=100, help="most rounds (default 100)")
-    ap.add_argument("--average", type=int, default=1, help="average the last N rounds' weights, kept when their validation loss is lower (default 1: the best round)")
+    ap.add_argument("--average", type=int, default=5, help="average the last N rounds' weights, kept when their validation loss is lower (default 5, lingo train's; 1: the best round)")
     ap.add_argument("--beam", type=int, default=1, help="the beam of the scored test translations (1: greedy; default 1)")
     ap.add_argument("--show", type=int, default=5, help="example translations to print (default 5)")
     ap.add_argument("--seed", type=int, default=0)

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use lingo::attention::Scorer;
 use lingo::data::{Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, corpus_bleu, corpus_chrf};
 use lingo::nn::{Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, evaluate, load_resumable, remove_stale_temp_files, train_model_with};
 use rand::SeedableRng;
@@ -71,13 +72,13 @@ pub struct TrainArgs {
     #[arg(long, default_value = "10000", value_parser = positive)]
     pub vocab_size: usize,
     /// Attention scorer, or none
-    #[arg(long, default_value = "general")]
+    #[arg(long, default_value = "dot")]
     pub attention: AttentionChoice,
     /// Embedding size
-    #[arg(long, default_value = "128", value_parser = dimension)]
+    #[arg(long, default_value = "256", value_parser = dimension)]
     pub emb: usize,
     /// LSTM hidden size
-    #[arg(long, default_value = "256", value_parser = dimension)]
+    #[arg(long, default_value = "384", value_parser = dimension)]
     pub hidden: usize,
     /// Also read the source backwards (the decoder starts from both directions' last states)
     #[arg(long)]
@@ -118,7 +119,7 @@ pub struct TrainArgs {
     /// Average the weights of the last this-many rounds, and keep the average
     /// instead of the best round when its validation loss is lower (1: the
     /// best round alone)
-    #[arg(long, default_value = "1", value_parser = positive)]
+    #[arg(long, default_value = "5", value_parser = positive)]
     pub average: usize,
     /// Beam size for the test set (1: greedy)
     #[arg(long, default_value = "5", value_parser = positive)]
@@ -152,6 +153,9 @@ impl TrainArgs {
         let specials = lingo::data::SPECIALS.len();
         if self.vocab_size <= specials {
             return Err(Error::usage("--vocab-size", format!("must be above {specials}, the special tokens it includes, got {}", self.vocab_size)));
+        }
+        if self.bidirectional && self.attention.0 == Some(Scorer::Dot) {
+            return Err(Error::usage("--attention", "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive"));
         }
         check_heads(&[self.attention], self.hidden)
     }

@@ -105,7 +105,8 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--beam", "0"], "--beam"),
     (&["train", "--data", "DATA", "--show", "-1"], "--show"),
     (&["train", "--data", "DATA", "--vocab-size", "4"], "--vocab-size"),
-    (&["train", "--data", "DATA", "--attention", "multi_head:3"], "--hidden"),
+    (&["train", "--data", "DATA", "--attention", "multi_head:5"], "--hidden"),
+    (&["train", "--data", "DATA", "--bidirectional"], "--attention"),
     // translate
     (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
