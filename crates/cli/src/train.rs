@@ -2,7 +2,7 @@
 //! within a time budget and scored with BLEU and chrF on held-out sentences.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use lingo::attention::Scorer;
@@ -273,7 +273,6 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     if args.export_splits {
         export_splits(&args.out.join("splits"), &data)?;
     }
-    let budget = Duration::from_secs_f64(args.time_budget);
     let start = Instant::now();
     config.progress = Progress::Bar; // the round lines are printed below, with the time
     let spec = CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone(), keep_epochs: if args.average > 1 { args.average } else { 0 } };
@@ -310,7 +309,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         // The budget at this process's pace so far sets the last round (and
         // the end of a decay), re-planned after every round. The pace is per
         // pair: rounds differ in size (the corpus's last slice is short).
-        let (elapsed, budget) = (elapsed.as_secs_f64(), budget.as_secs_f64());
+        let (elapsed, budget) = (elapsed.as_secs_f64(), args.time_budget);
         let pairs = |round: usize| (pairs_seen(round) - pairs_seen(first_round - 1)) as f64;
         let per_pair = elapsed / pairs(r.epoch);
         Ok::<_, Error>(Next::EndAt((r.epoch..=args.rounds).take_while(|&end| pairs(end) * per_pair <= budget).last().unwrap_or(r.epoch)))

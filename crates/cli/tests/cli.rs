@@ -343,6 +343,15 @@ fn split_seed_fixes_the_held_out_pairs_while_the_seed_changes_the_run() {
 }
 
 #[test]
+fn a_huge_time_budget_is_no_limit_and_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let args = ["train", "--json", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "2", "--time-budget", "1e308"];
+    let lines = json_lines(&lingo_in(dir.path(), &[&args[..], &["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1"]].concat()));
+    assert_eq!(lines.last().unwrap()["rounds"], 2, "--rounds ends the run");
+}
+
+#[test]
 fn a_resumed_run_clears_what_a_killed_run_half_wrote() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
