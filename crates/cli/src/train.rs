@@ -116,9 +116,9 @@ pub struct TrainArgs {
     /// Seconds of training; no round starts that would end after it
     #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
     pub time_budget: f64,
-    /// Average the weights of the last this-many rounds, and keep the average
-    /// instead of the best round when its validation loss is lower (1: the
-    /// best round alone)
+    /// Average the weights of the last this-many rounds (kept in --out as
+    /// epoch-<round>.ckpt), and keep the average instead of the best round
+    /// when its validation loss is lower (1: the best round alone)
     #[arg(long, default_value = "5", value_parser = positive)]
     pub average: usize,
     /// Beam size for the test set (1: greedy)
