@@ -104,7 +104,7 @@ LINGO_BLEU = 25.0
 # whatever either's defaults; the warm-up (500 steps) and the clipping
 # (global norm 5.0) are fixed in lingo train and engspa.py's defaults.
 ENGSPA_RECIPE = ["--attention", "dot", "--emb", "256", "--hidden", "384", "--dropout", "0", "--label-smoothing", "0.1",
-                 "--lr", "2e-3", "--batch-size", "64", "--round-size", "16000", "--average", "5", "--beam", "5"]
+                 "--lr", "3e-3", "--batch-size", "64", "--round-size", "16000", "--average", "5", "--beam", "5"]
 
 
 def goal(name):

@@ -425,7 +425,7 @@ def main():
     ap.add_argument("--attention", choices=["none", "dot", "general", "additive"], default="dot")
     ap.add_argument("--dropout", type=float, default=0.0)
     ap.add_argument("--label-smoothing", type=float, default=0.1)
-    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=500, help="steps of linear learning-rate warm-up (default 500, lingo train's)")
     ap.add_argument("--clip", type=float, default=5.0, help="global gradient norm limit (default 5.0, lingo train's)")
     ap.add_argument("--batch-size", type=int, default=64)

@@ -96,7 +96,7 @@ pub struct TrainArgs {
     #[arg(long, default_value = "2", value_parser = positive)]
     pub shards: usize,
     /// Adam's learning rate
-    #[arg(long, default_value = "2e-3", value_parser = positive_real, allow_hyphen_values = true)]
+    #[arg(long, default_value = "3e-3", value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: f64,
     /// Warm-up: the learning rate rises linearly to --lr over this many steps
     #[arg(long, default_value = "500", value_parser = positive)]
