@@ -164,6 +164,17 @@ impl Scheduler {
         self.lr
     }
 
+    /// Whether the schedule has an end for [`Scheduler::end_at`] to move
+    /// (only [`Schedule::WarmupCosine`] does).
+    ///
+    /// ```
+    /// use lingo_nn::{Schedule, Scheduler};
+    /// assert!(!Scheduler::new(Schedule::LinearWarmup { warmup_steps: 5 }, 1.0).unwrap().has_end());
+    /// ```
+    pub fn has_end(&self) -> bool {
+        matches!(self.schedule, Schedule::WarmupCosine { .. })
+    }
+
     /// Moves the end of a schedule that has one ([`Schedule::WarmupCosine`])
     /// to `total_steps` (at least one step past the warm-up), so the decay
     /// fits a run whose length is known only once it has begun; the rate of

@@ -187,11 +187,12 @@ impl TrainConfig {
     /// ```
     pub fn steps_through<E: SeqPair>(&self, train: &[E], epoch: usize) -> Result<u64> {
         let slices = epoch_slices(train, self.epoch_size);
-        let mut steps = 0;
-        for e in 1..=epoch as u64 {
-            steps += self.batching.plan(epoch_slice(&slices, e), &mut epoch_rng(self.seed, e))?.len() as u64;
-        }
-        Ok(steps)
+        (1..=epoch as u64).map(|e| self.epoch_steps(&slices, e)).sum()
+    }
+
+    /// The steps of epoch `e`: its batch plan, drawn as the epoch draws it.
+    fn epoch_steps<E: SeqPair>(&self, slices: &[&[E]], epoch: u64) -> Result<u64> {
+        Ok(self.batching.plan(epoch_slice(slices, epoch), &mut epoch_rng(self.seed, epoch))?.len() as u64)
     }
 
     /// The validation batches every epoch is scored on: `val` in its order,
@@ -630,7 +631,11 @@ fn train_loop<E: SeqPair>(
             Next::Stop => true,
             Next::EndAt(end) => {
                 last_epoch = (config.epochs as u64).min(end as u64);
-                scheduler.end_at(config.steps_through(train, last_epoch as usize)?);
+                if scheduler.has_end() {
+                    // The steps so far, then the plans of the epochs to come.
+                    let to_come = (epoch + 1..=last_epoch).map(|e| config.epoch_steps(&slices, e)).sum::<Result<u64>>()?;
+                    scheduler.end_at(step + to_come);
+                }
                 false
             }
         };
