@@ -376,8 +376,8 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
 }
 
 /// `--warmup` and `--decay` as a schedule; the cosine ends at step
-/// `total_steps` (the end of `--rounds`) until the first round's pace moves
-/// the end to the last round the time budget holds.
+/// `total_steps` (the end of `--rounds`) until the pace, re-planned after
+/// every round, moves the end to the last round the time budget holds.
 fn schedule(args: &TrainArgs, total_steps: u64) -> Schedule {
     let warmup_steps = args.warmup as u64;
     match args.decay {
