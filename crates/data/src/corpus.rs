@@ -117,9 +117,7 @@ impl Corpus {
     /// assert_eq!((loaded.corpus.len(), loaded.skipped.len()), (1, 1));
     /// ```
     pub fn parse_tsv(bytes: &[u8], path: impl AsRef<Path>, options: &ReadOptions) -> Result<Loaded> {
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        // A final newline ends the last line; it does not start an empty one.
-        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = text_lines(bytes);
         if bytes.is_empty() {
             return Err(Error::Empty { path: PathBuf::from(path.as_ref()) });
         }
@@ -304,8 +302,7 @@ impl Corpus {
 /// assert_eq!(err.to_string(), "in.txt:2: invalid UTF-8 at byte 1 of the line");
 /// ```
 pub fn parse_lines(bytes: &[u8], path: impl AsRef<Path>, max_line_bytes: usize) -> Result<Vec<String>> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let bytes = text_lines(bytes);
     if bytes.is_empty() {
         return Ok(Vec::new());
     }
@@ -317,6 +314,14 @@ pub fn parse_lines(bytes: &[u8], path: impl AsRef<Path>, max_line_bytes: usize) 
             Ok(text.to_owned())
         })
         .collect()
+}
+
+/// The lines of a text file, `\n`-separated, without a UTF-8 byte-order
+/// mark in front or the final newline (which ends the last line; it does
+/// not start an empty one).
+fn text_lines(bytes: &[u8]) -> &[u8] {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    bytes.strip_suffix(b"\n").unwrap_or(bytes)
 }
 
 /// One line (without its `\n`, its `\r` removed) as text, if it is text:
