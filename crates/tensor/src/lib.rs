@@ -44,7 +44,7 @@
 //! |---|---|
 //! | arithmetic (broadcasting) | [`add`](Tensor::add), [`sub`](Tensor::sub), [`mul`](Tensor::mul), [`div`](Tensor::div), [`neg`](Tensor::neg), [`add_scalar`](Tensor::add_scalar), [`mul_scalar`](Tensor::mul_scalar) |
 //! | activations | [`exp`](Tensor::exp), [`log`](Tensor::log), [`tanh`](Tensor::tanh), [`sigmoid`](Tensor::sigmoid), [`relu`](Tensor::relu), [`softmax`](Tensor::softmax), [`log_softmax`](Tensor::log_softmax) |
-//! | products | [`matmul`](Tensor::matmul) (plain and batched), [`linear`](Tensor::linear); all through [`gemm`]: tiles of its own for the layouts these models use most, `matrixmultiply` for the rest; [`gemm_uninit`] and [`gemm_new`] write fresh results without zeroing them first |
+//! | products | [`matmul`](Tensor::matmul) (plain and batched), [`linear`](Tensor::linear); all through [`gemm`]: tiles of its own for the layouts these models use most (on CPUs with AVX-512, packed panels for every product of some size), `matrixmultiply` for the rest; [`gemm_uninit`] and [`gemm_new`] write fresh results without zeroing them first |
 //! | reductions | [`sum`](Tensor::sum), [`mean`](Tensor::mean), [`sum_all`](Tensor::sum_all), [`mean_all`](Tensor::mean_all) |
 //! | shapes | [`reshape`](Tensor::reshape), [`unsqueeze`](Tensor::unsqueeze), [`permute`](Tensor::permute), [`transpose`](Tensor::transpose), [`cat`](Tensor::cat), [`stack`](Tensor::stack), [`narrow`](Tensor::narrow), [`split`](Tensor::split) |
 //! | indexing | [`index_select`](Tensor::index_select), [`embedding`](Tensor::embedding), [`masked_fill`](Tensor::masked_fill) |
@@ -73,7 +73,9 @@
 //! ## Features
 //!
 //! - `avx512` (default): `matrixmultiply` uses its AVX-512 kernel (16×16
-//!   tiles) on CPUs that have it, its AVX2 one (8×8) otherwise. Turn it off
+//!   tiles) on CPUs that have it, its AVX2 one (8×8) otherwise. (On those
+//!   CPUs lingo's own panel tiles take most products; `matrixmultiply` is
+//!   left with results whose rows are not contiguous.) Turn it off
 //!   (`default-features = false`) to use the AVX2 kernel everywhere; both
 //!   were measured on these models' sizes (`docs/performance.md`, "Which
 //!   GEMM kernel").
@@ -87,6 +89,7 @@ mod gemm;
 mod gradcheck;
 pub mod init;
 mod ops;
+mod panel_tiles;
 mod param;
 pub mod rnn;
 mod row_tiles;

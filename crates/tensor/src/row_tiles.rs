@@ -116,7 +116,7 @@ pub(crate) fn transposed(b: ArrayView2<'_, f32>) -> Array2<f32> {
         // floats `strides()[1]` apart, and `out` is a fresh row-major `(k, n)`
         // array, every element of which `transpose` writes.
         unsafe {
-            avx2::transpose(b.as_ptr(), b.strides()[1], (k, n), out.as_mut_ptr().cast::<f32>());
+            avx2::transpose(b.as_ptr(), b.strides()[1], (k, n), (out.as_mut_ptr().cast::<f32>(), n));
             return out.assume_init();
         }
     }
@@ -125,6 +125,26 @@ pub(crate) fn transposed(b: ArrayView2<'_, f32>) -> Array2<f32> {
     }
     // SAFETY: the loop above wrote every element.
     unsafe { out.assume_init() }
+}
+
+/// `b (k, n)`, whose columns are contiguous, copied into the rows of `dst`,
+/// `ldd ≥ n` floats apart (row `p` of `b` at `dst[p · ldd..][..n]`); the
+/// floats between the rows are left as they are.
+pub(crate) fn transpose_into(b: ArrayView2<'_, f32>, dst: &mut [f32], ldd: usize) {
+    assert!(b.strides()[0] == 1, "row_tiles::transpose_into needs contiguous columns");
+    let (k, n) = b.dim();
+    assert!(n <= ldd && dst.len() >= k.saturating_sub(1) * ldd + n, "row_tiles::transpose_into: destination too small");
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present; `b` has `n` columns of `k` contiguous
+        // floats `strides()[1]` apart, and `dst` has `k` rows of `n`
+        // writable floats `ldd` apart (checked above).
+        unsafe { avx2::transpose(b.as_ptr(), b.strides()[1], (k, n), (dst.as_mut_ptr(), ldd)) };
+        return;
+    }
+    for ((p, j), &v) in b.indexed_iter() {
+        dst[p * ldd + j] = v;
+    }
 }
 
 /// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it
@@ -158,17 +178,17 @@ mod avx2 {
     use super::KC;
     use std::arch::x86_64::*;
 
-    /// `dst (k, n)` row-major from `src`, `n` columns of `k` contiguous floats
-    /// `lds` apart: blocks of 8 × 8 loaded as eight rows of `Bᵀ` and
+    /// `dst (k, n)`, rows `ldd` apart, from `src`, `n` columns of `k`
+    /// contiguous floats `lds` apart: blocks of 8 × 8 loaded as eight rows of `Bᵀ` and
     /// transposed in registers (unpack pairs, shuffle quads, swap halves),
     /// then the edges element by element.
     ///
     /// # Safety
     ///
     /// AVX2 must be available; `src` must hold the `n × k` floats described,
-    /// `dst` `k · n` writable floats, not overlapping.
+    /// `dst` `k` rows of `n` writable floats `ldd` apart, not overlapping.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn transpose(src: *const f32, lds: isize, (k, n): (usize, usize), dst: *mut f32) {
+    pub(super) unsafe fn transpose(src: *const f32, lds: isize, (k, n): (usize, usize), (dst, ldd): (*mut f32, usize)) {
         let (n8, k8) = (n / 8 * 8, k / 8 * 8);
         // SAFETY (all pointer arithmetic below): j < n, p < k.
         let at = |j: usize, p: usize| unsafe { src.offset(j as isize * lds).add(p) };
@@ -197,15 +217,15 @@ mod avx2 {
                 ];
                 for i in 0..4 {
                     // Row p + i of dst takes the low halves, row p + 4 + i the high ones.
-                    unsafe { _mm256_storeu_ps(dst.add((p + i) * n + j), _mm256_permute2f128_ps::<0x20>(u[i], u[4 + i])) };
-                    unsafe { _mm256_storeu_ps(dst.add((p + 4 + i) * n + j), _mm256_permute2f128_ps::<0x31>(u[i], u[4 + i])) };
+                    unsafe { _mm256_storeu_ps(dst.add((p + i) * ldd + j), _mm256_permute2f128_ps::<0x20>(u[i], u[4 + i])) };
+                    unsafe { _mm256_storeu_ps(dst.add((p + 4 + i) * ldd + j), _mm256_permute2f128_ps::<0x31>(u[i], u[4 + i])) };
                 }
             }
         }
         // The edges: columns past the last block of 8 rows of `Bᵀ`, and rows past the last block of `k`.
         for j in 0..n {
             for p in if j < n8 { k8 } else { 0 }..k {
-                unsafe { *dst.add(p * n + j) = *at(j, p) };
+                unsafe { *dst.add(p * ldd + j) = *at(j, p) };
             }
         }
     }

@@ -28,6 +28,8 @@ fn small_and_packed_products_agree_with_a_plain_loop() {
     // (7, 131, 9), (10, 300, 11): the dot-product tiles' edges (3 × 4 tiles, 8 lanes, k ≥ 128).
     // (13, 300, 40), (5, 33, 8), (3, 2, 24): the row tiles' edges (6 × 16 tiles, then 8 columns;
     // k cut into blocks of 256), and (7, 600, 16) past the longest k they take.
+    // (9, 520, 1057): the panel tiles' edges (8 × 32 tiles, k in blocks of 256,
+    // B packed 1,024 columns at a time).
     let shapes = [
         (1, 6, 128),
         (1, 128, 6),
@@ -49,6 +51,7 @@ fn small_and_packed_products_agree_with_a_plain_loop() {
         (5, 33, 8),
         (3, 2, 24),
         (7, 600, 16),
+        (9, 520, 1057),
     ];
     let mut small = 0;
     for &(m, k, n) in &shapes {
@@ -146,7 +149,7 @@ fn contiguous_operands_are_summed_in_the_documented_order() {
 
 /// With AVX2 and FMA, a product whose right operand's rows are contiguous
 /// is summed as `row_tiles` documents (and as `matrixmultiply`'s FMA kernels
-/// sum): per element one chain of fused multiply-adds along `k`, restarted
+/// and, with AVX-512, `panel_tiles` sum): per element one chain of fused multiply-adds along `k`, restarted
 /// every 256 steps, each chain's result put into `C` as `α·acc` for the
 /// first block when `β = 0`, else as `fma(α, acc, β'·C)` with `β' = β` for
 /// the first block and 1 after. Checked bit for bit against that recipe

@@ -1,0 +1,259 @@
+//! Products on CPUs with AVX-512: tiles of eight rows by thirty-two columns
+//! of 16-lane multiply-adds, `B` packed into panels.
+//!
+//! With 512-bit registers a core does twice the multiply-adds per cycle of
+//! the AVX2 tiles in `row_tiles.rs` and `dot_tiles.rs`, but only if the
+//! operands arrive as fast as the arithmetic consumes them. The layout is
+//! the classic one of BLIS and GotoBLAS: `B` is copied into panels of
+//! [`NR`] columns (each `kc × 32` floats, one step of `k` after the other),
+//! and a tile of `C` is one pass down a panel and [`MR`] rows of `A`:
+//!
+//! ```text
+//! for p in 0..kc:
+//!     b = B_panel[p, 0..32]                  two aligned loads, each used eight times
+//!     for r in 0..8:
+//!         acc[r] += A[i + r, p] · b          broadcast, fused multiply-add, 16 lanes
+//! C[i + r, j..j+32] = α · acc[r] + β · C[i + r, j..j+32]
+//! ```
+//!
+//! Sixteen accumulators, two vectors of `B` and one broadcast are 19 of the
+//! 32 registers AVX-512 has; each step is 16 multiply-adds (eight cycles at
+//! two a cycle) for ten loads (five cycles). `A` is read in place when its
+//! rows are contiguous, eight rows side by side; otherwise (`Aᵀ` of a
+//! weight gradient) it is first copied into panels of eight rows that step
+//! along `k` the same way. The loops around the tile keep each piece where
+//! it is reused: eight rows of `A` over [`KC`] steps (8 KiB) in the
+//! first-level cache while the tile walks along a block of `B` ([`NC`]
+//! columns by [`KC`] steps, 1 MiB) that stays in the second-level cache.
+//! Eight rows, not twelve, because the batches here have 64: twelve ran
+//! `768×384·384×2048` faster (176 against 166 GFLOP/s, one thread) but
+//! `64×256·256×512` slower (134 against 147), computing 72 rows for 64.
+//!
+//! Packing costs a pass over `B`, small beside the arithmetic once `B` has
+//! more than a few dozen rows to meet, and makes every layout alike: a
+//! transposed operand only changes the order the copy reads in (rows of
+//! `Bᵀ` are transposed eight by eight in registers). Panels past the edge
+//! of `B` are padded with zeros and a tile past the last row of `A` repeats
+//! it, so the tile is always whole; only the valid rows and columns of `C`
+//! are written.
+//!
+//! Each element of `C` is one chain of fused multiply-adds in the order of
+//! `k`, restarted every [`KC`] steps, each block's result put into `C` as
+//! `matrixmultiply`'s FMA kernels and the row tiles put it (`α·acc` for the
+//! first block when `β = 0`, else `fma(α, acc, β'·C)` with `β' = β` for the
+//! first block and 1 after): so the bits are theirs. The chain of an
+//! element depends only on its row of `A` and column of `B`, not on the
+//! tile it fell in or on how a product is split between threads.
+
+use std::cell::RefCell;
+
+use ndarray::{ArrayView2, s};
+
+use crate::gemm::Out;
+
+/// Rows of `C` per tile.
+const MR: usize = 8;
+
+/// Columns of `C` per tile: two vectors of 16 lanes.
+const NR: usize = 32;
+
+/// The block along `k`: a panel of `B` (`KC × NR`, 32 KiB) and eight rows
+/// of `A` (8 KiB) are what a tile reads.
+const KC: usize = 256;
+
+/// Columns of `B` packed at a time: `KC × NC` floats (1 MiB) stay in the
+/// second-level cache while every panel of `A` meets them.
+const NC: usize = 1024;
+
+/// Whether this path takes a product into `c`: rows of `c` contiguous, and
+/// a CPU with AVX-512.
+pub(crate) fn applies(c_strides: &[isize]) -> bool {
+    c_strides[1] == 1 && avx512()
+}
+
+/// Whether this CPU has AVX-512 (checked at run time: the build targets
+/// baseline x86-64).
+fn avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+thread_local! {
+    /// The packing buffers of this thread (for `A`, for `B`), kept between
+    /// products so that a product allocates nothing once they have grown.
+    static PANELS: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it
+/// panics otherwise). With `beta` = 0 no element of `c` is read before it
+/// is written.
+///
+/// # Safety
+///
+/// `c` must describe `m × n` elements that neither operand overlaps and no
+/// one else accesses during the call, written ones unless `beta` is 0.
+pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
+    assert!(applies(&c.strides) && c.dim == (a.nrows(), b.ncols()), "panel_tiles::gemm called on a product it does not take");
+    let ((m, k), n) = (a.dim(), b.ncols());
+    PANELS.with_borrow_mut(|(a_buf, b_buf)| {
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            // Rows of A contiguous: read in place, one pointer per row of a tile;
+            // otherwise (Aᵀ of a weight gradient) copied into panels first.
+            let a_block = a.slice(s![.., pc..pc + kc]);
+            let lhs = if a.strides()[1] == 1 { Lhs::Rows(a_block) } else { Lhs::Panels(pack::<MR>(a_buf, a_block.reversed_axes())) };
+            // β scales C once, with the first block along k; later blocks add to it.
+            let beta = if pc == 0 { beta } else { 1.0 };
+            for jc in (0..n).step_by(NC) {
+                let nc = NC.min(n - jc);
+                let b_panels = pack::<NR>(b_buf, b.slice(s![pc..pc + kc, jc..jc + nc]));
+                for ir in (0..m).step_by(MR) {
+                    let rows = MR.min(m - ir);
+                    let a_tile = lhs.tile(ir, rows, kc);
+                    for (jr, b_panel) in (jc..jc + nc).step_by(NR).zip(b_panels.chunks_exact(kc * NR)) {
+                        let cols = NR.min(n - jr);
+                        let c_tile = (c.ptr.wrapping_offset(ir as isize * c.strides[0] + jr as isize), c.strides[0]);
+                        // SAFETY: `applies` checked for AVX-512; the tile's rows of A
+                        // hold `kc` floats at their step, the panel of B `kc` steps
+                        // of NR floats, 64-byte aligned; the tile's `rows × cols`
+                        // elements lie inside `c` (the caller's promise).
+                        #[cfg(target_arch = "x86_64")]
+                        unsafe {
+                            if cols == NR {
+                                avx512::tile::<false>(kc, a_tile, b_panel.as_ptr(), alpha, beta, c_tile, (rows, cols));
+                            } else {
+                                avx512::tile::<true>(kc, a_tile, b_panel.as_ptr(), alpha, beta, c_tile, (rows, cols));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// One block along `k` of the left operand, as the tiles read it.
+enum Lhs<'a> {
+    /// `A`'s own rows, each contiguous.
+    Rows(ArrayView2<'a, f32>),
+    /// Panels of [`MR`] rows packed by [`pack`].
+    Panels(&'a [f32]),
+}
+
+impl Lhs<'_> {
+    /// Rows `ir..ir + rows` of a tile: where each row's first element is and
+    /// the distance from one step along `k` to the next. A tile past the
+    /// last row repeats it; its results are not stored.
+    fn tile(&self, ir: usize, rows: usize, kc: usize) -> ([*const f32; MR], usize) {
+        match self {
+            Lhs::Rows(a) => (std::array::from_fn(|r| a.row(ir + r.min(rows - 1)).as_ptr()), 1),
+            Lhs::Panels(panels) => {
+                let panel = panels[ir * kc..].as_ptr();
+                (std::array::from_fn(|r| panel.wrapping_add(r)), MR)
+            }
+        }
+    }
+}
+
+/// `x (kc, len)` copied into panels of `width` columns, each `kc` steps of
+/// `width` contiguous floats, the last panel padded with zeros; returned as
+/// a slice of `buf` that starts on a 64-byte boundary. `B`'s block is
+/// packed as it is, `A`'s as its transpose, so both panels step along `k`.
+fn pack<'b, const WIDTH: usize>(buf: &'b mut Vec<f32>, x: ArrayView2<'_, f32>) -> &'b [f32] {
+    let (kc, len) = x.dim();
+    let size = len.div_ceil(WIDTH) * WIDTH * kc;
+    if buf.len() < size + 16 {
+        buf.resize(size + 16, 0.0);
+    }
+    let start = buf.as_ptr().align_offset(64).min(16);
+    let out = &mut buf[start..start + size];
+    for (panel, first) in out.chunks_exact_mut(kc * WIDTH).zip((0..len).step_by(WIDTH)) {
+        let cols = WIDTH.min(len - first);
+        let block = x.slice(s![.., first..first + cols]);
+        if block.strides()[1] == 1 {
+            // Rows of the block contiguous (`B` row by row): one copy per step.
+            for (step, row) in panel.chunks_exact_mut(WIDTH).zip(block.rows()) {
+                let row = row.to_slice().unwrap_or_else(|| unreachable!("unit column stride"));
+                match <&mut [f32; WIDTH]>::try_from(step) {
+                    // A whole panel's width: a copy of known size, done in registers.
+                    Ok(step) if cols == WIDTH => *step = row.try_into().unwrap_or_else(|_| unreachable!("cols == WIDTH")),
+                    Ok(step) => {
+                        step[..cols].copy_from_slice(row);
+                        step[cols..].fill(0.0);
+                    }
+                    Err(_) => unreachable!("chunks of WIDTH"),
+                }
+            }
+        } else {
+            if block.strides()[0] == 1 {
+                // Columns contiguous (`A` row by row, `Bᵀ`): transposed eight by eight.
+                crate::row_tiles::transpose_into(block, panel, WIDTH);
+            } else {
+                for ((p, j), &v) in block.indexed_iter() {
+                    panel[p * WIDTH + j] = v;
+                }
+            }
+            panel.chunks_exact_mut(WIDTH).for_each(|step| step[cols..].fill(0.0));
+        }
+    }
+    &buf[start..start + size]
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{MR, NR};
+    use std::arch::x86_64::*;
+
+    /// One tile: `C[..rows, ..cols] ← α·A_panel·B_panel + β·C` over `kc`
+    /// steps; `c`: the tile's first element and the distance between rows.
+    ///
+    /// # Safety
+    ///
+    /// AVX-512F must be available; each of `a`'s rows must hold `kc`
+    /// floats `step` apart, and `b` `kc · NR` floats, 64-byte aligned; `c`
+    /// must have `rows ≤ MR` rows of `cols ≤ NR` writable floats (read too
+    /// unless `beta` is 0).
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile<const EDGE: bool>(
+        kc: usize,
+        (a, step): ([*const f32; MR], usize),
+        b: *const f32,
+        alpha: f32,
+        beta: f32,
+        (c, rsc): (*mut f32, isize),
+        (rows, cols): (usize, usize),
+    ) {
+        let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+        for p in 0..kc {
+            // SAFETY (pointer arithmetic): p < kc, r < MR.
+            let b_v = unsafe { [_mm512_load_ps(b.add(p * NR)), _mm512_load_ps(b.add(p * NR + 16))] };
+            for (acc_r, a_r) in acc.iter_mut().zip(a) {
+                let a_pr = _mm512_set1_ps(unsafe { *a_r.add(p * step) });
+                acc_r[0] = _mm512_fmadd_ps(a_pr, b_v[0], acc_r[0]);
+                acc_r[1] = _mm512_fmadd_ps(a_pr, b_v[1], acc_r[1]);
+            }
+        }
+        // Lanes of each vector that are inside the tile's `cols` columns.
+        let lanes = |v: usize| -> __mmask16 { if EDGE { ((1_u32 << cols.saturating_sub(16 * v).min(16)) - 1) as __mmask16 } else { !0 } };
+        let masks = [lanes(0), lanes(1)];
+        let (alpha_v, beta_v) = (_mm512_set1_ps(alpha), _mm512_set1_ps(beta));
+        for (r, acc_r) in acc.iter().enumerate().take(rows) {
+            for (v, &acc_rv) in acc_r.iter().enumerate() {
+                let (mask, out) = (masks[v], unsafe { c.offset(r as isize * rsc).add(16 * v) });
+                if mask == 0 {
+                    continue;
+                }
+                // β = 0 overwrites (NaN included) without reading, as BLAS does.
+                let value = if beta == 0.0 {
+                    _mm512_mul_ps(alpha_v, acc_rv)
+                } else {
+                    _mm512_fmadd_ps(alpha_v, acc_rv, _mm512_mul_ps(unsafe { _mm512_maskz_loadu_ps(mask, out) }, beta_v))
+                };
+                unsafe { _mm512_mask_storeu_ps(out, mask, value) };
+            }
+        }
+    }
+}
+
