@@ -54,7 +54,9 @@
 //! operands copied into panels and multiplied in tiles of eight rows by
 //! thirty-two columns of 16-lane multiply-adds (`panel_tiles.rs`), twice
 //! the lanes of the AVX2 tiles. Its sums are those of the row tiles and of
-//! `matrixmultiply`'s FMA kernels, bit for bit.
+//! `matrixmultiply`'s FMA kernels, bit for bit. A right operand that meets
+//! many products (a recurrent weight, at every step of a sequence) is packed
+//! once for all of them (`Prepared`, with `gemm_prepared`), with the same bits.
 //!
 //! Measured (one thread, GFLOP/s, median of seven runs of 200 calls, the
 //! same operands each call) against the path each product took before:
@@ -75,8 +77,9 @@
 //! an element before writing it (`matrixmultiply` documents the same).
 
 use std::mem::MaybeUninit;
+use std::ops::Range;
 
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, s};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2, s};
 use rayon::prelude::*;
 
 use crate::{dot_tiles, panel_tiles, row_tiles};
@@ -179,6 +182,49 @@ pub fn gemm_new(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> A
     gemm_uninit(alpha, a, b, c.view_mut());
     // SAFETY: `gemm_uninit` wrote every element.
     unsafe { c.assume_init() }
+}
+
+/// A right operand prepared once for many products with it (a recurrent
+/// weight meets every step of a sequence): kept as it is, and on a CPU with
+/// AVX-512 also copied into the panels [`Kernel::Panels`] reads, so that no
+/// product with it packs it again. Products with it by [`gemm_prepared`]
+/// have the bits of [`gemm`] with the plain operand.
+#[derive(Debug)]
+pub(crate) struct Prepared<'b> {
+    plain: CowArray<'b, f32, Ix2>,
+    panels: Option<panel_tiles::Packed>,
+}
+
+impl<'b> Prepared<'b> {
+    /// `b`, with its panels when it will meet more than one product.
+    pub(crate) fn new(b: CowArray<'b, f32, Ix2>, products: usize) -> Prepared<'b> {
+        let panels = if products > 1 { panel_tiles::Packed::new(b.view()) } else { None };
+        Prepared { plain: b, panels }
+    }
+
+    /// The operand as a view.
+    pub(crate) fn view(&self) -> ArrayView2<'_, f32> {
+        self.plain.view()
+    }
+}
+
+/// [`gemm`] with a [`Prepared`] right operand: the same product and bits,
+/// without packing `b` when the product takes the panel path.
+pub(crate) fn gemm_prepared(alpha: f32, a: ArrayView2<'_, f32>, b: &Prepared<'_>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+    let k = checked_dims(a, b.view(), c.dim());
+    match (&b.panels, Path::of(a, b.view(), c.strides())) {
+        (Some(panels), Path::Kernel(Kernel::Panels)) if k > 0 => {
+            debug_assert_eq!(panels.dim(), b.view().dim());
+            let out = Out::new(c.as_mut_ptr(), c.dim(), c.strides());
+            // SAFETY: `c` is a unique view of written floats, so `Out` describes
+            // memory the kernel may read and write and no operand aliases; each
+            // block writes only its part of it.
+            let block = |rows: Range<usize>, cols, c| unsafe { panel_tiles::gemm(alpha, a.slice(s![rows, ..]), panel_tiles::Rhs::Packed(panels, cols), beta, c) };
+            // SAFETY: as above.
+            unsafe { shared((a.nrows(), k, b.view().ncols()), out, block) }
+        }
+        _ => gemm(alpha, a, b.view(), beta, c),
+    }
 }
 
 /// Checks `(m, k) · (k, n) → (m, n)` and returns `k`.
@@ -284,28 +330,40 @@ pub(crate) fn avx2_and_fma() -> bool {
 /// `c` must describe `(m, n)` elements that no operand overlaps and no one
 /// else accesses during the call, written ones unless `beta` is 0.
 unsafe fn product(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
-    let ((m, k), n) = (a.dim(), b.ncols());
+    // SAFETY: the caller's promise, for each block `shared` hands out.
+    let block = |rows: Range<usize>, cols: Range<usize>, c| unsafe { one_thread(kernel, alpha, a.slice(s![rows, ..]), b.slice(s![.., cols]), beta, c) };
+    // SAFETY: the caller's promise.
+    unsafe { shared((a.nrows(), a.ncols(), b.ncols()), c, block) }
+}
+
+/// A product of `(m, k, n)` into `c`, computed by `block` (rows, columns,
+/// that part of `c`) in one call, or in one call per thread when large.
+///
+/// # Safety
+///
+/// As for [`product`]; `block` must write only the part of `c` it is given.
+unsafe fn shared(dims: (usize, usize, usize), c: Out, block: impl Fn(Range<usize>, Range<usize>, Out) + Sync) {
+    let (m, k, n) = dims;
     let threads = rayon::current_num_threads();
     // Split only outside rayon's pool: work already on a pool thread (a batch
     // entry of an attention kernel, a data-parallel shard, one of the
     // ablation's configurations) has the other cores busy with its siblings.
     if threads > 1 && m * n * k >= PARALLEL_MACS && rayon::current_thread_index().is_none() {
         // Cut the longer side of C into one block per thread, each a product
-        // of its own (C's rows need A's rows, C's columns B's columns); every
-        // element is still summed over k by one kernel in one order, so the
-        // bits are those of the undivided product.
+        // of its own (C's rows need A's rows, C's columns B's columns), cut at
+        // multiples of 32 (a packed operand's panels); every element is still
+        // summed over k by one kernel in one order, so the bits are those of
+        // the undivided product.
         let (axis, len) = if m >= n { (0, m) } else { (1, n) };
-        let block = len.div_ceil(threads).next_multiple_of(16);
-        (0..len.div_ceil(block)).into_par_iter().for_each(|i| {
-            let range = i * block..((i + 1) * block).min(len);
-            let (a, b) = if axis == 0 { (a.slice(s![range.clone(), ..]), b) } else { (a, b.slice(s![.., range.clone()])) };
-            // SAFETY: the blocks are disjoint parts of `c` (the caller's promise holds for each).
-            unsafe { one_thread(kernel, alpha, a, b, beta, c.block(axis, range)) };
+        let size = len.div_ceil(threads).next_multiple_of(32);
+        (0..len.div_ceil(size)).into_par_iter().for_each(|i| {
+            let range = i * size..((i + 1) * size).min(len);
+            let c_block = c.block(axis, range.clone());
+            if axis == 0 { block(range, 0..n, c_block) } else { block(0..m, range, c_block) }
         });
         return;
     }
-    // SAFETY: the caller's promise.
-    unsafe { one_thread(kernel, alpha, a, b, beta, c) }
+    block(0..m, 0..n, c);
 }
 
 /// The product on this thread, by `kernel`.
@@ -319,7 +377,7 @@ unsafe fn one_thread(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: Arra
         Kernel::DotTiles => unsafe { dot_tiles::gemm(alpha, a, b, beta, c) },
         Kernel::RowTiles => unsafe { row_tiles::gemm(alpha, a, b, beta, c) },
         Kernel::RowTilesTransposed => unsafe { row_tiles::gemm(alpha, a, row_tiles::transposed(b).view(), beta, c) },
-        Kernel::Panels => unsafe { panel_tiles::gemm(alpha, a, b, beta, c) },
+        Kernel::Panels => unsafe { panel_tiles::gemm(alpha, a, panel_tiles::Rhs::View(b), beta, c) },
         Kernel::Packed => unsafe { packed_gemm(alpha, a, b, beta, c) },
     }
 }
@@ -408,4 +466,37 @@ pub fn dot8(x: &[f32], y: &[f32]) -> f32 {
         }
     }
     acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic `(rows, cols)` matrix, stored transposed when `t`.
+    fn matrix(rows: usize, cols: usize, seed: usize, t: bool) -> Array2<f32> {
+        let value = |i: usize, j: usize| ((i * 31 + j * 17 + seed * 7) % 97) as f32 / 48.5 - 1.0;
+        if t { Array2::from_shape_fn((cols, rows), |(j, i)| value(i, j)).reversed_axes() } else { Array2::from_shape_fn((rows, cols), |(i, j)| value(i, j)) }
+    }
+
+    #[test]
+    fn a_prepared_operand_gives_the_bits_of_the_plain_one() {
+        // Shared between threads by rows and by columns (cut inside the
+        // packed panels' columns), one row, and products on every path.
+        for &(m, k, n) in &[(300, 200, 100), (20, 520, 1100), (64, 384, 1536), (1, 300, 64), (5, 7, 9)] {
+            for tb in [false, true] {
+                let (a, b) = (matrix(m, k, 1, false), matrix(k, n, 2, tb));
+                let prepared = Prepared::new(CowArray::from(b.view()), 2);
+                assert_eq!(prepared.panels.is_some(), panel_tiles::applies(&[1, 1]), "panels exactly where the path runs");
+                for beta in [0.0, 0.5] {
+                    let start = matrix(m, n, 3, false);
+                    let (mut plain, mut split, mut whole) = (start.clone(), start.clone(), start.clone());
+                    gemm(0.75, a.view(), b.view(), beta, plain.view_mut());
+                    gemm_prepared(0.75, a.view(), &prepared, beta, split.view_mut());
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+                    pool.install(|| gemm_prepared(0.75, a.view(), &prepared, beta, whole.view_mut()));
+                    assert!(plain.iter().zip(&split).chain(plain.iter().zip(&whole)).all(|(x, y)| x.to_bits() == y.to_bits()), "{m}x{k}x{n} tb={tb} β={beta}");
+                }
+            }
+        }
+    }
 }

@@ -46,6 +46,7 @@
 //! tile it fell in or on how a product is split between threads.
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use ndarray::{ArrayView2, s};
 
@@ -86,6 +87,58 @@ thread_local! {
     static PANELS: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
+/// A right operand `B (k, n)` packed once, every block along `k`, for many
+/// products with it: a recurrent weight meets every step of a sequence.
+#[derive(Debug)]
+pub(crate) struct Packed {
+    dim: (usize, usize),
+    /// Block after block along `k`; in each, `⌈n / NR⌉` panels of `kc × NR`.
+    data: Vec<f32>,
+    /// Where the panels start in `data`: the first 64-byte boundary.
+    start: usize,
+}
+
+impl Packed {
+    /// `b` in panels, or `None` on a CPU this path does not run on.
+    pub(crate) fn new(b: ArrayView2<'_, f32>) -> Option<Packed> {
+        if !avx512() {
+            return None;
+        }
+        let (k, n) = b.dim();
+        let mut data = vec![0.0; k * n.div_ceil(NR) * NR + 16];
+        let start = data.as_ptr().align_offset(64).min(16);
+        let mut scratch = Vec::new();
+        for pc in (0..k).step_by(KC) {
+            let block = pack::<NR>(&mut scratch, b.slice(s![pc..(pc + KC).min(k), ..]));
+            let at = start + pc * n.div_ceil(NR) * NR;
+            data[at..at + block.len()].copy_from_slice(block);
+        }
+        Some(Packed { dim: (k, n), data, start })
+    }
+
+    /// The shape of `B`.
+    pub(crate) fn dim(&self) -> (usize, usize) {
+        self.dim
+    }
+}
+
+/// The right operand of one product: a view, packed as the product goes,
+/// or columns `cols` of a [`Packed`] one (`cols.start` a multiple of [`NR`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Rhs<'b> {
+    View(ArrayView2<'b, f32>),
+    Packed(&'b Packed, Range<usize>),
+}
+
+impl Rhs<'_> {
+    fn ncols(&self) -> usize {
+        match self {
+            Rhs::View(b) => b.ncols(),
+            Rhs::Packed(_, cols) => cols.len(),
+        }
+    }
+}
+
 /// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it
 /// panics otherwise). With `beta` = 0 no element of `c` is read before it
 /// is written.
@@ -94,8 +147,11 @@ thread_local! {
 ///
 /// `c` must describe `m × n` elements that neither operand overlaps and no
 /// one else accesses during the call, written ones unless `beta` is 0.
-pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
+pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: Rhs<'_>, beta: f32, c: Out) {
     assert!(applies(&c.strides) && c.dim == (a.nrows(), b.ncols()), "panel_tiles::gemm called on a product it does not take");
+    if let Rhs::Packed(p, cols) = &b {
+        assert!(p.dim.0 == a.ncols() && cols.start.is_multiple_of(NR) && cols.end <= p.dim.1, "panel_tiles::gemm: packed columns out of place");
+    }
     let ((m, k), n) = (a.dim(), b.ncols());
     PANELS.with_borrow_mut(|(a_buf, b_buf)| {
         for pc in (0..k).step_by(KC) {
@@ -108,7 +164,13 @@ pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, 
             let beta = if pc == 0 { beta } else { 1.0 };
             for jc in (0..n).step_by(NC) {
                 let nc = NC.min(n - jc);
-                let b_panels = pack::<NR>(b_buf, b.slice(s![pc..pc + kc, jc..jc + nc]));
+                let b_panels = match &b {
+                    Rhs::View(b) => pack::<NR>(b_buf, b.slice(s![pc..pc + kc, jc..jc + nc])),
+                    Rhs::Packed(p, cols) => {
+                        let first = p.start + pc * p.dim.1.div_ceil(NR) * NR + (cols.start + jc) * kc;
+                        &p.data[first..first + nc.div_ceil(NR) * NR * kc]
+                    }
+                };
                 for ir in (0..m).step_by(MR) {
                     let rows = MR.min(m - ir);
                     let a_tile = lhs.tile(ir, rows, kc);

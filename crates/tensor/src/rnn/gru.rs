@@ -32,7 +32,7 @@
 use ndarray::{Array2, Array3, s};
 
 use super::lstm::as_one_step;
-use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, output_grad, recurrent_weight_t, resolve, step_rows, weight_grads};
+use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, weight_grads};
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::{Tensor, flat_vec};
@@ -162,7 +162,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
     for t in d.steps(reverse) {
         // ĥ = h_{t-1}·W_hhᵀ + b_hh for the whole batch: one GEMM per step.
         h_hat.assign(&b_hh.broadcast((n_b, n_g)).unwrap_or_else(|| unreachable!()));
-        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), w_hh_t.view(), 1.0, h_hat.view_mut());
+        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), &w_hh_t, 1.0, h_hat.view_mut());
         for b in 0..n_b {
             let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
             let saved = row * n_h..(row + 1) * n_h;
@@ -186,7 +186,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
         // Gradients at the outputs and h_n; an unused one is zero.
         let d_out = output_grad(bw.grad(0));
         let mut dh = final_grad(bw.grad(1), n_b * n_h);
-        let w_hh = matrix(&bw.inputs[W_IH + 1]);
+        let w_hh = recurrent_weight(matrix(&bw.inputs[W_IH + 1]), d.time);
         let mut dx_hat = vec![0.0_f32; n_b * n_t * n_g];
         let mut dh_hat = vec![0.0_f32; n_b * n_t * n_g];
         let mut dh_prev = Array2::<f32>::zeros((n_b, n_h));
@@ -203,7 +203,7 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
                 step_backward(&gates[gate_rows.clone()], &h_hat_n[saved.clone()], &h_prev[saved], &mut dh[state], &mut dx_hat[gate_rows.clone()], &mut dh_hat[gate_rows]);
             }
             // dh_{t-1} += dĥ_t · W_hh  (the direct part dh ⊙ z is already in dh)
-            gemm_rows(&active_rows(t, &lengths), step_rows(&dh_hat, &d, t, n_g), w_hh, 0.0, dh_prev.view_mut());
+            gemm_rows(&active_rows(t, &lengths), step_rows(&dh_hat, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
             for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
                 for (acc, g) in dh[b * n_h..(b + 1) * n_h].iter_mut().zip(dh_prev.row(b)) {
                     *acc += g;

@@ -32,7 +32,7 @@
 use ndarray::{Array2, Array3, s};
 
 use super::{
-    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, output_grad, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads,
+    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads,
 };
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
@@ -143,7 +143,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
         // a_t = (x_t·W_ihᵀ + b) + h_{t-1}·W_hhᵀ, written straight into the gate buffer.
         let mut a = step_rows_mut(&mut gates, &d, t, n_g);
         a.assign(&step_rows(xp, &d, t, n_g));
-        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), w_hh_t.view(), 1.0, a);
+        gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), &w_hh_t, 1.0, a);
         for b in 0..n_b {
             let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
             let saved = row * n_h..(row + 1) * n_h;
@@ -167,7 +167,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
         let d_out = output_grad(bw.grad(0));
         let mut dh = final_grad(bw.grad(1), n_b * n_h);
         let mut dc = final_grad(bw.grad(2), n_b * n_h);
-        let w_hh = matrix(&bw.inputs[W_IH + 1]);
+        let w_hh = recurrent_weight(matrix(&bw.inputs[W_IH + 1]), d.time);
         let mut d_gates = vec![0.0_f32; n_b * n_t * n_g];
         let mut dh_prev = ndarray::Array2::<f32>::zeros((n_b, n_h));
         for t in d.steps(reverse).rev() {
@@ -186,7 +186,7 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
                 step_backward(&gates[gate_rows.clone()], &tanh_c[saved.clone()], &c_prev[saved], &dh[state.clone()], &mut dc[state], &mut d_gates[gate_rows]);
             }
             // dh_{t-1} = da_t · W_hh (h_{t-1} reaches the loss only through a_t).
-            gemm_rows(&active_rows(t, &lengths), step_rows(&d_gates, &d, t, n_g), w_hh, 0.0, dh_prev.view_mut());
+            gemm_rows(&active_rows(t, &lengths), step_rows(&d_gates, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
             for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
                 dh[b * n_h..(b + 1) * n_h].copy_from_slice(dh_prev.row(b).as_slice().unwrap_or_else(|| unreachable!()));
             }

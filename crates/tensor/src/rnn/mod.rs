@@ -68,7 +68,7 @@ pub mod lstm;
 use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 
 use crate::error::{Result, bad_arg, mismatch};
-use crate::gemm::gemm;
+use crate::gemm::{Prepared, gemm, gemm_prepared};
 use crate::tensor::{Tensor, flat_vec};
 
 /// The four parameters of one direction of one recurrent layer, in PyTorch's
@@ -187,30 +187,38 @@ pub(crate) fn active_rows(t: usize, lengths: &[usize]) -> Vec<usize> {
 /// and scattered back. Each output element is the same dot product either
 /// way (up to the last bits when so few rows are left that [`gemm`] takes
 /// its direct path for small products).
-pub(crate) fn gemm_rows(rows: &[usize], a: ArrayView2<'_, f32>, w: ArrayView2<'_, f32>, beta: f32, mut out: ArrayViewMut2<'_, f32>) {
+pub(crate) fn gemm_rows(rows: &[usize], a: ArrayView2<'_, f32>, w: &Prepared<'_>, beta: f32, mut out: ArrayViewMut2<'_, f32>) {
     if rows.len() == a.nrows() {
-        gemm(1.0, a, w, beta, out);
+        gemm_prepared(1.0, a, w, beta, out);
         return;
     }
     if rows.is_empty() {
         return;
     }
     let a_rows = a.select(Axis(0), rows);
-    let mut c = if beta == 0.0 { Array2::zeros((rows.len(), w.ncols())) } else { out.select(Axis(0), rows) };
-    gemm(1.0, a_rows.view(), w, beta, c.view_mut());
+    let mut c = if beta == 0.0 { Array2::zeros((rows.len(), w.view().ncols())) } else { out.select(Axis(0), rows) };
+    gemm_prepared(1.0, a_rows.view(), w, beta, c.view_mut());
     for (i, &r) in rows.iter().enumerate() {
         out.row_mut(r).assign(&c.row(i));
     }
 }
 
-/// `W_hhᵀ (H, G·H)` for the per-step products `h_{t-1}·W_hhᵀ`, copied into
-/// row-major order once when the sequence has more than one step. In that
-/// layout `gemm` reads the weight row by row without packing it (see
-/// `row_tiles.rs`); given the transposed view, it would make that copy
-/// itself at every step. For a single step the view is passed as it is.
-/// Both give the same bits.
-pub(crate) fn recurrent_weight_t(w_hh: ArrayView2<'_, f32>, steps: usize) -> CowArray<'_, f32, Ix2> {
-    if steps > 1 { CowArray::from(crate::row_tiles::transposed(w_hh.reversed_axes())) } else { CowArray::from(w_hh.reversed_axes()) }
+/// `W_hhᵀ (H, G·H)` for the per-step products `h_{t-1}·W_hhᵀ`, prepared
+/// once for the sequence's steps: copied into row-major order when there is
+/// more than one step (in that layout `gemm` reads the weight row by row
+/// without packing it, see `row_tiles.rs`; given the transposed view, it
+/// would make that copy itself at every step), and packed for the panel
+/// path where it runs. For a single step the view is passed as it is. All
+/// give the same bits.
+pub(crate) fn recurrent_weight_t(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepared<'_> {
+    let w_hh_t = if steps > 1 { CowArray::from(crate::row_tiles::transposed(w_hh.reversed_axes())) } else { CowArray::from(w_hh.reversed_axes()) };
+    Prepared::new(w_hh_t, steps)
+}
+
+/// `W_hh (G·H, H)` for the backward steps' products `dh_{t-1} = da_t·W_hh`,
+/// prepared once for the sequence's steps (see [`recurrent_weight_t`]).
+pub(crate) fn recurrent_weight(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepared<'_> {
+    Prepared::new(CowArray::from(w_hh), steps)
 }
 
 /// A flat row-major buffer seen as a matrix with `cols` columns.
