@@ -20,8 +20,10 @@ use ndarray::{Array2, ArrayD};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-/// (batch, time, input, hidden), as in issue #2.
-const SIZES: [(usize, usize, usize, usize); 2] = [(64, 8, 64, 64), (64, 30, 256, 256)];
+/// (batch, time, input, hidden): issue #2's two sizes, and the encoder of
+/// the default translation model (`lingo train`: embeddings 256, hidden 384,
+/// about ten tokens a sentence).
+const SIZES: [(usize, usize, usize, usize); 3] = [(64, 8, 64, 64), (64, 30, 256, 256), (64, 10, 256, 384)];
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
