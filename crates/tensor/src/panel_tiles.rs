@@ -105,20 +105,38 @@ impl Packed {
             return None;
         }
         let (k, n) = b.dim();
-        let mut data = vec![0.0; k * n.div_ceil(NR) * NR + 16];
-        let start = data.as_ptr().align_offset(64).min(16);
-        let mut scratch = Vec::new();
+        let mut data = Vec::new();
+        let start = aligned(&mut data, k * n.div_ceil(NR) * NR);
+        let mut packed = Packed { dim: (k, n), data, start };
         for pc in (0..k).step_by(KC) {
-            let block = pack::<NR>(&mut scratch, b.slice(s![pc..(pc + KC).min(k), ..]));
-            let at = start + pc * n.div_ceil(NR) * NR;
-            data[at..at + block.len()].copy_from_slice(block);
+            let block = b.slice(s![pc..(pc + KC).min(k), ..]);
+            pack_into::<NR>(packed.block_mut(pc, block.nrows()), block);
         }
-        Some(Packed { dim: (k, n), data, start })
+        Some(packed)
     }
 
     /// The shape of `B`.
     pub(crate) fn dim(&self) -> (usize, usize) {
         self.dim
+    }
+
+    /// Where the block starting at step `pc` begins in `data`: every block
+    /// before it holds `⌈n / NR⌉` panels of [`KC`] steps.
+    fn block_start(&self, pc: usize) -> usize {
+        self.start + pc * self.dim.1.div_ceil(NR) * NR
+    }
+
+    /// The panels of columns `cols` (`cols.start` a multiple of [`NR`]) in
+    /// the block of `kc` steps starting at step `pc`.
+    fn panels(&self, pc: usize, kc: usize, cols: Range<usize>) -> &[f32] {
+        let first = self.block_start(pc) + cols.start * kc;
+        &self.data[first..first + cols.len().div_ceil(NR) * NR * kc]
+    }
+
+    /// The whole block of `kc` steps starting at step `pc`, to pack into.
+    fn block_mut(&mut self, pc: usize, kc: usize) -> &mut [f32] {
+        let first = self.block_start(pc);
+        &mut self.data[first..first + self.dim.1.div_ceil(NR) * NR * kc]
     }
 }
 
@@ -166,10 +184,7 @@ pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: Rhs<'_>, beta: 
                 let nc = NC.min(n - jc);
                 let b_panels = match &b {
                     Rhs::View(b) => pack::<NR>(b_buf, b.slice(s![pc..pc + kc, jc..jc + nc])),
-                    Rhs::Packed(p, cols) => {
-                        let first = p.start + pc * p.dim.1.div_ceil(NR) * NR + (cols.start + jc) * kc;
-                        &p.data[first..first + nc.div_ceil(NR) * NR * kc]
-                    }
+                    Rhs::Packed(p, cols) => p.panels(pc, kc, cols.start + jc..cols.start + jc + nc),
                 };
                 for ir in (0..m).step_by(MR) {
                     let rows = MR.min(m - ir);
@@ -219,18 +234,30 @@ impl Lhs<'_> {
     }
 }
 
-/// `x (kc, len)` copied into panels of `width` columns, each `kc` steps of
-/// `width` contiguous floats, the last panel padded with zeros; returned as
-/// a slice of `buf` that starts on a 64-byte boundary. `B`'s block is
-/// packed as it is, `A`'s as its transpose, so both panels step along `k`.
+/// `x (kc, len)` copied into panels by [`pack_into`], in `buf`; returned as
+/// a slice of `buf` that starts on a 64-byte boundary.
 fn pack<'b, const WIDTH: usize>(buf: &'b mut Vec<f32>, x: ArrayView2<'_, f32>) -> &'b [f32] {
-    let (kc, len) = x.dim();
-    let size = len.div_ceil(WIDTH) * WIDTH * kc;
+    let size = x.ncols().div_ceil(WIDTH) * WIDTH * x.nrows();
+    let start = aligned(buf, size);
+    pack_into::<WIDTH>(&mut buf[start..start + size], x);
+    &buf[start..start + size]
+}
+
+/// Grows `buf` to hold `size` floats from a 64-byte boundary (the aligned
+/// loads of the tile need it), and returns where that boundary is.
+fn aligned(buf: &mut Vec<f32>, size: usize) -> usize {
     if buf.len() < size + 16 {
         buf.resize(size + 16, 0.0);
     }
-    let start = buf.as_ptr().align_offset(64).min(16);
-    let out = &mut buf[start..start + size];
+    buf.as_ptr().align_offset(64).min(16)
+}
+
+/// `x (kc, len)` copied into `out` as panels of `WIDTH` columns, each `kc`
+/// steps of `WIDTH` contiguous floats, the last panel padded with zeros.
+/// `B`'s block is packed as it is, `A`'s as its transpose, so both panels
+/// step along `k`.
+fn pack_into<const WIDTH: usize>(out: &mut [f32], x: ArrayView2<'_, f32>) {
+    let (kc, len) = x.dim();
     for (panel, first) in out.chunks_exact_mut(kc * WIDTH).zip((0..len).step_by(WIDTH)) {
         let cols = WIDTH.min(len - first);
         let block = x.slice(s![.., first..first + cols]);
@@ -248,19 +275,18 @@ fn pack<'b, const WIDTH: usize>(buf: &'b mut Vec<f32>, x: ArrayView2<'_, f32>) -
                     Err(_) => unreachable!("chunks of WIDTH"),
                 }
             }
-        } else {
-            if block.strides()[0] == 1 {
-                // Columns contiguous (`A` row by row, `Bᵀ`): transposed eight by eight.
-                crate::row_tiles::transpose_into(block, panel, WIDTH);
-            } else {
-                for ((p, j), &v) in block.indexed_iter() {
-                    panel[p * WIDTH + j] = v;
-                }
-            }
-            panel.chunks_exact_mut(WIDTH).for_each(|step| step[cols..].fill(0.0));
+            continue;
         }
+        if block.strides()[0] == 1 {
+            // Columns contiguous (`A` row by row, `Bᵀ`): transposed eight by eight.
+            crate::row_tiles::transpose_into(block, panel, WIDTH);
+        } else {
+            for ((p, j), &v) in block.indexed_iter() {
+                panel[p * WIDTH + j] = v;
+            }
+        }
+        panel.chunks_exact_mut(WIDTH).for_each(|step| step[cols..].fill(0.0));
     }
-    &buf[start..start + size]
 }
 
 #[cfg(target_arch = "x86_64")]
