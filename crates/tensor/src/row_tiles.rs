@@ -107,43 +107,46 @@ fn fits(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c_strides: &[isize]) -> 
 
 /// `b (k, n)`, whose columns are contiguous, copied into a row-major array.
 pub(crate) fn transposed(b: ArrayView2<'_, f32>) -> Array2<f32> {
-    assert!(b.strides()[0] == 1, "row_tiles::transposed needs contiguous columns");
-    let (k, n) = b.dim();
-    let mut out = Array2::<f32>::uninit((k, n));
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present; `b` has `n` columns of `k` contiguous
-        // floats `strides()[1]` apart, and `out` is a fresh row-major `(k, n)`
-        // array, every element of which `transpose` writes.
-        unsafe {
-            avx2::transpose(b.as_ptr(), b.strides()[1], (k, n), (out.as_mut_ptr().cast::<f32>(), n));
-            return out.assume_init();
-        }
+    let mut out = Array2::<f32>::uninit(b.dim());
+    // SAFETY: `out` is a fresh row-major `(k, n)` array: `k` rows of `n`
+    // writable floats `n` apart, every one of which `transpose` writes.
+    unsafe {
+        transpose(b, out.as_mut_ptr().cast::<f32>(), b.ncols());
+        out.assume_init()
     }
-    for ((p, j), v) in out.indexed_iter_mut() {
-        v.write(b[[p, j]]);
-    }
-    // SAFETY: the loop above wrote every element.
-    unsafe { out.assume_init() }
 }
 
 /// `b (k, n)`, whose columns are contiguous, copied into the rows of `dst`,
 /// `ldd ≥ n` floats apart (row `p` of `b` at `dst[p · ldd..][..n]`); the
 /// floats between the rows are left as they are.
 pub(crate) fn transpose_into(b: ArrayView2<'_, f32>, dst: &mut [f32], ldd: usize) {
-    assert!(b.strides()[0] == 1, "row_tiles::transpose_into needs contiguous columns");
     let (k, n) = b.dim();
     assert!(n <= ldd && dst.len() >= k.saturating_sub(1) * ldd + n, "row_tiles::transpose_into: destination too small");
+    // SAFETY: `dst` has `k` rows of `n` writable floats `ldd` apart (checked above).
+    unsafe { transpose(b, dst.as_mut_ptr(), ldd) };
+}
+
+/// `b (k, n)`, whose columns are contiguous, written as `k` rows of `n`
+/// floats `ldd` apart from `dst`: eight by eight with AVX2 where the CPU
+/// has it, element by element otherwise.
+///
+/// # Safety
+///
+/// `dst` must have `k` rows of `n` writable floats `ldd` apart, not
+/// overlapping `b`.
+unsafe fn transpose(b: ArrayView2<'_, f32>, dst: *mut f32, ldd: usize) {
+    assert!(b.strides()[0] == 1, "row_tiles::transpose needs contiguous columns");
+    let (k, n) = b.dim();
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present; `b` has `n` columns of `k` contiguous
-        // floats `strides()[1]` apart, and `dst` has `k` rows of `n`
-        // writable floats `ldd` apart (checked above).
-        unsafe { avx2::transpose(b.as_ptr(), b.strides()[1], (k, n), (dst.as_mut_ptr(), ldd)) };
+        // floats `strides()[1]` apart; `dst` as the caller promises.
+        unsafe { avx2::transpose(b.as_ptr(), b.strides()[1], (k, n), (dst, ldd)) };
         return;
     }
     for ((p, j), &v) in b.indexed_iter() {
-        dst[p * ldd + j] = v;
+        // SAFETY: p < k, j < n: inside the rows the caller promises.
+        unsafe { dst.add(p * ldd + j).write(v) };
     }
 }
 
