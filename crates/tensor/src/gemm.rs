@@ -50,21 +50,19 @@
 //! # On CPUs with AVX-512
 //!
 //! There every product above [`SMALL_MACS`] with more than two rows and
-//! `C`'s rows contiguous takes one path instead of the three above: both
-//! operands copied into panels and multiplied in tiles of eight rows by
-//! thirty-two columns of 16-lane multiply-adds (`panel_tiles.rs`), twice
-//! the lanes of the AVX2 tiles. Its sums are those of the row tiles and of
-//! `matrixmultiply`'s FMA kernels, bit for bit. A right operand that meets
-//! many products (a recurrent weight, at every step of a sequence) is packed
-//! once for all of them (`Prepared`, with `gemm_prepared`), with the same bits.
+//! `C`'s rows contiguous takes one path instead of the three above: `B`
+//! copied into panels of 32 columns, `A` read in place, and tiles of eight
+//! rows by thirty-two columns of 16-lane multiply-adds (`panel_tiles.rs`),
+//! twice the lanes of the AVX2 tiles. Its sums are those of the row tiles
+//! and of `matrixmultiply`'s FMA kernels, bit for bit. A right operand that
+//! meets many products (a recurrent weight, at every step of a sequence) is
+//! packed once for all of them (`Prepared`, with `gemm_prepared`), with the
+//! same bits.
 //!
-//! Measured (one thread, GFLOP/s, median of seven runs of 200 calls, the
-//! same operands each call) against the path each product took before:
-//! `64×384·384×1536` (a recurrent step of the default translation model)
-//! 128 against 98 (`matrixmultiply`), `64×1536·1536×384` (its backward) 136
-//! against 105, `700×384·384×8000` (an output layer) 152 against 100,
-//! `700×8000·8000×384` (its input gradient) 159 against 129. On operands
-//! that stay in the first-level cache the tile itself runs at 190–198.
+//! `cargo bench -p lingo-tensor --bench gemm` measures this path on the
+//! default translation model's products against one `matrixmultiply` call
+//! (one thread; the figures are in `docs/performance.md`, "Where the time
+//! goes").
 //!
 //! # Into unwritten memory
 //!

@@ -25,9 +25,8 @@
 //! it is reused: eight rows of `A` over [`KC`] steps (8 KiB) in the
 //! first-level cache while the tile walks along a block of `B` ([`NC`]
 //! columns by [`KC`] steps, 1 MiB) that stays in the second-level cache.
-//! Eight rows, not twelve, because the batches here have 64: twelve ran
-//! `768×384·384×2048` faster (176 against 166 GFLOP/s, one thread) but
-//! `64×256·256×512` slower (134 against 147), computing 72 rows for 64.
+//! Eight rows, not twelve (which fit the registers too): the batches here
+//! have 64 rows, which tiles of twelve would cover as 72.
 //!
 //! Packing costs a pass over `B`, small beside the arithmetic once `B` has
 //! more than a few dozen rows to meet, and makes every layout alike: a
