@@ -91,6 +91,9 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
 /// assert_eq!(out[1].attention.as_ref().unwrap().ncols(), 4);
 /// ```
 pub fn greedy_decode(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], max_len: usize, with_attention: bool) -> Result<Vec<Hypothesis>> {
+    if src.nrows() == 0 {
+        return Ok(Vec::new()); // no sentences, no hypotheses (and no empty batch for the encoder)
+    }
     no_grad(|| {
         let batch = src.nrows();
         let encoded = model.encode_source(src, src_lens, Mode::Eval)?;
@@ -209,6 +212,9 @@ struct Beam {
 pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg: BeamConfig, with_attention: bool) -> Result<Vec<Vec<Hypothesis>>> {
     if cfg.beam_size == 0 || cfg.n_best == 0 || cfg.n_best > cfg.beam_size {
         return Err(config("beam", format!("need 1 ≤ n_best ≤ beam_size, got n_best {} and beam_size {}", cfg.n_best, cfg.beam_size)));
+    }
+    if src.nrows() == 0 {
+        return Ok(Vec::new());
     }
     no_grad(|| {
         let (batch, k) = (src.nrows(), cfg.beam_size);

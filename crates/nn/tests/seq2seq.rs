@@ -389,6 +389,17 @@ fn an_all_padding_source_row_gives_finite_outputs_for_every_scorer() {
 }
 
 #[test]
+fn an_empty_batch_decodes_to_no_hypotheses() {
+    let task = reverse_task();
+    let model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong), &mut StdRng::seed_from_u64(4)).unwrap();
+    let src = Array2::<usize>::zeros((0, 5));
+    assert!(greedy_decode(&model, &src, &[], 6, true).unwrap().is_empty());
+    assert!(beam_search(&model, &src, &[], BeamConfig::default(), true).unwrap().is_empty());
+    // A bad beam is still an error, with or without sentences.
+    assert!(beam_search(&model, &src, &[], BeamConfig { beam_size: 0, ..BeamConfig::default() }, false).is_err());
+}
+
+#[test]
 fn sources_five_times_longer_than_in_training_decode_within_the_cap() {
     // Trained on 2 to 4 digits, asked for 20.
     let task = reverse_task();
