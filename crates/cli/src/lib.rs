@@ -57,7 +57,7 @@ use clap::{Parser, Subcommand};
 
 pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, one_line};
-pub use output::Output;
+pub use output::{Output, print_err};
 pub use metrics::RoundMetrics;
 pub use sort_study::SortStudyArgs;
 pub use train::{TokenizerChoice, TrainArgs};

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
-use lingo_cli::{Cli, one_line, run};
+use lingo_cli::{Cli, one_line, print_err, run};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -20,7 +20,7 @@ fn main() -> ExitCode {
             // missing flags), then usage and a hint: keep the paragraph, as one line.
             let text = e.render().to_string();
             let paragraph: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
-            eprintln!("{}", if paragraph.is_empty() { "error: bad arguments".to_string() } else { paragraph.join(" ") });
+            print_err(&if paragraph.is_empty() { "error: bad arguments".to_string() } else { paragraph.join(" ") });
             return ExitCode::from(2);
         }
     };
@@ -31,12 +31,12 @@ fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         let message = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned());
         let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("error: internal error{place}: {} (please report it)", message.unwrap_or_else(|| "panic".into()));
+        print_err(&format!("error: internal error{place}: {} (please report it)", message.unwrap_or_else(|| "panic".into())));
     }));
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", one_line(&e));
+            print_err(&format!("error: {}", one_line(&e)));
             ExitCode::from(e.exit_code())
         }
     }

@@ -1,7 +1,9 @@
 //! Where a command's output goes: tables and notes for people, or one JSON
 //! object per line for programs (and nothing else on standard output then).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use lingo::data::{AlignedExample, Vocab};
 
@@ -45,7 +47,7 @@ impl Output {
     /// ```
     pub fn say(self, text: &str) {
         if !self.json {
-            println!("{text}");
+            print_out(text);
         }
     }
 
@@ -56,7 +58,7 @@ impl Output {
     /// lingo_cli::Output::new(true).note("wrote target/lingo-out/x.png");
     /// ```
     pub fn note(self, text: &str) {
-        if self.json { eprintln!("{text}") } else { println!("{text}") }
+        if self.json { print_err(text) } else { print_out(text) }
     }
 
     /// Prints one JSON object on its own line; silent in text mode.
@@ -66,8 +68,21 @@ impl Output {
     /// ```
     pub fn json(self, value: &serde_json::Value) {
         if self.json {
-            println!("{value}");
+            print_out(&value.to_string());
         }
+    }
+
+    /// How standard output failed, if a print to it ever did (a reader that
+    /// went away, `| head`; a full disk, `> /dev/full`). Printing never
+    /// panics: after the first failure standard output is left alone, and
+    /// the command decides whether to go on (training keeps its checkpoints
+    /// coming) or to stop (translating for nobody).
+    ///
+    /// ```
+    /// assert!(lingo_cli::Output::new(false).stdout_lost().is_none());
+    /// ```
+    pub fn stdout_lost(self) -> Option<&'static std::io::Error> {
+        STDOUT_LOST.get()
     }
 
     /// `dir/name`, creating `dir` first if needed.
@@ -81,6 +96,28 @@ impl Output {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         Ok(dir.join(name))
     }
+}
+
+/// The first failure of standard output; nothing is printed there after it.
+static STDOUT_LOST: OnceLock<std::io::Error> = OnceLock::new();
+
+/// One line on standard output, unless it has failed before.
+fn print_out(text: &str) {
+    if STDOUT_LOST.get().is_none()
+        && let Err(e) = writeln!(std::io::stdout().lock(), "{text}")
+    {
+        let _ = STDOUT_LOST.set(e);
+    }
+}
+
+/// One line on standard error. It never panics: if standard error is
+/// closed too there is nowhere left to say anything.
+///
+/// ```
+/// lingo_cli::print_err("error: data.tsv:3: no tab");
+/// ```
+pub fn print_err(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// The tokens that label a heatmap of `example`: every source token

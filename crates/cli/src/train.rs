@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
 use crate::metrics::{MetricsLog, RoundMetrics};
-use crate::output::Output;
+use crate::output::{Output, print_err};
 use crate::translate::{TextTokenizer, Translator, decode_batch_size, decode_batched, encode};
 /// Word-level or subword vocabulary.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,6 +293,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     // Round r trains slice (r - 1) mod k: the pairs seen after round r.
     let pairs_seen = |round: usize| (0..round).map(|r| slice_sizes[r % slice_sizes.len().max(1)]).sum::<u64>();
     let chart = args.out.join("loss.png");
+    let mut told_stdout_lost = false;
     let trained = train_model_with(&mut model, &data.train, &data.valid, &config, resume.as_ref(), |r, _| {
         let elapsed = start.elapsed();
         let round = RoundMetrics {
@@ -305,6 +306,12 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         };
         out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
         out.json(&metrics.push(round)?);
+        if let Some(e) = out.stdout_lost()
+            && !told_stdout_lost
+        {
+            told_stdout_lost = true;
+            print_err(&format!("note: standard output failed ({e}); training goes on, every round is in {}", args.out.join("metrics.jsonl").display()));
+        }
         metrics.plot(&chart)?;
         // The budget at this process's pace so far sets the last round (and
         // the end of a decay), re-planned after every round. The pace is per

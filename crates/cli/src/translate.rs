@@ -182,6 +182,10 @@ fn translate_one(args: &TranslateArgs, sentence: &str, model: &Seq2Seq, ckpt: &C
     let translation = tokenizer.detokenize(&ckpt.tgt_vocab.decode(&hyp.tokens, true));
     out.say(&translation);
     out.json(&translation_json(ckpt, sentence, &translation, &src, &hyp));
+    if let Some(e) = out.stdout_lost() {
+        // `| head -1` took the translation and left: the heatmap is for nobody.
+        return written(std::io::Error::new(e.kind(), e.to_string()));
+    }
     let Some(weights) = &hyp.attention else {
         out.note("(this model has no attention to show)");
         return Ok(());

@@ -13,7 +13,7 @@
 //! resumed from the checkpoint of epoch `e` replays epochs `e+1, ...` exactly
 //! as the uninterrupted run did, with no RNG state to save.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -587,7 +587,8 @@ fn train_loop<E: SeqPair>(
         result.train_losses.push(train_loss);
         result.val_losses.push(val_loss);
         if matches!(config.progress, Progress::Auto | Progress::Lines) {
-            println!("Epoch {epoch}/{} | Train: {train_loss:.4} | Val: {val_loss:.4}", config.epochs);
+            // A closed standard output (`| head`) must not stop training.
+            let _ = writeln!(std::io::stdout(), "Epoch {epoch}/{} | Train: {train_loss:.4} | Val: {val_loss:.4}", config.epochs);
         }
         let improved = val_loss < best;
         if improved {

