@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use lingo::attention::Scorer;
 use lingo::data::{Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, corpus_bleu, corpus_chrf};
-use lingo::nn::{Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, evaluate, load_resumable, remove_stale_temp_files, train_model_with};
+use lingo::nn::{Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, evaluate, load_own, load_resumable, remove_stale_temp_files, train_model_with};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
@@ -264,6 +264,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
     config.schedule = schedule(args, config.steps_through(&data.train, args.rounds)?);
+    config.extra_settings = run_settings(args, seed, &data.train);
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
     // Half-written files of killed runs: model.ckpt, and metrics.jsonl as a
     // resume rewrites it (train_model clears those of last.ckpt and best.ckpt).
@@ -280,7 +281,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let metrics_path = args.out.join("metrics.jsonl");
     let (resume, mut metrics) = if args.resume {
         let path = args.out.join("last.ckpt");
-        let ckpt = load_resumable(&path, &model_config, &data.src_vocab, &data.tgt_vocab)?;
+        let ckpt = load_resumable(&path, &model_config, &config, &data.src_vocab, &data.tgt_vocab)?;
         out.note(&format!("resuming from {} after round {}", path.display(), ckpt.epoch));
         let metrics = MetricsLog::resume(metrics_path, &ckpt.config.train_losses, &ckpt.config.val_losses)?;
         (Some(ckpt), metrics)
@@ -323,7 +324,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     })?;
     let train_seconds = trained.seconds;
     // The best round's weights, saved with the tokenizer for `lingo translate`.
-    let best: Checkpoint<lingo::nn::TrainedModel> = Checkpoint::load(args.out.join("best.ckpt"))?;
+    let best = load_own(&args.out.join("best.ckpt"), trained.run_id)?;
     best.restore(&mut model)?;
     let best_loss = best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN);
     out.note(&format!("best round {} (validation loss {best_loss:.4})", best.config.best_epoch));
@@ -332,7 +333,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     if args.average > 1 {
         let last = trained.val_losses.len() as u64;
         let rounds = last.saturating_sub(args.average as u64 - 1).max(1)..=last;
-        let dicts = rounds.clone().map(|r| Checkpoint::<lingo::nn::TrainedModel>::load(spec.epoch_path(r)).map(|c| c.params)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let dicts = rounds.clone().map(|r| load_own(&spec.epoch_path(r), trained.run_id).map(|c| c.params)).collect::<std::result::Result<Vec<_>, _>>()?;
         let averaged = Seq2Seq::from_state_dict(&model_config, &StateDict::average(&dicts)?)?;
         let loss = evaluate(&averaged, &config.validation_batches(&data.valid)?, args.label_smoothing)?;
         out.note(&format!("average of rounds {}-{}: validation loss {loss:.4}", rounds.start(), rounds.end()));
@@ -380,6 +381,41 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         "beam": args.beam,
     }));
     Ok(())
+}
+
+/// The flags that shape what `lingo train` computes, by flag, and a
+/// fingerprint of the training pairs: a resume must bring the same (stored
+/// in every checkpoint, compared by [`load_resumable`]).
+fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, String)> {
+    let flags: [(&str, String); 22] = [
+        ("--seed", seed.to_string()),
+        ("--split-seed", args.split_seed.unwrap_or(seed).to_string()),
+        ("--lenient", args.lenient.to_string()),
+        ("--max-len", args.max_len.to_string()),
+        ("--test-size", args.test_size.to_string()),
+        ("--valid-size", args.valid_size.to_string()),
+        ("--tokenizer", format!("{:?}", args.tokenizer).to_lowercase()),
+        ("--bpe-merges", args.bpe_merges.to_string()),
+        ("--vocab-size", args.vocab_size.to_string()),
+        ("--attention", args.attention.to_string()),
+        ("--emb", args.emb.to_string()),
+        ("--hidden", args.hidden.to_string()),
+        ("--bidirectional", args.bidirectional.to_string()),
+        ("--dropout", args.dropout.to_string()),
+        ("--batch-size", args.batch_size.to_string()),
+        ("--batch-tokens", args.batch_tokens.map_or("none".into(), |n| n.to_string())),
+        ("--shards", args.shards.to_string()),
+        ("--lr", args.lr.to_string()),
+        ("--warmup", args.warmup.to_string()),
+        ("--decay", format!("{:?}", args.decay).to_lowercase()),
+        ("--label-smoothing", args.label_smoothing.to_string()),
+        ("--round-size", args.round_size.to_string()),
+    ];
+    let mut settings: Vec<(String, String)> = flags.into_iter().map(|(flag, value)| (flag.to_string(), value)).collect();
+    // The same flags on an edited corpus give other pairs.
+    let ids: Vec<u8> = train.iter().flat_map(|e| e.src.iter().chain([&usize::MAX]).chain(&e.tgt)).flat_map(|&id| (id as u64).to_le_bytes()).collect();
+    settings.push(("--data".into(), format!("{} training pairs, fingerprint {:016x}", train.len(), lingo::nn::fnv1a64(&ids))));
+    settings
 }
 
 /// `--warmup` and `--decay` as a schedule; the cosine ends at step

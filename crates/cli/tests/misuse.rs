@@ -24,9 +24,15 @@ fn workdir() -> tempfile::TempDir {
     dir
 }
 
-/// `lingo train` (TRAIN and `extra`) in `dir`.
+/// `lingo train` in `dir`: TRAIN with the flags of `extra` instead of its own.
 fn train(dir: &Path, extra: &[&str]) -> Command {
-    let mut command = lingo_command(dir, TRAIN);
+    let mut args = vec![TRAIN[0]];
+    for pair in TRAIN[1..].chunks(2) {
+        if !extra.contains(&pair[0]) {
+            args.extend(pair);
+        }
+    }
+    let mut command = lingo_command(dir, &args);
     command.args(extra);
     command
 }
@@ -69,4 +75,25 @@ fn translating_into_a_closed_pipe_exits_quietly() {
     let out = with_stdout_closed(translate);
     assert!(out.status.success(), "{:?}", out.status);
     assert_eq!(stderr(&out), "");
+}
+
+/// The last JSON line of a run that succeeded.
+fn final_json(out: &std::process::Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", stderr(out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().expect("a JSON line")).unwrap()
+}
+
+#[test]
+fn resuming_with_a_changed_setting_names_it() {
+    let dir = workdir();
+    assert!(train(dir.path(), &[]).output().unwrap().status.success());
+    for (flag, value, saved) in [("--lr", "0.01", "0.003"), ("--batch-size", "4", "8"), ("--label-smoothing", "0.2", "0.1"), ("--shards", "1", "2"), ("--round-size", "4", "8"), ("--seed", "5", "0")] {
+        let out = train(dir.path(), &["--resume", flag, value]).output().unwrap();
+        common::assert_one_line_error(&out, &format!("run/last.ckpt: not from this run: {flag} {saved} (saved) vs {value} (this run)"));
+    }
+    let mut corpus = std::fs::read_to_string(dir.path().join("numbers.tsv")).unwrap();
+    corpus = corpus.replacen("one one.\tuno uno.", "one one.\tuno.", 1);
+    std::fs::write(dir.path().join("numbers.tsv"), corpus).unwrap();
+    common::assert_one_line_error(&train(dir.path(), &["--resume"]).output().unwrap(), "not from this run: --data 28 training pairs, fingerprint");
 }

@@ -1,7 +1,7 @@
 //! Checkpoints: everything needed to resume training or to translate,
 //! in one checksummed file written atomically.
 //!
-//! # File format (version 1)
+//! # File format (version 2)
 //!
 //! | bytes | content |
 //! |---|---|
@@ -10,6 +10,10 @@
 //! | 12..20 | payload length `n`, `u64` little-endian |
 //! | 20..28 | FNV-1a 64 checksum of the payload, `u64` little-endian |
 //! | 28..28+n | payload: the [`Checkpoint`], bincode 2 (standard config) via serde |
+//!
+//! Version 2 added the run's identity and settings to training checkpoints
+//! ([`TrainedModel`](crate::TrainedModel)); version 1 files are refused
+//! with [`CheckpointProblem::Version`].
 //!
 //! Reading checks, in order: the magic (a foreign file), the version, the
 //! length (a truncated file, or trailing bytes), the checksum (a corrupt
@@ -51,7 +55,7 @@ use crate::state_dict::StateDict;
 pub const MAGIC: &[u8; 8] = b"LINGOCKP";
 
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Magic, version, payload length, checksum.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8;

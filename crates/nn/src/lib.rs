@@ -160,5 +160,5 @@ pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Step};
 pub use state_dict::{NamedTensor, StateDict};
 pub use train::{
-    CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate, load_resumable, train_model, train_model_with,
+    CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate, load_own, load_resumable, train_model, train_model_with,
 };

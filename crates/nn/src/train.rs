@@ -143,6 +143,11 @@ pub struct TrainConfig {
     /// Results depend on this number (the sums are grouped differently), not
     /// on how many threads run the shards.
     pub shards: usize,
+    /// Settings of the caller that shape the result besides these (the
+    /// data's, say, or the flags of a command line, by the names its user
+    /// knows), as `(name, value)`. Stored in every checkpoint with
+    /// [`TrainConfig::settings`]; a resume must bring the same.
+    pub extra_settings: Vec<(String, String)>,
 }
 
 impl TrainConfig {
@@ -170,7 +175,33 @@ impl TrainConfig {
             progress: Progress::Auto,
             shards: 1,
             epoch_size: None,
+            extra_settings: Vec::new(),
         }
+    }
+
+    /// The settings that change what training computes, by field name, as
+    /// text: what a resume must repeat. `epochs`, `time_budget`,
+    /// `checkpoints` and `progress` say where to stop or what to show, and
+    /// may change (a cosine schedule's end is part of `schedule`).
+    ///
+    /// ```
+    /// let c = lingo_nn::TrainConfig::new(16, 5e-3);
+    /// assert!(c.settings().contains(&("lr".to_string(), "0.005".to_string())));
+    /// ```
+    pub fn settings(&self) -> Vec<(String, String)> {
+        let fields: [(&str, String); 10] = [
+            ("batching", format!("{:?}", self.batching)),
+            ("algorithm", format!("{:?}", self.algorithm)),
+            ("lr", self.lr.to_string()),
+            ("schedule", format!("{:?}", self.schedule)),
+            ("max_grad_norm", format!("{:?}", self.max_grad_norm)),
+            ("label_smoothing", self.label_smoothing.to_string()),
+            ("patience", format!("{:?}", self.patience)),
+            ("seed", self.seed.to_string()),
+            ("epoch_size", format!("{:?}", self.epoch_size)),
+            ("shards", self.shards.to_string()),
+        ];
+        fields.into_iter().map(|(name, value)| (name.to_string(), value)).collect()
     }
 
     /// Optimizer steps from the start to the end of `epoch` on `train`:
@@ -223,6 +254,35 @@ pub struct TrainedModel {
     pub val_losses: Vec<f32>,
     /// The epoch (1-based) with the lowest validation loss so far.
     pub best_epoch: usize,
+    /// The run that wrote it: drawn when a run starts, kept through resumes,
+    /// so a run never mistakes another's checkpoint for its own ([`load_own`]).
+    pub run_id: u64,
+    /// [`TrainConfig::extra_settings`] of the run.
+    pub extra_settings: Vec<(String, String)>,
+    /// [`TrainConfig::settings`] of the run.
+    pub settings: Vec<(String, String)>,
+}
+
+impl TrainedModel {
+    /// A run's record before its first epoch: the model configuration, no
+    /// losses, and the run's identity and settings.
+    ///
+    /// ```
+    /// let config = lingo_nn::Seq2SeqConfig::new(9, 9);
+    /// let run = lingo_nn::TrainedModel::start(config, &lingo_nn::TrainConfig::new(1, 1e-3), 7);
+    /// assert_eq!((run.run_id, run.best_epoch), (7, 0));
+    /// ```
+    pub fn start(model: Seq2SeqConfig, config: &TrainConfig, run_id: u64) -> TrainedModel {
+        TrainedModel {
+            model,
+            train_losses: Vec::new(),
+            val_losses: Vec::new(),
+            best_epoch: 0,
+            run_id,
+            extra_settings: config.extra_settings.clone(),
+            settings: config.settings(),
+        }
+    }
 }
 
 /// What [`train_model`] returns.
@@ -240,16 +300,21 @@ pub struct TrainResult {
     pub steps: u64,
     /// Wall-clock seconds of this call.
     pub seconds: f64,
+    /// The run's identity in its checkpoints ([`TrainedModel::run_id`]).
+    pub run_id: u64,
 }
 
 /// Loads the checkpoint at `path` (a `last.ckpt` written by [`train_model`])
-/// to resume a run whose model is `config` and whose vocabularies are
-/// `src_vocab` and `tgt_vocab`. Besides [`Checkpoint::load`]'s checks, the
-/// checkpoint must be consistent ([`Seq2Seq::from_checkpoint`]), hold the
-/// optimizer's state, and have been written by a run with the same model
-/// configuration and vocabularies; otherwise the error names `path` and,
-/// with [`CheckpointProblem::OtherRun`],
-/// what differs.
+/// to resume a run whose model is `model`, whose training settings are
+/// `config` and whose vocabularies are `src_vocab` and `tgt_vocab`. Besides
+/// [`Checkpoint::load`]'s checks, the checkpoint must be consistent
+/// ([`Seq2Seq::from_checkpoint`]), hold the optimizer's state, and have been
+/// written by a run with the same settings, model and vocabularies;
+/// otherwise the error names `path` and, with
+/// [`CheckpointProblem::OtherRun`], every difference: the caller's
+/// [`TrainConfig::extra_settings`] first (when any of them differ, only
+/// those, as they name what the caller's user typed), then
+/// [`TrainConfig::settings`], then the model's configuration.
 ///
 /// ```
 /// use lingo_data::{DigitOp, DigitTask, Task};
@@ -268,17 +333,26 @@ pub struct TrainResult {
 /// train_model(&mut model, &train, &val, &settings, None).unwrap();
 ///
 /// let path = dir.join("last.ckpt");
-/// assert_eq!(load_resumable(&path, &config, &src, &tgt).unwrap().epoch, 1);
-/// let bigger = Seq2SeqConfig { hidden_dim: 16, ..config };
-/// let err = load_resumable(&path, &bigger, &src, &tgt).unwrap_err().to_string();
+/// assert_eq!(load_resumable(&path, &config, &settings, &src, &tgt).unwrap().epoch, 1);
+/// let bigger = Seq2SeqConfig { hidden_dim: 16, ..config.clone() };
+/// let err = load_resumable(&path, &bigger, &settings, &src, &tgt).unwrap_err().to_string();
 /// assert!(err.contains("last.ckpt: not from this run: hidden_dim 8 (saved) vs 16 (this run)"), "{err}");
+/// let faster = TrainConfig { lr: 0.1, ..settings.clone() };
+/// let err = load_resumable(&path, &config, &faster, &src, &tgt).unwrap_err().to_string();
+/// assert!(err.contains("not from this run: lr 0.01 (saved) vs 0.1 (this run)"), "{err}");
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn load_resumable(path: &Path, config: &Seq2SeqConfig, src_vocab: &Vocab, tgt_vocab: &Vocab) -> Result<Checkpoint<TrainedModel>> {
+pub fn load_resumable(path: &Path, model: &Seq2SeqConfig, config: &TrainConfig, src_vocab: &Vocab, tgt_vocab: &Vocab) -> Result<Checkpoint<TrainedModel>> {
     let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(path)?;
     Seq2Seq::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
     let other_run = |reason: String| Err(checkpoint_problem(path, CheckpointProblem::OtherRun(reason)));
-    let differences = config_differences(&ckpt.config.model, config);
+    let mut differences = setting_differences(&ckpt.config.extra_settings, &config.extra_settings);
+    if differences.is_empty() {
+        differences = setting_differences(&ckpt.config.settings, &config.settings());
+    }
+    if differences.is_empty() {
+        differences = config_differences(&ckpt.config.model, model);
+    }
     if !differences.is_empty() {
         return other_run(differences.join(", "));
     }
@@ -291,6 +365,53 @@ pub fn load_resumable(path: &Path, config: &Seq2SeqConfig, src_vocab: &Vocab, tg
         return other_run("it holds no optimizer state (not written by a training run)".into());
     }
     Ok(ckpt)
+}
+
+/// Loads a checkpoint the run `run_id` wrote ([`TrainResult::run_id`]):
+/// one written by another run (two runs sharing a directory, or a run left
+/// over from before) is a [`CheckpointProblem::OtherRun`] naming both runs.
+///
+/// ```
+/// use lingo_nn::{Checkpoint, TrainedModel, load_own};
+/// let path = std::env::temp_dir().join(format!("lingo-nn-own-{}.ckpt", std::process::id()));
+/// let run = TrainedModel::start(lingo_nn::Seq2SeqConfig::new(4, 4), &lingo_nn::TrainConfig::new(1, 1e-3), 0xabc);
+/// Checkpoint { config: run, params: Default::default(), optimizer: None, scheduler: None, epoch: 1, step: 1,
+///              src_vocab: Default::default(), tgt_vocab: Default::default() }.save(&path).unwrap();
+/// assert!(load_own(&path, 0xabc).is_ok());
+/// let err = load_own(&path, 0xdef).unwrap_err().to_string();
+/// assert!(err.ends_with("not from this run: written by run 0000000000000abc, this is run 0000000000000def"), "{err}");
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn load_own(path: &Path, run_id: u64) -> Result<Checkpoint<TrainedModel>> {
+    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(path)?;
+    if ckpt.config.run_id != run_id {
+        let reason = format!("written by run {:016x}, this is run {run_id:016x}", ckpt.config.run_id);
+        return Err(checkpoint_problem(path, CheckpointProblem::OtherRun(reason)));
+    }
+    Ok(ckpt)
+}
+
+/// A fresh run's identity: different for every process and call (it labels
+/// checkpoints and is never part of what training computes).
+fn fresh_run_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    hasher.finish()
+}
+
+/// `name saved (saved) vs ours (this run)` for every setting that differs
+/// (or that only one side has).
+fn setting_differences(saved: &[(String, String)], ours: &[(String, String)]) -> Vec<String> {
+    let find = |list: &[(String, String)], name: &str| list.iter().find(|(n, _)| n == name).map_or("(none)".to_string(), |(_, v)| v.clone());
+    let mut names: Vec<&str> = saved.iter().chain(ours).map(|(n, _)| n.as_str()).collect();
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(*n));
+    names.into_iter().filter_map(|name| {
+        let (a, b) = (find(saved, name), find(ours, name));
+        (a != b).then(|| format!("{name} {a} (saved) vs {b} (this run)"))
+    }).collect()
 }
 
 /// `field saved (saved) vs ours (this run)` for every field that differs.
@@ -532,8 +653,10 @@ fn train_loop<E: SeqPair>(
         }
     }
     let (mut first_epoch, mut step) = (1_u64, 0_u64);
-    let mut result = TrainResult { train_losses: vec![], val_losses: vec![], best_epoch: 0, best_checkpoint: None, steps: 0, seconds: 0.0 };
+    let mut run = TrainedModel::start(model.config().clone(), config, fresh_run_id());
+    let mut result = TrainResult { train_losses: vec![], val_losses: vec![], best_epoch: 0, best_checkpoint: None, steps: 0, seconds: 0.0, run_id: 0 };
     if let Some(ckpt) = resume {
+        run.run_id = ckpt.config.run_id;
         ckpt.restore(model)?;
         optimizer = ckpt.optimizer.clone().unwrap_or(optimizer);
         scheduler = ckpt.scheduler.clone().unwrap_or(scheduler);
@@ -598,12 +721,7 @@ fn train_loop<E: SeqPair>(
             since_best += 1;
         }
         if let Some(spec) = &config.checkpoints {
-            let run = TrainedModel {
-                model: model.config().clone(),
-                train_losses: result.train_losses.clone(),
-                val_losses: result.val_losses.clone(),
-                best_epoch: result.best_epoch,
-            };
+            let run = TrainedModel { train_losses: result.train_losses.clone(), val_losses: result.val_losses.clone(), best_epoch: result.best_epoch, ..run.clone() };
             let mut ckpt = Checkpoint::new(run, model, spec.src_vocab.clone(), spec.tgt_vocab.clone())?;
             (ckpt.epoch, ckpt.step) = (epoch, step);
             if spec.keep_epochs > 0 {
@@ -648,5 +766,6 @@ fn train_loop<E: SeqPair>(
     }
     result.steps = step;
     result.seconds = start.elapsed().as_secs_f64();
+    result.run_id = run.run_id;
     Ok(result)
 }

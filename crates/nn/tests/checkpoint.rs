@@ -10,7 +10,7 @@ use lingo_nn::{
 };
 use lingo_tensor::{Module, Param};
 use lingo_attention::Scorer;
-use lingo_nn::{Seq2Seq, Seq2SeqConfig, TrainedModel, load_resumable};
+use lingo_nn::{Seq2Seq, Seq2SeqConfig, TrainConfig, TrainedModel, load_resumable};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
@@ -284,7 +284,7 @@ fn saved_seq2seq(dir: &Path) -> (std::path::PathBuf, Seq2SeqConfig, Vocab, Vocab
     let (src, tgt) = (Vocab::from_tokens(["the", "cat"]), Vocab::from_tokens(["el", "gato", "sat"]));
     let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 6, attention: Some(Scorer::Additive), ..Seq2SeqConfig::new(src.len(), tgt.len()) };
     let model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(3)).unwrap();
-    let mut ckpt = Checkpoint::new(TrainedModel { model: config.clone(), train_losses: vec![], val_losses: vec![], best_epoch: 0 }, &model, src.clone(), tgt.clone()).unwrap();
+    let mut ckpt = Checkpoint::new(TrainedModel::start(config.clone(), &TrainConfig::new(1, 1e-3), 1), &model, src.clone(), tgt.clone()).unwrap();
     ckpt.optimizer = Some(Optimizer::new(Algorithm::adam(), 1e-3).unwrap());
     let path = dir.join("last.ckpt");
     ckpt.save(&path).unwrap();
@@ -334,15 +334,25 @@ fn a_model_config_that_disagrees_with_the_vocabularies_or_the_weights_is_rejecte
 fn resuming_needs_the_same_model_and_vocabularies() {
     let dir = tempfile::tempdir().unwrap();
     let (path, config, src, tgt) = saved_seq2seq(dir.path());
-    assert!(load_resumable(&path, &config, &src, &tgt).is_ok());
+    assert!(load_resumable(&path, &config, &TrainConfig::new(1, 1e-3), &src, &tgt).is_ok());
     let other_run = |config: &Seq2SeqConfig, src: &Vocab, tgt: &Vocab, words: &str| {
-        let err = load_resumable(&path, config, src, tgt).unwrap_err();
+        let err = load_resumable(&path, config, &TrainConfig::new(1, 1e-3), src, tgt).unwrap_err();
         assert!(matches!(problem_at(err, &path, words), CheckpointProblem::OtherRun(_)));
     };
     other_run(&Seq2SeqConfig { emb_dim: 5, dropout: 0.5, ..config.clone() }, &src, &tgt, "not from this run: emb_dim 4 (saved) vs 5 (this run), dropout 0.0 (saved) vs 0.5 (this run)");
     let (swapped, other_tgt) = (Vocab::from_tokens(["cat", "the"]), Vocab::from_tokens(["el", "gato", "perro"]));
     other_run(&config, &swapped, &tgt, "the source vocabulary differs from this run's (6 tokens saved, 6 in this run)");
     other_run(&config, &src, &other_tgt, "the target vocabulary differs");
+    // Training settings, and the caller's own, each named.
+    let model_config = config.clone();
+    let settings = |config: TrainConfig, words: &str| {
+        let err = load_resumable(&path, &model_config, &config, &src, &tgt).unwrap_err();
+        assert!(matches!(problem_at(err, &path, words), CheckpointProblem::OtherRun(_)));
+    };
+    settings(TrainConfig { shards: 3, ..TrainConfig::new(1, 1e-3) }, "not from this run: shards 1 (saved) vs 3 (this run)");
+    settings(TrainConfig { label_smoothing: 0.1, seed: 4, ..TrainConfig::new(1, 1e-3) }, "label_smoothing 0 (saved) vs 0.1 (this run), seed 0 (saved) vs 4 (this run)");
+    let flagged = TrainConfig { lr: 1.0, extra_settings: vec![("--lr".into(), "1".into())], ..TrainConfig::new(1, 1e-3) };
+    settings(flagged, "not from this run: --lr (none) (saved) vs 1 (this run)");
     // A checkpoint without optimizer state cannot continue training identically.
     let mut ckpt: Checkpoint<TrainedModel> = Checkpoint::load(&path).unwrap();
     ckpt.optimizer = None;
@@ -352,7 +362,7 @@ fn resuming_needs_the_same_model_and_vocabularies() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.truncate(bytes.len() / 2);
     std::fs::write(&path, &bytes).unwrap();
-    let err = load_resumable(&path, &config, &src, &tgt).unwrap_err();
+    let err = load_resumable(&path, &config, &TrainConfig::new(1, 1e-3), &src, &tgt).unwrap_err();
     assert!(matches!(problem_at(err, &path, "truncated"), CheckpointProblem::Truncated { .. }));
 }
 
