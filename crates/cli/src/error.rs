@@ -34,6 +34,15 @@ pub enum Error {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// The output directory cannot be used: a file, not writable, in use
+    /// by another run, or holding a finished run.
+    #[error("--out {}: {reason}", path.display())]
+    OutDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// Arguments that are each valid but do not fit together, or input
     /// that cannot be used (an empty sentence, a corpus too small to split).
     #[error("invalid {what}: {reason}")]

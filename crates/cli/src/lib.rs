@@ -49,6 +49,7 @@ mod error;
 mod measure;
 mod metrics;
 mod output;
+mod run_dir;
 mod sort_study;
 mod train;
 mod translate;
@@ -133,6 +134,13 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Train(args) => args.check(),
         Command::Translate(_) => Ok(()),
     }?;
+    // One run per output directory, claimed before any work and held to the end.
+    let _claimed = match &cli.command {
+        Command::Ablation(args) if !args.no_png => Some(run_dir::RunDir::claim(&args.out)?),
+        Command::SortStudy(args) if !args.no_png && !args.time_epochs => Some(run_dir::RunDir::claim(&args.out)?),
+        Command::Train(args) => Some(run_dir::RunDir::claim(&args.out)?),
+        _ => None,
+    };
     match &cli.command {
         Command::Ablation(args) => ablation::run(args, cli.seed, &out),
         Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),

@@ -133,6 +133,9 @@ pub struct TrainArgs {
     /// counts this process's time only)
     #[arg(long)]
     pub resume: bool,
+    /// Replace the run already in --out (its checkpoints, metrics and test output) instead of refusing to start
+    #[arg(long, conflicts_with = "resume")]
+    pub overwrite: bool,
     /// Also write the split and its tokens to --out/splits (for training another toolkit on the same pairs)
     #[arg(long)]
     pub export_splits: bool,
@@ -242,6 +245,11 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
 /// `metrics.jsonl` and redraws `loss.png` in `--out`.
 pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     args.check()?;
+    let previous = previous_run(&args.out);
+    if !args.resume && !previous.is_empty() && !args.overwrite {
+        let reason = format!("holds a run already ({}); pass --resume to continue it, --overwrite to replace it, or choose another --out", previous.join(", "));
+        return Err(Error::OutDir { path: args.out.clone(), reason });
+    }
     let data = prepare(args, seed, out)?;
     let model_config = Seq2SeqConfig {
         attention: args.attention.0,
@@ -265,7 +273,10 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.seed = seed;
     config.schedule = schedule(args, config.steps_through(&data.train, args.rounds)?);
     config.extra_settings = run_settings(args, seed, &data.train);
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
+    if args.overwrite {
+        // Only now, with the corpus read: a bad --data keeps the old run.
+        remove_run(&args.out)?;
+    }
     // Half-written files of killed runs: model.ckpt, and metrics.jsonl as a
     // resume rewrites it (train_model clears those of last.ckpt and best.ckpt).
     for name in ["model.ckpt", "metrics.jsonl"] {
@@ -381,6 +392,44 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         "beam": args.beam,
     }));
     Ok(())
+}
+
+/// The files of a `lingo train` run, besides the `epoch-<round>.ckpt` it keeps.
+const RUN_FILES: [&str; 6] = ["model.ckpt", "last.ckpt", "best.ckpt", "metrics.jsonl", "loss.png", "test.hyp.txt"];
+
+/// The checkpoints of an earlier run in `dir`, by name (none: a fresh directory).
+fn previous_run(dir: &Path) -> Vec<String> {
+    let mut found: Vec<String> = RUN_FILES[..3].iter().filter(|name| dir.join(name).is_file()).map(|name| name.to_string()).collect();
+    let epochs = std::fs::read_dir(dir).into_iter().flatten().flatten().filter(|e| is_epoch_file(&e.file_name().to_string_lossy())).count();
+    if epochs > 0 {
+        found.push(format!("{epochs} epoch-<round>.ckpt"));
+    }
+    found
+}
+
+/// `epoch-<round>.ckpt`, as [`CheckpointSpec::epoch_path`] names them.
+fn is_epoch_file(name: &str) -> bool {
+    name.strip_prefix("epoch-").and_then(|rest| rest.strip_suffix(".ckpt")).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `--overwrite`: deletes the earlier run's files in `dir` (and its `splits/`), nothing else.
+fn remove_run(dir: &Path) -> Result<()> {
+    let gone = |path: &Path, result: std::io::Result<()>| match result {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    };
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.flatten() {
+        let path = entry.path();
+        if is_epoch_file(&entry.file_name().to_string_lossy()) {
+            gone(&path, std::fs::remove_file(&path))?;
+        }
+    }
+    for name in RUN_FILES {
+        let path = dir.join(name);
+        gone(&path, std::fs::remove_file(&path))?;
+    }
+    let splits = dir.join("splits");
+    gone(&splits, std::fs::remove_dir_all(&splits))
 }
 
 /// The flags that shape what `lingo train` computes, by flag, and a

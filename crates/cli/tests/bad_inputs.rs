@@ -74,10 +74,14 @@ fn a_file_without_read_permission_is_one_line_error_even_when_tests_run_as_root(
     std::fs::copy(env!("CARGO_BIN_EXE_lingo"), &bin).unwrap();
     std::fs::write(&data, "hello.\thola.\n").unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // An --out that nobody may write, so the data is what fails.
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = Command::new(setpriv)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(&bin)
-        .args(["train", "--data", data.to_str().unwrap()])
+        .args(["train", "--data", data.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .current_dir(dir)
         .env_remove("RUST_BACKTRACE")
         .output()

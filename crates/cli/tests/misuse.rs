@@ -84,6 +84,50 @@ fn final_json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(text.lines().last().expect("a JSON line")).unwrap()
 }
 
+/// Sends `signal` to the process `pid` (with the system's `kill`).
+fn signal(pid: u32, signal: &str) {
+    assert!(Command::new("kill").args([signal, &pid.to_string()]).status().unwrap().success());
+}
+
+#[test]
+fn a_second_run_into_a_busy_directory_is_refused_and_the_first_is_unchanged() {
+    let (alone, shared) = (workdir(), workdir());
+    let expected = final_json(&train(alone.path(), &["--json"]).output().unwrap());
+    let mut first = train(shared.path(), &["--json"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Frozen once it holds the directory, so the second surely meets it running.
+    let lock = shared.path().join("run/.lingo.lock");
+    while std::fs::read_to_string(&lock).map_or(true, |pid| pid.trim() != first.id().to_string()) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    signal(first.id(), "-STOP");
+    let second = train(shared.path(), &["--json", "--lr", "0.01"]).output().unwrap();
+    signal(first.id(), "-CONT");
+    common::assert_one_line_error(&second, &format!("--out run: in use by lingo process {}", first.id()));
+    let first = first.wait_with_output().unwrap();
+    let got = final_json(&first);
+    for key in ["bleu", "chrf", "rounds", "best_round", "model", "pairs_seen"] {
+        assert_eq!(got[key], expected[key], "{key}");
+    }
+    let weights = |dir: &Path| lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.join("run/last.ckpt")).unwrap().params;
+    assert_eq!(weights(shared.path()), weights(alone.path()));
+}
+
+#[test]
+fn a_fresh_run_into_a_finished_one_is_refused_unless_told_to_overwrite() {
+    let dir = workdir();
+    assert!(train(dir.path(), &["--average", "2"]).output().unwrap().status.success());
+    let before = std::fs::read(dir.path().join("run/model.ckpt")).unwrap();
+    let again = train(dir.path(), &["--lr", "0.01"]).output().unwrap();
+    common::assert_one_line_error(&again, "--out run: holds a run already (model.ckpt, last.ckpt, best.ckpt, 2 epoch-<round>.ckpt); pass --resume to continue it, --overwrite to replace it");
+    assert_eq!(std::fs::read(dir.path().join("run/model.ckpt")).unwrap(), before, "the finished run was touched");
+    let both = train(dir.path(), &["--overwrite", "--resume"]).output().unwrap();
+    common::assert_one_line_error(&both, "--overwrite");
+    // Replaced: the old run's kept rounds go with it.
+    assert!(train(dir.path(), &["--lr", "0.01", "--overwrite"]).output().unwrap().status.success());
+    assert_ne!(std::fs::read(dir.path().join("run/model.ckpt")).unwrap(), before);
+    assert!(!dir.path().join("run/epoch-2.ckpt").exists());
+}
+
 #[test]
 fn resuming_with_a_changed_setting_names_it() {
     let dir = workdir();
@@ -96,4 +140,17 @@ fn resuming_with_a_changed_setting_names_it() {
     corpus = corpus.replacen("one one.\tuno uno.", "one one.\tuno.", 1);
     std::fs::write(dir.path().join("numbers.tsv"), corpus).unwrap();
     common::assert_one_line_error(&train(dir.path(), &["--resume"]).output().unwrap(), "not from this run: --data 28 training pairs, fingerprint");
+}
+
+#[test]
+fn an_out_that_cannot_be_used_is_refused_before_any_work() {
+    let dir = workdir();
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    let out = train(dir.path(), &["--out", "file"]).output().unwrap();
+    common::assert_one_line_error(&out, "--out file: is a file, not a directory");
+    let ablation = lingo_command(dir.path(), &["ablation", "--out", "file"]).output().unwrap();
+    common::assert_one_line_error(&ablation, "--out file: is a file, not a directory");
+    assert!(ablation.stdout.is_empty(), "it trained first");
+    let nowhere = train(dir.path(), &["--out", "/proc/lingo-run"]).output().unwrap();
+    common::assert_one_line_error(&nowhere, "--out /proc/lingo-run: cannot create it");
 }
