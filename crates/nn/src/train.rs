@@ -15,6 +15,8 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -148,6 +150,12 @@ pub struct TrainConfig {
     /// knows), as `(name, value)`. Stored in every checkpoint with
     /// [`TrainConfig::settings`]; a resume must bring the same.
     pub extra_settings: Vec<(String, String)>,
+    /// Asks training to stop: checked before every step, and once set,
+    /// training returns before the next one with [`TrainResult::interrupted`]
+    /// set. The epoch in progress is dropped (no checkpoint of it), so the
+    /// checkpoints are those of the epochs completed, and a resume redoes
+    /// the dropped one exactly. (A Ctrl-C handler sets it.)
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl TrainConfig {
@@ -176,6 +184,7 @@ impl TrainConfig {
             shards: 1,
             epoch_size: None,
             extra_settings: Vec::new(),
+            stop: None,
         }
     }
 
@@ -302,6 +311,9 @@ pub struct TrainResult {
     pub seconds: f64,
     /// The run's identity in its checkpoints ([`TrainedModel::run_id`]).
     pub run_id: u64,
+    /// Whether [`TrainConfig::stop`] ended training in an epoch, which was
+    /// then dropped.
+    pub interrupted: bool,
 }
 
 /// Loads the checkpoint at `path` (a `last.ckpt` written by [`train_model`])
@@ -654,7 +666,7 @@ fn train_loop<E: SeqPair>(
     }
     let (mut first_epoch, mut step) = (1_u64, 0_u64);
     let mut run = TrainedModel::start(model.config().clone(), config, fresh_run_id());
-    let mut result = TrainResult { train_losses: vec![], val_losses: vec![], best_epoch: 0, best_checkpoint: None, steps: 0, seconds: 0.0, run_id: 0 };
+    let mut result = TrainResult { train_losses: vec![], val_losses: vec![], best_epoch: 0, best_checkpoint: None, steps: 0, seconds: 0.0, run_id: 0, interrupted: false };
     if let Some(ckpt) = resume {
         run.run_id = ckpt.config.run_id;
         ckpt.restore(model)?;
@@ -682,7 +694,11 @@ fn train_loop<E: SeqPair>(
         let batches = config.batching.batches(epoch_slice(&slices, epoch), &mut rng)?;
         let bar = config.progress.bar(epoch, config.epochs, batches.len());
         let mut sum = 0.0_f64;
+        let stopped = || config.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed));
         for batch in &batches {
+            if stopped() {
+                break;
+            }
             step += 1;
             optimizer.set_lr(scheduler.step());
             // The graphs are gone once this returns, so parameters update in place.
@@ -699,6 +715,10 @@ fn train_loop<E: SeqPair>(
         }
         if let Some(bar) = bar {
             bar.finish_and_clear();
+        }
+        if stopped() {
+            result.interrupted = true;
+            break;
         }
         let train_loss = (sum / batches.len().max(1) as f64) as f32;
         let val_loss = evaluate(model, &val_batches, config.label_smoothing)?;

@@ -556,3 +556,32 @@ fn epochs_can_be_slices_of_the_data_and_a_hook_can_stop_training() {
     let err = lingo_nn::train_model_with(&mut model, &train, &val, &quiet(3), None, |_, _| Err::<lingo_nn::Next, Mine>(Mine::Enough)).unwrap_err();
     assert_eq!(err, Mine::Enough);
 }
+
+#[test]
+fn a_stop_request_drops_the_epoch_in_progress_and_a_resume_redoes_it() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(10);
+    let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
+    let config = tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau);
+    let dir = tempfile::tempdir().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let settings = TrainConfig { checkpoints: Some(checkpoints_in(&task, dir.path())), stop: Some(stop.clone()), ..quiet(4) };
+    let straight = train_model(&mut Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap(), &train, &val, &quiet(4), None).unwrap();
+    assert!(!straight.interrupted);
+
+    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(11)).unwrap();
+    // Asked to stop as epoch 2 ends: epoch 3 takes no step.
+    let stopped = train_model_with(&mut model, &train, &val, &settings, None, |report, _| {
+        stop.store(report.epoch == 2, std::sync::atomic::Ordering::Relaxed);
+        Ok::<_, lingo_nn::Error>(lingo_nn::Next::Continue)
+    })
+    .unwrap();
+    assert!(stopped.interrupted);
+    assert_eq!(stopped.val_losses, straight.val_losses[..2]);
+    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("last.ckpt")).unwrap();
+    assert_eq!(ckpt.epoch, 2);
+    stop.store(false, std::sync::atomic::Ordering::Relaxed);
+    let rest = train_model(&mut model, &train, &val, &settings, Some(&ckpt)).unwrap();
+    assert_eq!(rest.val_losses, straight.val_losses);
+    assert!(!rest.interrupted);
+}
