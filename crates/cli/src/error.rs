@@ -62,6 +62,10 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
+    /// Ctrl-C or SIGTERM stopped training; what was kept is in the message.
+    /// The binary exits with status 130, as for SIGINT.
+    #[error("interrupted {0}")]
+    Interrupted(String),
     /// The rayon thread pool could not be set up.
     #[error("--threads: {0}")]
     Threads(String),
@@ -90,7 +94,7 @@ impl Error {
     }
 
     /// The binary's exit status for this error: 2 for a usage error, as for
-    /// clap's, 1 for everything else.
+    /// clap's, 130 for an interruption, as for SIGINT, 1 for everything else.
     ///
     /// ```
     /// assert_eq!(lingo_cli::Error::invalid("sentence", "is empty").exit_code(), 1);
@@ -98,6 +102,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage { .. } => 2,
+            Error::Interrupted(_) => crate::interrupt::INTERRUPTED,
             _ => 1,
         }
     }

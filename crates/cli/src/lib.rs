@@ -46,6 +46,7 @@
 mod ablation;
 pub mod args;
 mod error;
+mod interrupt;
 mod measure;
 mod metrics;
 mod output;

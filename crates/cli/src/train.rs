@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::metrics::{MetricsLog, RoundMetrics};
 use crate::output::{Output, print_err};
 use crate::translate::{TextTokenizer, Translator, decode_batch_size, decode_batched, encode};
@@ -287,6 +288,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     }
     let start = Instant::now();
     config.progress = Progress::Bar; // the round lines are printed below, with the time
+    config.stop = Some(interrupt::stop_flag()?);
     let spec = CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone(), keep_epochs: if args.average > 1 { args.average } else { 0 } };
     config.checkpoints = Some(spec.clone());
     let metrics_path = args.out.join("metrics.jsonl");
@@ -334,12 +336,26 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         Ok::<_, Error>(Next::EndAt((r.epoch..=args.rounds).take_while(|&end| pairs(end) * per_pair <= budget).last().unwrap_or(r.epoch)))
     })?;
     let train_seconds = trained.seconds;
+    let completed = trained.val_losses.len();
+    // Interrupted: nothing new (no average, no test set), only what is kept.
+    let interrupted = trained.interrupted || interrupt::requested();
+    if interrupted && trained.best_epoch == 0 {
+        return Err(Error::Interrupted(format!("before round {} ended: no round to keep, no model.ckpt written", completed + 1)));
+    }
     // The best round's weights, saved with the tokenizer for `lingo translate`.
     let best = load_own(&args.out.join("best.ckpt"), trained.run_id)?;
     best.restore(&mut model)?;
     let best_loss = best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN);
     out.note(&format!("best round {} (validation loss {best_loss:.4})", best.config.best_epoch));
     let mut chosen = format!("round {}", best.config.best_epoch);
+    let translator = Translator { model: model_config.clone(), tokenizer: data.tokenizer.clone() };
+    let path = args.out.join("model.ckpt");
+    let save = |model: &Seq2Seq| Checkpoint::new(translator.clone(), model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path);
+    if interrupted {
+        save(&model)?;
+        let kept = format!("wrote {} ({chosen}, validation loss {best_loss:.4})", path.display());
+        return Err(Error::Interrupted(format!("in round {}: {kept}; --resume continues after round {completed}", completed + 1)));
+    }
     let mut average_loss = None;
     if args.average > 1 {
         let last = trained.val_losses.len() as u64;
@@ -354,10 +370,13 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
             chosen = format!("the average of rounds {}-{}", rounds.start(), rounds.end());
         }
     }
-    let translator = Translator { model: model_config, tokenizer: data.tokenizer.clone() };
-    let path = args.out.join("model.ckpt");
-    Checkpoint::new(translator, &model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path)?;
+    save(&model)?;
+    interrupt::training_done();
     out.note(&format!("wrote {} ({chosen})", path.display()));
+    if interrupt::requested() {
+        // Stopped while the average was scored: the model is whole, the test set not begun.
+        return Err(Error::Interrupted(format!("after round {completed}: wrote {} ({chosen}); the test set was not scored", path.display())));
+    }
 
     let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
     let decoding = Instant::now();

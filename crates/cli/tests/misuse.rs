@@ -154,3 +154,59 @@ fn an_out_that_cannot_be_used_is_refused_before_any_work() {
     let nowhere = train(dir.path(), &["--out", "/proc/lingo-run"]).output().unwrap();
     common::assert_one_line_error(&nowhere, "--out /proc/lingo-run: cannot create it");
 }
+
+/// Starts a long run in `dir` and waits until its first round is on disk.
+fn started_run(dir: &Path) -> std::process::Child {
+    let mut child = train(dir, &["--rounds", "2000", "--average", "3"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let metrics = dir.join("run/metrics.jsonl");
+    while std::fs::read_to_string(&metrics).map_or(true, |m| m.lines().count() < 2) {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended by itself");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child
+}
+
+#[test]
+fn sigint_and_sigterm_keep_the_best_round_as_a_model_that_translates() {
+    for sig in ["-INT", "-TERM"] {
+        let dir = workdir();
+        let child = started_run(dir.path());
+        signal(child.id(), sig);
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(130), "{sig}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert!(lines[0].starts_with("interrupted: stopping before the next step"), "{sig}: {err}");
+        assert!(lines[1].starts_with("error: interrupted in round ") && lines[1].contains("wrote run/model.ckpt (round "), "{sig}: {err}");
+        assert!(lines[1].contains("--resume continues after round"), "{sig}: {err}");
+        let translated = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
+        assert!(translated.status.success(), "{}", stderr(&translated));
+        // The dropped round is redone by a resume.
+        let last = lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.path().join("run/last.ckpt")).unwrap();
+        assert!(lines[1].ends_with(&format!("after round {}", last.epoch)), "{sig}: {err}");
+    }
+}
+
+#[test]
+fn a_second_sigint_quits_at_once_with_whole_files() {
+    use std::io::BufRead;
+    let dir = workdir();
+    let mut child = started_run(dir.path());
+    signal(child.id(), "-INT");
+    // Once the first is taken (signals sent together merge into one), the second.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.starts_with("interrupted: stopping before the next step"), "{first}");
+    signal(child.id(), "-INT");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{rest}");
+    // It quits at once, unless the first had already written model.ckpt and ended.
+    assert!(rest.starts_with("interrupted: quitting now") || rest.starts_with("error: interrupted in round"), "{rest}");
+    lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.path().join("run/last.ckpt")).unwrap();
+    if dir.path().join("run/model.ckpt").exists() {
+        let translated = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
+        assert!(translated.status.success(), "{}", stderr(&translated));
+    }
+}
