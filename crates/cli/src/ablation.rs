@@ -16,7 +16,8 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
+use crate::args::{AttentionChoice, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, at_most, check_heads, dimension, positive_real, unit_fraction};
+use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::{Output, example_tokens};
 
@@ -27,22 +28,22 @@ pub struct AblationArgs {
     #[arg(long, value_delimiter = ',', default_value = "none,dot,additive")]
     pub configs: Vec<AttentionChoice>,
     /// Training pairs
-    #[arg(long, default_value = "3000", value_parser = positive)]
+    #[arg(long, default_value = "3000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub train_size: usize,
     /// Validation pairs
-    #[arg(long, default_value = "300", value_parser = positive)]
+    #[arg(long, default_value = "300", value_parser = at_most::<MAX_EXAMPLES>)]
     pub val_size: usize,
     /// Fewest words per sentence
-    #[arg(long, default_value = "3", value_parser = positive)]
+    #[arg(long, default_value = "3", value_parser = at_most::<MAX_LENGTH>)]
     pub min_words: usize,
     /// Most words per sentence
-    #[arg(long, default_value = "6", value_parser = positive)]
+    #[arg(long, default_value = "6", value_parser = at_most::<MAX_LENGTH>)]
     pub max_words: usize,
     /// Epochs per configuration
-    #[arg(long, default_value = "16", value_parser = positive)]
+    #[arg(long, default_value = "16", value_parser = at_most::<MAX_EPOCHS>)]
     pub epochs: usize,
     /// Sentences per batch
-    #[arg(long, default_value = "64", value_parser = positive)]
+    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
     pub batch_size: usize,
     /// Adam's learning rate
     #[arg(long, default_value = "5e-3", value_parser = positive_real, allow_hyphen_values = true)]
@@ -63,7 +64,7 @@ pub struct AblationArgs {
     #[arg(long, value_enum, default_value_t = InitChoice::XavierOrthogonal)]
     pub init: InitChoice,
     /// Sentences whose attention is scored against the known alignment
-    #[arg(long, default_value = "200", value_parser = positive)]
+    #[arg(long, default_value = "200", value_parser = at_most::<MAX_EXAMPLES>)]
     pub align_samples: usize,
     /// Directory for the PNG heatmaps and the loss chart
     #[arg(long, default_value = "target/lingo-out")]
@@ -106,7 +107,18 @@ impl AblationArgs {
         if self.max_words < self.min_words {
             return Err(Error::usage("--max-words", format!("must be at least --min-words ({}), got {}", self.min_words, self.max_words)));
         }
-        check_heads(&self.configs, self.hidden)
+        check_heads(&self.configs, self.hidden)?;
+        // Every configuration trains at once, each with its model and batches.
+        let task = LexiconReverse::new(&lingo::data::DEFAULT_LEXICON, self.min_words, self.max_words)?;
+        let config = Seq2SeqConfig { emb_dim: self.emb, hidden_dim: self.hidden, attn_dim: self.hidden, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+        let [model, batch] = budget::training_bytes(&config, self.batch_size, self.max_words).map(|b| b.saturating_mul(self.configs.len() as u64));
+        budget::fits(&[
+            ("--train-size", budget::example_bytes(self.train_size, self.max_words)),
+            ("--val-size", budget::example_bytes(self.val_size, self.max_words)),
+            ("--align-samples", budget::example_bytes(self.align_samples, self.max_words)),
+            ("--hidden", model),
+            ("--batch-size", batch),
+        ])
     }
 }
 

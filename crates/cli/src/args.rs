@@ -25,10 +25,42 @@ pub fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
-/// The largest embedding or hidden size the commands accept: far beyond
-/// anything that trains on one machine, but small enough that building the
-/// model cannot exhaust memory before the first step.
-pub const MAX_DIMENSION: usize = 8192;
+/// A count from 1 to `MAX`: every count flag has a bound, so no value can
+/// ask for more than a machine holds before the memory estimate
+/// ([`crate::budget`]) weighs the whole command.
+///
+/// ```
+/// use lingo_cli::args::at_most;
+/// assert_eq!(at_most::<10>("10"), Ok(10));
+/// assert_eq!(at_most::<10>("11").unwrap_err(), "must be at most 10, got 11");
+/// assert_eq!(at_most::<10>("0").unwrap_err(), "must be at least 1, got 0");
+/// ```
+pub fn at_most<const MAX: usize>(text: &str) -> Result<usize, String> {
+    match positive(text)? {
+        n if n > MAX => Err(format!("must be at most {MAX}, got {n}")),
+        n => Ok(n),
+    }
+}
+
+/// The largest embedding or hidden size ([`dimension`]): the recurrent
+/// weights' orthogonal initialisation is cubic in it.
+pub const MAX_DIMENSION: usize = 4096;
+/// The most tokens in a sequence (`--max-len`, `--max-words`, `--lengths`).
+pub const MAX_LENGTH: usize = 256;
+/// The widest beam.
+pub const MAX_BEAM: usize = 256;
+/// The most sentence pairs (or padded tokens) in a batch.
+pub const MAX_BATCH: usize = 65_536;
+/// The most epochs or rounds.
+pub const MAX_EPOCHS: usize = 100_000;
+/// The most generated or held-out examples; the memory estimate decides below it.
+pub const MAX_EXAMPLES: usize = 100_000_000;
+/// The most shards (row groups on their own threads) a batch is cut into.
+pub const MAX_SHARDS: usize = 256;
+/// The largest vocabulary, and the most BPE merges.
+pub const MAX_VOCAB: usize = 1_000_000;
+/// The most rounds averaged (each one's weights are in memory at once).
+pub const MAX_AVERAGE: usize = 100;
 
 /// A model size (embedding, hidden units): from 1 to [`MAX_DIMENSION`].
 ///
@@ -36,11 +68,26 @@ pub const MAX_DIMENSION: usize = 8192;
 /// use lingo_cli::args::dimension;
 /// assert_eq!(dimension("256"), Ok(256));
 /// assert_eq!(dimension("0").unwrap_err(), "must be at least 1, got 0");
-/// assert_eq!(dimension("100000").unwrap_err(), "must be at most 8192, got 100000");
+/// assert_eq!(dimension("100000").unwrap_err(), "must be at most 4096, got 100000");
 /// ```
 pub fn dimension(text: &str) -> Result<usize, String> {
+    at_most::<MAX_DIMENSION>(text)
+}
+
+/// A thread count: from 1 to four times the cores this machine has (more
+/// threads than that only wait on each other).
+///
+/// ```
+/// use lingo_cli::args::threads;
+/// let cores = std::thread::available_parallelism().unwrap().get();
+/// assert_eq!(threads("1"), Ok(1));
+/// assert!(threads(&(4 * cores).to_string()).is_ok());
+/// assert!(threads(&(4 * cores + 1).to_string()).unwrap_err().contains("cores"));
+/// ```
+pub fn threads(text: &str) -> Result<usize, String> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match positive(text)? {
-        n if n > MAX_DIMENSION => Err(format!("must be at most {MAX_DIMENSION}, got {n}")),
+        n if n > 4 * cores => Err(format!("must be at most {} (four times the {cores} cores here), got {n}", 4 * cores)),
         n => Ok(n),
     }
 }

@@ -45,6 +45,7 @@
 
 mod ablation;
 pub mod args;
+pub mod budget;
 mod error;
 mod interrupt;
 mod measure;
@@ -81,8 +82,8 @@ pub struct Cli {
     /// Seed of every random choice (data, initialisation, batch order)
     #[arg(long, global = true, default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads (rayon's pool; it also shares out large products; default: all cores)
-    #[arg(long, global = true, value_parser = args::positive)]
+    /// Worker threads (rayon's pool; it also shares out large products; default: all cores; at most four times the cores)
+    #[arg(long, global = true, value_parser = args::threads)]
     pub threads: Option<usize>,
     /// Print one JSON object per line instead of tables
     #[arg(long, global = true)]

@@ -27,7 +27,8 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use crate::args::{dimension, positive, positive_real, unit_fraction};
+use crate::args::{MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, dimension, positive_real, unit_fraction};
+use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{alignment_accuracy, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
@@ -36,28 +37,28 @@ use crate::output::{Output, example_tokens};
 #[derive(Args, Debug, Clone)]
 pub struct SortStudyArgs {
     /// Sequence lengths to train at (each trained with and without attention)
-    #[arg(long, value_delimiter = ',', default_value = "5,10", value_parser = positive)]
+    #[arg(long, value_delimiter = ',', default_value = "5,10", value_parser = at_most::<MAX_LENGTH>)]
     pub lengths: Vec<usize>,
-    /// Distinct digits (the vocabulary besides the specials), at most 8192
+    /// Distinct digits (the vocabulary besides the specials), at most 4096
     #[arg(long, default_value = "10", value_parser = dimension)]
     pub digits: usize,
     /// Training sequences per run
-    #[arg(long, default_value = "10000", value_parser = positive)]
+    #[arg(long, default_value = "10000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub train_size: usize,
     /// Validation sequences (loss and attention entropy after each epoch)
-    #[arg(long, default_value = "500", value_parser = positive)]
+    #[arg(long, default_value = "500", value_parser = at_most::<MAX_EXAMPLES>)]
     pub val_size: usize,
     /// Test sequences per measurement
-    #[arg(long, default_value = "1000", value_parser = positive)]
+    #[arg(long, default_value = "1000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub test_size: usize,
     /// Epochs per run
-    #[arg(long, default_value = "8", value_parser = positive)]
+    #[arg(long, default_value = "8", value_parser = at_most::<MAX_EPOCHS>)]
     pub epochs: usize,
     /// Sequences per batch
-    #[arg(long, default_value = "64", value_parser = positive)]
+    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
     pub batch_size: usize,
     /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
-    #[arg(long, default_value = "2", value_parser = positive)]
+    #[arg(long, default_value = "2", value_parser = at_most::<MAX_SHARDS>)]
     pub shards: usize,
     /// Adam's learning rate
     #[arg(long, default_value = "3e-3", value_parser = positive_real, allow_hyphen_values = true)]
@@ -69,7 +70,7 @@ pub struct SortStudyArgs {
     #[arg(long, default_value = "64", value_parser = dimension)]
     pub hidden: usize,
     /// How much longer than trained the test inputs get (comma-separated offsets)
-    #[arg(long, value_delimiter = ',', default_value = "1,2,5", value_parser = positive)]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,5", value_parser = at_most::<MAX_LENGTH>)]
     pub longer: Vec<usize>,
     /// The digit made rare in the rare-value run
     #[arg(long, default_value = "7")]
@@ -128,7 +129,18 @@ impl SortStudyArgs {
         if rare_run && self.rare_digit >= self.digits {
             return Err(Error::usage("--rare-digit", format!("must be below --digits ({}), got {}", self.digits, self.rare_digit)));
         }
-        Ok(())
+        // The lengths train one after the other: the longest decides.
+        let longest = self.lengths.iter().copied().max().unwrap_or(1);
+        let test_len = longest + self.longer.iter().copied().max().unwrap_or(0);
+        let task = DigitTask::new(DigitOp::Sort, self.digits, longest, longest)?;
+        let [model, batch] = budget::training_bytes(&model_config(self, &task, true), self.batch_size, longest);
+        budget::fits(&[
+            ("--train-size", budget::example_bytes(self.train_size, longest)),
+            ("--val-size", budget::example_bytes(self.val_size, longest)),
+            ("--test-size", budget::example_bytes(self.test_size, test_len).saturating_mul(4)),
+            ("--hidden", model),
+            ("--batch-size", batch),
+        ])
     }
 }
 

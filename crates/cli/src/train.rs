@@ -12,7 +12,8 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
-use crate::args::{AttentionChoice, check_heads, dimension, positive, positive_real, unit_fraction};
+use crate::args::{AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension, positive, positive_real, unit_fraction};
+use crate::budget;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::metrics::{MetricsLog, RoundMetrics};
@@ -55,22 +56,22 @@ pub struct TrainArgs {
     #[arg(long)]
     pub split_seed: Option<u64>,
     /// Keep pairs of at most this many word tokens per side
-    #[arg(long, default_value = "10", value_parser = positive)]
+    #[arg(long, default_value = "10", value_parser = at_most::<MAX_LENGTH>)]
     pub max_len: usize,
     /// Held-out test pairs (BLEU and chrF)
-    #[arg(long, default_value = "1000", value_parser = positive)]
+    #[arg(long, default_value = "1000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub test_size: usize,
     /// Validation pairs (loss after each round, best checkpoint)
-    #[arg(long, default_value = "1000", value_parser = positive)]
+    #[arg(long, default_value = "1000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub valid_size: usize,
     /// Word or BPE vocabulary (BPE: no <unk> in the output)
     #[arg(long, value_enum, default_value_t = TokenizerChoice::Bpe)]
     pub tokenizer: TokenizerChoice,
     /// BPE merges (with --tokenizer bpe)
-    #[arg(long, default_value = "8000", value_parser = positive)]
+    #[arg(long, default_value = "8000", value_parser = at_most::<MAX_VOCAB>)]
     pub bpe_merges: usize,
     /// Largest vocabulary per language, the four specials included
-    #[arg(long, default_value = "10000", value_parser = positive)]
+    #[arg(long, default_value = "10000", value_parser = at_most::<MAX_VOCAB>)]
     pub vocab_size: usize,
     /// Attention scorer, or none
     #[arg(long, default_value = "dot")]
@@ -88,13 +89,13 @@ pub struct TrainArgs {
     #[arg(long, default_value = "0", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub dropout: f32,
     /// Sentence pairs per batch
-    #[arg(long, default_value = "64", value_parser = positive)]
+    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
     pub batch_size: usize,
     /// Also cap each batch at this many padded tokens (rows × longest sentence), so batches of short sentences get more rows
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = at_most::<MAX_BATCH>)]
     pub batch_tokens: Option<usize>,
     /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
-    #[arg(long, default_value = "2", value_parser = positive)]
+    #[arg(long, default_value = "2", value_parser = at_most::<MAX_SHARDS>)]
     pub shards: usize,
     /// Adam's learning rate
     #[arg(long, default_value = "3e-3", value_parser = positive_real, allow_hyphen_values = true)]
@@ -109,10 +110,10 @@ pub struct TrainArgs {
     #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub label_smoothing: f32,
     /// Training pairs per round (validation and a checkpoint after each)
-    #[arg(long, default_value = "16000", value_parser = positive)]
+    #[arg(long, default_value = "16000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub round_size: usize,
     /// Most rounds
-    #[arg(long, default_value = "100", value_parser = positive)]
+    #[arg(long, default_value = "100", value_parser = at_most::<MAX_EPOCHS>)]
     pub rounds: usize,
     /// Seconds of training; no round starts that would end after it
     #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
@@ -120,10 +121,10 @@ pub struct TrainArgs {
     /// Average the weights of the last this-many rounds (kept in --out as
     /// epoch-<round>.ckpt), and keep the average instead of the best round
     /// when its validation loss is lower (1: the best round alone)
-    #[arg(long, default_value = "5", value_parser = positive)]
+    #[arg(long, default_value = "5", value_parser = at_most::<MAX_AVERAGE>)]
     pub average: usize,
     /// Beam size for the test set (1: greedy)
-    #[arg(long, default_value = "5", value_parser = positive)]
+    #[arg(long, default_value = "5", value_parser = at_most::<MAX_BEAM>)]
     pub beam: usize,
     /// Example translations to print
     #[arg(long, default_value = "5")]
@@ -161,7 +162,19 @@ impl TrainArgs {
         if self.bidirectional && self.attention.0 == Some(Scorer::Dot) {
             return Err(Error::usage("--attention", "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive"));
         }
-        check_heads(&[self.attention], self.hidden)
+        check_heads(&[self.attention], self.hidden)?;
+        // Before the corpus is read, its vocabularies are at most --vocab-size
+        // and its sentences (in subwords) at most about twice --max-len.
+        let config = Seq2SeqConfig { emb_dim: self.emb, hidden_dim: self.hidden, attn_dim: self.hidden, bidirectional: self.bidirectional, ..Seq2SeqConfig::new(self.vocab_size, self.vocab_size) };
+        let len = 2 * self.max_len;
+        let [model, batch] = budget::training_bytes(&config, self.batch_size, len);
+        let kept = budget::param_bound(&config).saturating_mul(4 * self.average as u64);
+        budget::fits(&[
+            ("--hidden", model),
+            ("--batch-size", batch),
+            ("--beam", budget::decoding_bytes(&config, decode_batch_size(self.beam) * self.beam, 3 * len + 5, len)),
+            ("--average", kept),
+        ])
     }
 }
 
@@ -272,7 +285,9 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.epoch_size = Some(args.round_size);
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
-    config.schedule = schedule(args, config.steps_through(&data.train, args.rounds)?);
+    // Only a cosine needs the plan of every round to its end (up to MAX_EPOCHS of them).
+    let total_steps = if args.decay == DecayChoice::Cosine { config.steps_through(&data.train, args.rounds)? } else { 0 };
+    config.schedule = schedule(args, total_steps);
     config.extra_settings = run_settings(args, seed, &data.train);
     if args.overwrite {
         // Only now, with the corpus read: a bad --data keeps the old run.

@@ -15,7 +15,8 @@ use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::args::positive;
+use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
+use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::Output;
 
@@ -32,13 +33,13 @@ pub struct TranslateArgs {
     #[arg(long, conflicts_with = "sentence")]
     pub input: Option<PathBuf>,
     /// Sentences decoded together when reading lines, similar lengths together [default: 256 / --beam]
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = at_most::<MAX_BATCH>)]
     pub batch_size: Option<usize>,
     /// Beam size (1: greedy)
-    #[arg(long, default_value = "5", value_parser = positive)]
+    #[arg(long, default_value = "5", value_parser = at_most::<MAX_BEAM>)]
     pub beam: usize,
     /// Most output tokens
-    #[arg(long, default_value = "30", value_parser = positive)]
+    #[arg(long, default_value = "30", value_parser = at_most::<MAX_LENGTH>)]
     pub max_len: usize,
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
@@ -165,6 +166,9 @@ pub(crate) fn load(path: &Path) -> Result<(Seq2Seq, Checkpoint<Translator>)> {
 /// line of a file or of standard input.
 pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     let (model, ckpt) = load(&args.checkpoint)?;
+    let rows = args.batch_size.unwrap_or_else(|| decode_batch_size(args.beam)).saturating_mul(args.beam);
+    let flag = if args.batch_size.is_some() { "--batch-size" } else { "--beam" };
+    budget::fits(&[(flag, budget::decoding_bytes(model.config(), rows, args.max_len, args::MAX_LENGTH))])?;
     match &args.sentence {
         Some(sentence) => translate_one(args, sentence, &model, &ckpt, out),
         None => translate_lines(args, &model, &ckpt, out),

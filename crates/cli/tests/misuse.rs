@@ -210,3 +210,67 @@ fn a_second_sigint_quits_at_once_with_whole_files() {
         assert!(translated.status.success(), "{}", stderr(&translated));
     }
 }
+
+/// Every bounded count flag: its largest value parses, one more is refused naming it.
+#[test]
+fn every_count_flag_has_a_bound_that_parses_and_one_past_it_that_does_not() {
+    use clap::Parser;
+    use lingo_cli::Cli;
+    use lingo_cli::args::*;
+    let cases: &[(&[&str], &str, usize)] = &[
+        (&["ablation"], "--train-size", MAX_EXAMPLES),
+        (&["ablation"], "--val-size", MAX_EXAMPLES),
+        (&["ablation"], "--align-samples", MAX_EXAMPLES),
+        (&["ablation"], "--max-words", MAX_LENGTH),
+        (&["ablation"], "--min-words", MAX_LENGTH),
+        (&["ablation"], "--epochs", MAX_EPOCHS),
+        (&["ablation"], "--batch-size", MAX_BATCH),
+        (&["ablation"], "--hidden", MAX_DIMENSION),
+        (&["ablation"], "--emb", MAX_DIMENSION),
+        (&["sort-study"], "--lengths", MAX_LENGTH),
+        (&["sort-study"], "--longer", MAX_LENGTH),
+        (&["sort-study"], "--train-size", MAX_EXAMPLES),
+        (&["sort-study"], "--test-size", MAX_EXAMPLES),
+        (&["sort-study"], "--shards", MAX_SHARDS),
+        (&["sort-study"], "--digits", MAX_DIMENSION),
+        (&["train", "--data", "x"], "--max-len", MAX_LENGTH),
+        (&["train", "--data", "x"], "--vocab-size", MAX_VOCAB),
+        (&["train", "--data", "x"], "--bpe-merges", MAX_VOCAB),
+        (&["train", "--data", "x"], "--rounds", MAX_EPOCHS),
+        (&["train", "--data", "x"], "--round-size", MAX_EXAMPLES),
+        (&["train", "--data", "x"], "--batch-tokens", MAX_BATCH),
+        (&["train", "--data", "x"], "--average", MAX_AVERAGE),
+        (&["train", "--data", "x"], "--beam", MAX_BEAM),
+        (&["translate", "--checkpoint", "x"], "--beam", MAX_BEAM),
+        (&["translate", "--checkpoint", "x"], "--batch-size", MAX_BATCH),
+        (&["translate", "--checkpoint", "x"], "--max-len", MAX_LENGTH),
+    ];
+    for &(command, flag, max) in cases {
+        let parse = |n: usize| Cli::try_parse_from(["lingo"].iter().chain(command).chain(&[flag, &n.to_string()]));
+        assert!(parse(max).is_ok(), "{flag} {max}");
+        let err = parse(max + 1).unwrap_err().to_string();
+        assert!(err.contains(flag) && err.contains(&format!("must be at most {max}")), "{err}");
+    }
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert!(Cli::try_parse_from(["lingo", "--threads", &(4 * cores).to_string(), "ablation"]).is_ok());
+    assert!(Cli::try_parse_from(["lingo", "--threads", &(4 * cores + 1).to_string(), "ablation"]).is_err());
+}
+
+#[test]
+fn a_command_too_big_for_the_memory_is_refused_before_any_work_naming_its_flag() {
+    let dir = workdir();
+    let small = ["--epochs", "1", "--val-size", "16", "--align-samples", "8", "--configs", "none", "--no-png", "--emb", "8", "--hidden", "8"];
+    let ablation = |extra: &[&str]| lingo_command(dir.path(), &[&["ablation"][..], &small, extra].concat()).env("LINGO_MEMORY_LIMIT", "256M").output().unwrap();
+    assert!(ablation(&["--train-size", "64"]).status.success());
+    let refused = ablation(&["--train-size", "1000000"]);
+    common::assert_one_line_error(&refused, "invalid --train-size: the command needs about 0.4 GB of memory");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(refused.stdout.is_empty(), "it trained first");
+    let wide = lingo_command(dir.path(), &["ablation", "--hidden", "2048", "--no-png"]).env("LINGO_MEMORY_LIMIT", "256M").output().unwrap();
+    common::assert_one_line_error(&wide, "invalid --hidden: the command needs about");
+    let sort = lingo_command(dir.path(), &["sort-study", "--no-png", "--train-size", "10000000"]).env("LINGO_MEMORY_LIMIT", "1G").output().unwrap();
+    common::assert_one_line_error(&sort, "invalid --train-size");
+    let big = train(dir.path(), &["--hidden", "2048", "--emb", "2048"]).env("LINGO_MEMORY_LIMIT", "1G").output().unwrap();
+    common::assert_one_line_error(&big, "invalid --hidden: the command needs about");
+    assert!(!dir.path().join("run").exists(), "it claimed --out first");
+}

@@ -1,0 +1,185 @@
+//! What a command will need in memory, estimated from its flags and
+//! weighed against what the machine has free, before any work.
+//!
+//! The estimates are upper bounds in round numbers, not accounts: they
+//! exist so that a flag set a thousand times too big is refused at once
+//! with its name, instead of aborting with an allocation failure after
+//! minutes, or swapping the machine to a halt.
+//!
+//! | part | bytes |
+//! |---|---|
+//! | model, training | `P · 4 · 5`: weights, gradients, Adam's two moments, a checkpoint being written |
+//! | batch, training | `B · T · (16·V + 32·G·H·d + 12·T)`: logits and their gradients, gate activations of both RNNs, attention weights |
+//! | decoding | `R · 16·V + R · L · 4·T`: a step's logits for `R` rows (sentences × beam), and each hypothesis's attention rows |
+//! | examples | `n · (2T + 8) · 8` per copy, two copies (the examples and their batches) |
+//!
+//! with `P` parameters ([`param_bound`]), batch size `B`, longest sequence
+//! `T`, target vocabulary `V`, `G` gates (4 LSTM, 3 GRU), hidden size `H`,
+//! `d` directions and `L` the output length. `LINGO_MEMORY_LIMIT` (bytes,
+//! or with a `K`, `M` or `G` suffix) replaces the machine's free memory.
+
+use lingo::nn::{RnnKind, Seq2SeqConfig};
+
+use crate::error::{Error, Result};
+
+/// The most parameters a model of `config` has: an upper bound, within a
+/// few percent for the usual shapes (the encoder's and decoder's
+/// embeddings and RNN layers, the attention and the output layers).
+///
+/// ```
+/// let config = lingo::nn::Seq2SeqConfig::new(1000, 1000);
+/// assert!(lingo_cli::budget::param_bound(&config) > 1000 * 64);
+/// ```
+pub fn param_bound(config: &Seq2SeqConfig) -> u64 {
+    let [vs, vt, e, h, layers, a] = [config.src_vocab, config.tgt_vocab, config.emb_dim, config.hidden_dim, config.num_layers.max(1), config.attn_dim].map(|n| n as u64);
+    let d = if config.bidirectional { 2 } else { 1 };
+    let g = match config.rnn {
+        RnnKind::Lstm => 4,
+        RnnKind::Gru => 3,
+    };
+    // One RNN layer: G·H·(inputs + H) weights and two G·H biases, per direction.
+    let rnn = |inputs: u64| g * h * (inputs + h + 2);
+    let encoder = vs * e + d * (rnn(e) + (layers - 1) * rnn(d * h));
+    // The decoder may also take the context (d·H) as input.
+    let decoder = vt * e + rnn(e + d * h) + (layers - 1) * rnn(h);
+    let attention = a * (h + d * h + 1) + 2 * d * h * h;
+    let output = (h + d * h) * h + h * vt + vt;
+    encoder + decoder + attention + output
+}
+
+/// Bytes to train `config` on batches of `batch` pairs of at most `len`
+/// tokens: `[model, batch]`, the parts that grow with the model and with the batch.
+///
+/// ```
+/// let config = lingo::nn::Seq2SeqConfig::new(100, 100);
+/// let [model, batch] = lingo_cli::budget::training_bytes(&config, 64, 12);
+/// assert!(model > 0 && batch > lingo_cli::budget::training_bytes(&config, 32, 12)[1]);
+/// ```
+pub fn training_bytes(config: &Seq2SeqConfig, batch: usize, len: usize) -> [u64; 2] {
+    let (b, t, v) = (batch as u64, len as u64 + 2, config.tgt_vocab as u64);
+    let gates = if config.rnn == RnnKind::Lstm { 4 } else { 3 } * config.hidden_dim as u64 * if config.bidirectional { 2 } else { 1 };
+    let model = param_bound(config).saturating_mul(20);
+    let activations = b.saturating_mul(t).saturating_mul((16 * v).saturating_add(32 * gates * config.num_layers.max(1) as u64).saturating_add(12 * t));
+    [model, activations]
+}
+
+/// Bytes to decode with `config` on `rows` rows of decoder state at once
+/// (sentences × beam), outputs of at most `out_len` tokens from sources of
+/// at most `src_len`.
+///
+/// ```
+/// let config = lingo::nn::Seq2SeqConfig::new(100, 100);
+/// assert!(lingo_cli::budget::decoding_bytes(&config, 1024, 30, 12) > lingo_cli::budget::decoding_bytes(&config, 5, 30, 12));
+/// ```
+pub fn decoding_bytes(config: &Seq2SeqConfig, rows: usize, out_len: usize, src_len: usize) -> u64 {
+    let rows = rows as u64;
+    let logits = rows.saturating_mul(16 * config.tgt_vocab as u64);
+    let attention = rows.saturating_mul(out_len as u64).saturating_mul(4 * (src_len as u64 + 2));
+    logits.saturating_add(attention).saturating_add(param_bound(config).saturating_mul(4))
+}
+
+/// Bytes of `n` examples of at most `len` tokens a side, with their batches.
+///
+/// ```
+/// assert_eq!(lingo_cli::budget::example_bytes(10, 6), 10 * (2 * 8 + 8) * 8 * 2);
+/// ```
+pub fn example_bytes(n: usize, len: usize) -> u64 {
+    (n as u64).saturating_mul(2 * (len as u64 + 2) + 8).saturating_mul(16)
+}
+
+/// Bytes this process may use: `LINGO_MEMORY_LIMIT` if set, else the
+/// machine's available memory (`MemAvailable` of `/proc/meminfo`); `None`
+/// where neither is known (then nothing is refused).
+///
+/// ```
+/// // Linux says; elsewhere it may not know.
+/// if cfg!(target_os = "linux") { assert!(lingo_cli::budget::available().unwrap() > 0); }
+/// ```
+pub fn available() -> Option<u64> {
+    if let Ok(text) = std::env::var("LINGO_MEMORY_LIMIT") {
+        return parse_bytes(&text);
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `123`, `64K`, `512M`, `2G` as bytes.
+fn parse_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().last()? {
+        (i, 'K' | 'k') => (&text[..i], 1 << 10),
+        (i, 'M' | 'm') => (&text[..i], 1 << 20),
+        (i, 'G' | 'g') => (&text[..i], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(unit)
+}
+
+/// Refuses a command whose parts, `(flag, bytes)`, add up to more than
+/// [`available`] memory, naming the flag of the largest part (see [`fits_in`]).
+///
+/// ```
+/// assert!(lingo_cli::budget::fits(&[("--train-size", 1 << 10)]).is_ok());
+/// ```
+pub fn fits(parts: &[(&'static str, u64)]) -> Result<()> {
+    fits_in(parts, available())
+}
+
+/// [`fits`] against `free` bytes (`None`: unknown, nothing refused).
+///
+/// ```
+/// use lingo_cli::budget::fits_in;
+/// assert!(fits_in(&[("--train-size", 1 << 20)], Some(1 << 30)).is_ok());
+/// let err = fits_in(&[("--train-size", 1 << 20), ("--hidden", 3 << 30)], Some(1 << 30)).unwrap_err();
+/// assert!(err.to_string().starts_with("invalid --hidden: the command needs about 3.2 GB of memory"), "{err}");
+/// ```
+pub fn fits_in(parts: &[(&'static str, u64)], free: Option<u64>) -> Result<()> {
+    let Some(free) = free else { return Ok(()) };
+    let need = parts.iter().fold(0_u64, |sum, &(_, bytes)| sum.saturating_add(bytes));
+    if need <= free {
+        return Ok(());
+    }
+    // The first of the largest parts: the one listed first is the likelier cause.
+    let (flag, _) = parts.iter().copied().fold(("--help", 0), |big, part| if part.1 > big.1 { part } else { big });
+    let gb = |bytes: u64| bytes as f64 / 1e9;
+    let shares: Vec<String> = parts.iter().filter(|(_, b)| *b as f64 >= need as f64 * 0.01).map(|(f, b)| format!("{f} {:.1} GB", gb(*b))).collect();
+    Err(Error::usage(flag, format!("the command needs about {:.1} GB of memory ({}), more than the {:.1} GB available; make it smaller", gb(need), shares.join(", "), gb(free))))
+}
+
+#[cfg(test)]
+mod tests {
+    use lingo::attention::Scorer;
+    use lingo::nn::{Placement, RnnKind, Seq2Seq, Seq2SeqConfig};
+    use lingo::tensor::Module;
+    use rand::SeedableRng;
+
+    use super::{param_bound, parse_bytes};
+
+    #[test]
+    fn the_parameter_bound_is_above_the_count_and_close_to_it() {
+        let base = Seq2SeqConfig { emb_dim: 24, hidden_dim: 32, attn_dim: 32, ..Seq2SeqConfig::new(300, 500) };
+        let configs = [
+            base.clone(),
+            Seq2SeqConfig { attention: None, ..base.clone() },
+            Seq2SeqConfig { attention: Some(Scorer::Additive), bidirectional: true, ..base.clone() },
+            Seq2SeqConfig { rnn: RnnKind::Gru, placement: Placement::Bahdanau, attention: Some(Scorer::Additive), bidirectional: true, ..base.clone() },
+            Seq2SeqConfig { num_layers: 2, ..base },
+        ];
+        for config in configs {
+            let model = Seq2Seq::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+            let count: usize = model.params().iter().map(|p| p.tensor().len()).sum();
+            let bound = param_bound(&config) as usize;
+            assert!(bound >= count && bound <= count + count / 2, "{config:?}: bound {bound}, count {count}");
+        }
+    }
+
+    #[test]
+    fn memory_limits_read_with_units() {
+        assert_eq!(parse_bytes("512"), Some(512));
+        assert_eq!(parse_bytes("64K"), Some(64 << 10));
+        assert_eq!(parse_bytes(" 2G "), Some(2 << 30));
+        assert_eq!(parse_bytes("lots"), None);
+    }
+}
