@@ -129,6 +129,9 @@ impl SortStudyArgs {
         if rare_run && self.rare_digit >= self.digits {
             return Err(Error::usage("--rare-digit", format!("must be below --digits ({}), got {}", self.digits, self.rare_digit)));
         }
+        if let Some(&len) = self.lengths.iter().find(|&&len| len < 2) {
+            return Err(Error::usage("--lengths", format!("must be at least 2 (one digit is sorted already, and the duplicates test needs two), got {len}")));
+        }
         // The lengths train one after the other: the longest decides.
         let longest = self.lengths.iter().copied().max().unwrap_or(1);
         let test_len = longest + self.longer.iter().copied().max().unwrap_or(0);

@@ -274,3 +274,9 @@ fn a_command_too_big_for_the_memory_is_refused_before_any_work_naming_its_flag()
     common::assert_one_line_error(&big, "invalid --hidden: the command needs about");
     assert!(!dir.path().join("run").exists(), "it claimed --out first");
 }
+
+#[test]
+fn sort_study_refuses_a_length_with_nothing_to_sort() {
+    let out = lingo_command(Path::new("."), &["sort-study", "--lengths", "1", "--no-png"]).output().unwrap();
+    common::assert_one_line_error(&out, "invalid --lengths: must be at least 2");
+}
