@@ -37,7 +37,7 @@
 //! ([`remove_stale_temp_files`]).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -172,8 +172,7 @@ impl<C: DeserializeOwned> Checkpoint<C> {
     /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Checkpoint<C>> {
         let path = path.as_ref();
-        let bytes = fs::read(path).map_err(|e| problem(path, CheckpointProblem::Io(e)))?;
-        Checkpoint::from_bytes(&bytes, path)
+        Checkpoint::from_bytes(&read_bounded(path)?, path)
     }
 
     /// Decodes the bytes of a checkpoint file; `path` only labels errors.
@@ -352,17 +351,27 @@ fn frame(payload: &[u8]) -> Vec<u8> {
 
 /// Checks the header of `bytes` and returns the payload.
 fn unframe<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
+    let stored = check_header(bytes, bytes.len() as u64, path)?;
+    let payload = &bytes[HEADER_LEN..];
+    check_payload(payload, stored, path)?;
+    Ok(payload)
+}
+
+/// Checks the magic, version and payload length of a file of `found` bytes
+/// that starts with `head` (its first [`HEADER_LEN`] bytes, or all of a
+/// shorter file); returns the stored checksum.
+fn check_header(head: &[u8], found: u64, path: &Path) -> Result<u64> {
     let fail = |p| Err(problem(path, p));
-    let found = bytes.len() as u64;
-    if !bytes.starts_with(MAGIC) && !MAGIC.starts_with(bytes) {
-        let head = &bytes[..bytes.len().min(MAGIC.len())];
-        return fail(CheckpointProblem::Magic { found: String::from_utf8_lossy(head).into_owned() });
+    let head = &head[..head.len().min(HEADER_LEN)];
+    if !head.starts_with(MAGIC) && !MAGIC.starts_with(head) {
+        let start = &head[..head.len().min(MAGIC.len())];
+        return fail(CheckpointProblem::Magic { found: String::from_utf8_lossy(start).into_owned() });
     }
-    if bytes.len() < HEADER_LEN {
+    if head.len() < HEADER_LEN {
         // The magic so far is right (or the file is shorter than it): cut short.
         return fail(CheckpointProblem::Truncated { found, needed: HEADER_LEN as u64, part: "header" });
     }
-    let word = |range: std::ops::Range<usize>| bytes[range].iter().rev().fold(0_u64, |acc, &b| (acc << 8) | u64::from(b));
+    let word = |range: std::ops::Range<usize>| head[range].iter().rev().fold(0_u64, |acc, &b| (acc << 8) | u64::from(b));
     let version = word(8..12) as u32;
     if version != FORMAT_VERSION {
         return fail(CheckpointProblem::Version { found: version, supported: FORMAT_VERSION });
@@ -375,12 +384,36 @@ fn unframe<'a>(bytes: &'a [u8], path: &Path) -> Result<&'a [u8]> {
     if available > len {
         return fail(CheckpointProblem::TrailingBytes { extra: available - len });
     }
-    let payload = &bytes[HEADER_LEN..];
+    Ok(stored)
+}
+
+/// Compares the payload's checksum with the `stored` one.
+fn check_payload(payload: &[u8], stored: u64, path: &Path) -> Result<()> {
     let computed = fnv1a64(payload);
     if computed != stored {
-        return fail(CheckpointProblem::Checksum { stored, computed });
+        return Err(problem(path, CheckpointProblem::Checksum { stored, computed }));
     }
-    Ok(payload)
+    Ok(())
+}
+
+/// The bytes of the checkpoint file at `path`, read no further than its
+/// header allows: the header first, checked against the file's size, then
+/// exactly the payload it declares. A device, pipe or directory is refused
+/// before a byte is read (its size says nothing, and `/dev/zero` never ends).
+fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    let io = |e| problem(path, CheckpointProblem::Io(e));
+    // Asked before opening: opening a pipe waits for a writer.
+    if !fs::metadata(path).map_err(io)?.is_file() {
+        return Err(problem(path, CheckpointProblem::NotAFile));
+    }
+    let mut file = File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    let mut bytes = Vec::with_capacity(HEADER_LEN);
+    (&mut file).take(HEADER_LEN as u64).read_to_end(&mut bytes).map_err(io)?;
+    check_header(&bytes, meta.len(), path)?;
+    // The size was checked against the declared length: read that, and no more.
+    (&mut file).take(meta.len() - HEADER_LEN as u64).read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
 }
 
 /// Shorthand for [`Error::Checkpoint`].

@@ -140,6 +140,9 @@ pub enum CheckpointProblem {
     /// Reading, writing, syncing or renaming failed.
     #[error("I/O error: {0}")]
     Io(#[source] std::io::Error),
+    /// The path is a device, a pipe or a directory, not a file.
+    #[error("not a regular file (a device, a pipe or a directory)")]
+    NotAFile,
     /// The file ends before the header or the payload it announces.
     #[error("truncated: {found} bytes, but the {part} needs {needed}")]
     Truncated {

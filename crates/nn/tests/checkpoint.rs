@@ -424,3 +424,19 @@ fn building_from_a_state_dict_names_what_is_missing_or_misshapen() {
     let err = Seq2Seq::from_state_dict(&config, &lingo_nn::StateDict::from_tensors(tensors)).err().unwrap();
     assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Shape { .. } } if *name == misshapen.name), "{err}");
 }
+
+#[test]
+fn devices_and_directories_are_refused_before_a_byte_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in [Path::new("/dev/zero"), dir.path()] {
+        let err = Checkpoint::<TrainedModel>::load(path).unwrap_err();
+        assert!(matches!(problem_at(err, path, "not a regular file"), CheckpointProblem::NotAFile));
+    }
+    // A regular file is read only as far as its header allows: a huge one
+    // with a foreign header is refused on its first bytes.
+    let big = dir.path().join("big.ckpt");
+    let file = std::fs::File::create(&big).unwrap();
+    file.set_len(1 << 40).unwrap(); // sparse: a terabyte of zeros, no disk used
+    let err = Checkpoint::<TrainedModel>::load(&big).unwrap_err();
+    assert!(matches!(problem_at(err, &big, "not a lingo checkpoint"), CheckpointProblem::Magic { .. }));
+}
