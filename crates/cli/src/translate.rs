@@ -3,7 +3,7 @@
 //! two commands share, the tokenizer and configuration stored in
 //! `model.ckpt` and batched decoding.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -287,14 +287,12 @@ fn written(e: std::io::Error) -> Result<()> {
 /// [`lingo::data::parse_lines`]: a line that is not text is an error naming
 /// the file and the line, before anything is translated.
 fn read_lines(path: &Path) -> Result<Vec<String>> {
-    let (bytes, name) = if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut bytes).map_err(|e| Error::io("standard input", e))?;
-        (bytes, PathBuf::from("standard input"))
-    } else {
-        (std::fs::read(path).map_err(|e| Error::io(path, e))?, path.to_path_buf())
-    };
-    Ok(lingo::data::parse_lines(&bytes, name, ReadOptions::default().max_line_bytes)?)
+    let max = ReadOptions::default().max_line_bytes;
+    if path == Path::new("-") {
+        return Ok(lingo::data::read_lines_from(std::io::stdin().lock(), Path::new("standard input"), max)?);
+    }
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    Ok(lingo::data::read_lines_from(std::io::BufReader::new(file), path, max)?)
 }
 
 #[cfg(test)]

@@ -280,3 +280,30 @@ fn sort_study_refuses_a_length_with_nothing_to_sort() {
     let out = lingo_command(Path::new("."), &["sort-study", "--lengths", "1", "--no-png"]).output().unwrap();
     common::assert_one_line_error(&out, "invalid --lengths: must be at least 2");
 }
+
+/// A FIFO at `path` with a writer pouring `/dev/zero` into it.
+fn zero_fifo(path: &Path) -> std::process::Child {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+    Command::new("sh").arg("-c").arg(format!("cat /dev/zero > '{}'", path.display())).stderr(Stdio::null()).spawn().unwrap()
+}
+
+#[test]
+fn endless_devices_and_pipes_are_refused_as_corpus_and_checkpoint() {
+    let dir = workdir();
+    for lenient in [false, true] {
+        let extra: &[&str] = if lenient { &["--data", "/dev/zero", "--lenient"] } else { &["--data", "/dev/zero"] };
+        common::assert_one_line_error(&train(dir.path(), extra).output().unwrap(), "/dev/zero:1: no line end in the first 1048576 bytes");
+    }
+    let fifo = dir.path().join("zeros.tsv");
+    let mut writer = zero_fifo(&fifo);
+    common::assert_one_line_error(&train(dir.path(), &["--data", "zeros.tsv"]).output().unwrap(), "zeros.tsv:1: no line end in the first 1048576 bytes");
+    let _ = writer.kill();
+    let _ = writer.wait();
+    for checkpoint in ["/dev/zero", "zeros.tsv"] {
+        let out = lingo_command(dir.path(), &["translate", "--checkpoint", checkpoint, "one."]).output().unwrap();
+        common::assert_one_line_error(&out, &format!("checkpoint {checkpoint}: not a regular file"));
+    }
+    assert!(train(dir.path(), &[]).output().unwrap().status.success());
+    let input = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "--input", "/dev/zero"]).output().unwrap();
+    common::assert_one_line_error(&input, "/dev/zero:1: no line end in the first 1048576 bytes");
+}

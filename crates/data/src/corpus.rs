@@ -6,7 +6,7 @@ use crate::{Example, Tokenizer, Vocab, Wrap};
 use rand::Rng;
 use rand::seq::SliceRandom;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One sentence pair: a source sentence and its translation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -49,6 +49,9 @@ pub struct Loaded {
     pub corpus: Corpus,
     /// The bad rows that lenient mode skipped (always empty in strict mode).
     pub skipped: Vec<SkippedRow>,
+    /// The 1-based lines that had more than two columns (the rest of such a
+    /// line is ignored: a note for the user, not an error).
+    pub extra_columns: Vec<usize>,
 }
 
 /// Shares of the data that go to validation and test; the rest is training.
@@ -101,8 +104,8 @@ impl Corpus {
     /// ```
     pub fn read_tsv(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Loaded> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-        Self::parse_tsv(&bytes, path, options)
+        let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        Self::read_tsv_from(std::io::BufReader::with_capacity(1 << 16, file), path, options)
     }
 
     /// Parses TSV bytes already in memory; `path` only labels the errors.
@@ -117,24 +120,40 @@ impl Corpus {
     /// assert_eq!((loaded.corpus.len(), loaded.skipped.len()), (1, 1));
     /// ```
     pub fn parse_tsv(bytes: &[u8], path: impl AsRef<Path>, options: &ReadOptions) -> Result<Loaded> {
-        let bytes = text_lines(bytes);
-        if bytes.is_empty() {
-            return Err(Error::Empty { path: PathBuf::from(path.as_ref()) });
-        }
+        Self::read_tsv_from(bytes, path.as_ref(), options)
+    }
+
+    /// [`Corpus::read_tsv`] of any reader (a file, a pipe, bytes in memory),
+    /// line by line: memory holds the pairs and one line, never the file, so
+    /// a device or pipe that never ends a line (`/dev/zero`) is refused
+    /// after [`MAX_LINE_SEARCH`] bytes, and a 2 GB file whose first line is
+    /// bad after that line.
+    ///
+    /// ```
+    /// use lingo_data::{Corpus, ReadOptions};
+    /// let zeros = std::io::BufReader::new(std::io::repeat(0));
+    /// let err = Corpus::read_tsv_from(zeros, "/dev/zero".as_ref(), &ReadOptions::default()).unwrap_err();
+    /// assert_eq!(err.to_string(), "/dev/zero:1: no line end in the first 1048576 bytes (not a text file, or a device that never ends a line)");
+    /// ```
+    pub fn read_tsv_from(reader: impl std::io::BufRead, path: &Path, options: &ReadOptions) -> Result<Loaded> {
         let mut loaded = Loaded::default();
-        // eng-spa has ~68 bytes per line; reserving avoids regrowing the Vec.
-        loaded.corpus.pairs.reserve(bytes.len() / 48);
-        for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            match parse_row(line, options.max_line_bytes) {
-                Ok(pair) => loaded.corpus.pairs.push(pair),
-                Err(problem) if options.lenient => {
-                    loaded.skipped.push(SkippedRow { line: index + 1, problem });
+        let mut any = false;
+        each_line(reader, path, options.max_line_bytes, |index, line| {
+            any = true;
+            match line.and_then(|line| parse_row(line, options.max_line_bytes)) {
+                Ok((pair, extra)) => {
+                    if extra {
+                        loaded.extra_columns.push(index + 1);
+                    }
+                    loaded.corpus.pairs.push(pair);
                 }
-                Err(problem) => {
-                    let path = PathBuf::from(path.as_ref());
-                    return Err(Error::Row { path, line: index + 1, problem });
-                }
+                Err(problem) if options.lenient => loaded.skipped.push(SkippedRow { line: index + 1, problem }),
+                Err(problem) => return Err(Error::Row { path: path.to_owned(), line: index + 1, problem }),
             }
+            Ok(())
+        })?;
+        if !any {
+            return Err(Error::Empty { path: path.to_owned() });
         }
         Ok(loaded)
     }
@@ -302,26 +321,92 @@ impl Corpus {
 /// assert_eq!(err.to_string(), "in.txt:2: invalid UTF-8 at byte 1 of the line");
 /// ```
 pub fn parse_lines(bytes: &[u8], path: impl AsRef<Path>, max_line_bytes: usize) -> Result<Vec<String>> {
-    let bytes = text_lines(bytes);
-    if bytes.is_empty() {
-        return Ok(Vec::new());
-    }
-    bytes
-        .split(|&b| b == b'\n')
-        .enumerate()
-        .map(|(index, line)| {
-            let text = checked_text(line, max_line_bytes).map_err(|problem| Error::Row { path: PathBuf::from(path.as_ref()), line: index + 1, problem })?;
-            Ok(text.to_owned())
-        })
-        .collect()
+    read_lines_from(bytes, path.as_ref(), max_line_bytes)
 }
 
-/// The lines of a text file, `\n`-separated, without a UTF-8 byte-order
-/// mark in front or the final newline (which ends the last line; it does
-/// not start an empty one).
-fn text_lines(bytes: &[u8]) -> &[u8] {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    bytes.strip_suffix(b"\n").unwrap_or(bytes)
+/// [`parse_lines`] of any reader, line by line (a file, standard input):
+/// memory holds the lines read and one more, so input that never ends a
+/// line is refused after [`MAX_LINE_SEARCH`] bytes.
+///
+/// ```
+/// let lines = lingo_data::read_lines_from(&b"Hi.\nGo.\n"[..], "in.txt".as_ref(), 4096).unwrap();
+/// assert_eq!(lines, ["Hi.", "Go."]);
+/// ```
+pub fn read_lines_from(reader: impl std::io::BufRead, path: &Path, max_line_bytes: usize) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    each_line(reader, path, max_line_bytes, |index, line| {
+        let text = line.and_then(|line| checked_text(line, max_line_bytes)).map_err(|problem| Error::Row { path: path.to_owned(), line: index + 1, problem })?;
+        lines.push(text.to_owned());
+        Ok(())
+    })?;
+    Ok(lines)
+}
+
+/// How far a reader looks for the end of a line before it gives up on the
+/// input (1 MiB): far past any sentence, and reached within milliseconds on
+/// a device that never ends one.
+pub const MAX_LINE_SEARCH: usize = 1 << 20;
+
+/// Calls `f(index, line)` for every `\n`-separated line of `reader`, 0-based,
+/// without the `\n` and, on the first line, a UTF-8 byte-order mark; the
+/// final newline ends the last line (it does not start an empty one). A
+/// line longer than `max_line_bytes + 1` (room for a `\r`) is passed as
+/// [`RowProblem::TooLong`] with its length, and only that much of it is
+/// kept in memory; one with no end in [`MAX_LINE_SEARCH`] bytes stops the
+/// reading with [`RowProblem::NoLineEnd`].
+fn each_line(
+    mut reader: impl std::io::BufRead,
+    path: &Path,
+    max_line_bytes: usize,
+    mut f: impl FnMut(usize, std::result::Result<&[u8], RowProblem>) -> Result<()>,
+) -> Result<()> {
+    let keep = max_line_bytes.saturating_add(1);
+    let mut buf = Vec::new();
+    for index in 0.. {
+        let (mut len, mut last, mut ended, mut read_any) = (0_usize, 0_u8, false, false);
+        buf.clear();
+        while !ended {
+            let chunk = match reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => return Err(Error::Io { path: path.to_owned(), source }),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            read_any = true;
+            let end = chunk.iter().position(|&b| b == b'\n');
+            let part = &chunk[..end.unwrap_or(chunk.len())];
+            buf.extend_from_slice(&part[..part.len().min(keep.saturating_sub(buf.len()))]);
+            len += part.len();
+            last = part.last().copied().unwrap_or(last);
+            ended = end.is_some();
+            let used = part.len() + usize::from(ended);
+            reader.consume(used);
+            if !ended && len > MAX_LINE_SEARCH {
+                return Err(Error::Row { path: path.to_owned(), line: index + 1, problem: RowProblem::NoLineEnd { bytes: MAX_LINE_SEARCH } });
+            }
+        }
+        if !read_any {
+            return Ok(());
+        }
+        let mut line = &buf[..];
+        if index == 0 && line.starts_with(b"\xEF\xBB\xBF") {
+            line = &line[3..];
+            len -= 3;
+        }
+        // A file of one newline holds no line, as an empty file holds none.
+        if index == 0 && len == 0 && reader.fill_buf().is_ok_and(|rest| rest.is_empty()) {
+            return Ok(());
+        }
+        if len > keep {
+            let bytes = len - usize::from(last == b'\r');
+            f(index, Err(RowProblem::TooLong { bytes, max: max_line_bytes }))?;
+        } else {
+            f(index, Ok(line))?;
+        }
+    }
+    Ok(())
 }
 
 /// One line (without its `\n`, its `\r` removed) as text, if it is text:
@@ -342,7 +427,8 @@ fn checked_text(line: &[u8], max_line_bytes: usize) -> std::result::Result<&str,
 }
 
 /// Checks and splits one line (without its `\n`).
-fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, RowProblem> {
+/// A `source<TAB>target` row, and whether it had more columns (ignored).
+fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<(Pair, bool), RowProblem> {
     let text = checked_text(line, max_line_bytes)?;
     if text.trim().is_empty() {
         return Err(RowProblem::BlankLine);
@@ -358,5 +444,5 @@ fn parse_row(line: &[u8], max_line_bytes: usize) -> std::result::Result<Pair, Ro
     if tgt.is_empty() {
         return Err(RowProblem::EmptyTarget);
     }
-    Ok(Pair { src: src.to_owned(), tgt: tgt.to_owned() })
+    Ok((Pair { src: src.to_owned(), tgt: tgt.to_owned() }, columns.next().is_some()))
 }

@@ -28,6 +28,12 @@ pub enum RowProblem {
         /// The character's code, `0x00..=0x1F` or `0x7F`.
         code: u8,
     },
+    /// No line end in the first this-many bytes: not a text file, or a
+    /// device or pipe that never ends a line. Reading stops here, even when lenient.
+    NoLineEnd {
+        /// How far the reader looked.
+        bytes: usize,
+    },
     /// The line is longer than the reader accepts.
     TooLong {
         /// Length of the line in bytes.
@@ -47,6 +53,7 @@ impl fmt::Display for RowProblem {
             Self::InvalidUtf8 { byte } => write!(f, "invalid UTF-8 at byte {byte} of the line"),
             Self::ControlChar { byte, code: 0 } => write!(f, "NUL byte at byte {byte} of the line (a binary or UTF-16 file?)"),
             Self::ControlChar { byte, code } => write!(f, "control character 0x{code:02X} at byte {byte} of the line"),
+            Self::NoLineEnd { bytes } => write!(f, "no line end in the first {bytes} bytes (not a text file, or a device that never ends a line)"),
             Self::TooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, over the limit of {max}")
             }

@@ -29,6 +29,7 @@ fn reads_pairs_and_ignores_extra_columns() {
     assert_eq!((pairs[1].src.as_str(), pairs[1].tgt.as_str()), ("Hi.", "Hola."));
     assert_eq!(pairs[2].tgt, "¡Corre!");
     assert!(loaded.skipped.is_empty());
+    assert_eq!(loaded.extra_columns, [2], "the line whose third column was ignored");
     for empty in [&b""[..], b"\n", b"\xEF\xBB\xBF"] {
         assert!(matches!(parse(empty), Err(Error::Empty { .. })), "{empty:?}");
     }
@@ -189,4 +190,22 @@ fn loads_eng_spa() {
     assert!(split.valid.pairs.iter().chain(&split.test.pairs).all(|p| !train.contains(p.src.as_str())));
     assert_eq!(split.train.len() + split.valid.len() + split.test.len(), corpus.len());
     assert!(split.test.len().abs_diff(corpus.len() / 20) < 20);
+}
+
+#[test]
+fn a_reader_keeps_one_line_in_memory_and_gives_up_on_a_line_without_end() {
+    // Lines are read through a small buffer; the result is the same as from memory.
+    let text = "Go.\tVe.\nHi.\tHola.\n".repeat(1000);
+    let streamed = Corpus::read_tsv_from(std::io::BufReader::with_capacity(7, text.as_bytes()), "x".as_ref(), &ReadOptions::default()).unwrap();
+    assert_eq!(streamed, parse(text.as_bytes()).unwrap());
+    // An over-long line that ends is one bad row: lenient reading skips it and goes on.
+    let long = format!("Go.\tVe.\n{}\tx\nHi.\tHola.\n", "a".repeat(100_000));
+    let lenient = ReadOptions { lenient: true, ..ReadOptions::default() };
+    let loaded = Corpus::parse_tsv(long.as_bytes(), "x", &lenient).unwrap();
+    assert_eq!((loaded.corpus.len(), loaded.skipped[0].line), (2, 2));
+    assert_eq!(loaded.skipped[0].problem, RowProblem::TooLong { bytes: 100_002, max: 4096 });
+    // One that never ends stops the reading, lenient or not.
+    let endless = std::io::BufReader::new(std::io::Read::chain(&b"Go.\tVe.\n"[..], std::io::repeat(b'a')));
+    let err = Corpus::read_tsv_from(endless, "x".as_ref(), &lenient).unwrap_err();
+    assert!(matches!(err, Error::Row { line: 2, problem: RowProblem::NoLineEnd { bytes: 1_048_576 }, .. }), "{err}");
 }
