@@ -8,7 +8,14 @@ use clap::error::ErrorKind;
 use lingo_cli::{Cli, one_line, print_err, run};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // clap says only that some argument is not UTF-8: say which, after which flag.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(i) = args.iter().position(|a| a.to_str().is_none()) {
+        let after = args[..i].last().and_then(|a| a.to_str()).map(|a| format!(" (after {a})")).unwrap_or_default();
+        print_err(&format!("error: argument {i}{after} is not valid UTF-8: {:?}", args[i]));
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => {
             // --help and --version are answers, not errors.

@@ -199,6 +199,10 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
         Some(first) => format!("; {} malformed lines skipped, the first {}:{}: {}", loaded.skipped.len(), args.data.display(), first.line, first.problem),
         None => String::new(),
     };
+    if let Some(first) = loaded.extra_columns.first() {
+        let lines = loaded.extra_columns.len();
+        out.note(&format!("note: {lines} lines have more than two columns, the first {}:{first}; only the first two (source, target) are read", args.data.display()));
+    }
     let mut corpus = loaded.corpus;
     let read = corpus.len();
     let words = WordTokenizer::lowercased();

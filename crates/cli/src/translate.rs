@@ -157,7 +157,17 @@ fn decode(model: &Seq2Seq, rows: &[&[usize]], beam: usize, max_len: usize, with_
 
 /// Loads a `model.ckpt` written by `lingo train`.
 pub(crate) fn load(path: &Path) -> Result<(Seq2Seq, Checkpoint<Translator>)> {
-    let ckpt: Checkpoint<Translator> = Checkpoint::load(path)?;
+    let ckpt: Checkpoint<Translator> = match Checkpoint::load(path) {
+        Ok(ckpt) => ckpt,
+        // A training checkpoint holds no tokenizer: say which file to take instead.
+        Err(lingo::nn::Error::Checkpoint { problem: lingo::nn::CheckpointProblem::Decode(_), .. })
+            if Checkpoint::<lingo::nn::TrainedModel>::load(path).is_ok() =>
+        {
+            let model = path.with_file_name("model.ckpt");
+            return Err(Error::invalid("--checkpoint", format!("{} is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, {}", path.display(), model.display())));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let model = Seq2Seq::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
     Ok((model, ckpt))
 }
@@ -198,7 +208,13 @@ fn translate_one(args: &TranslateArgs, sentence: &str, model: &Seq2Seq, ckpt: &C
     let rows = &rows[..weights.nrows()];
     out.say(&format!("\n{}", lingo::viz::format_attention(weights.view(), &src_tokens, rows, &TextOptions::default())?));
     if let Some(path) = &args.png {
-        lingo::viz::plot_attention(weights.view(), &src_tokens, rows, path, &HeatmapOptions::default().title(translation.clone()))?;
+        match lingo::viz::plot_attention(weights.view(), &src_tokens, rows, path, &HeatmapOptions::default().title(translation.clone())) {
+            Err(lingo::viz::Error::TooLarge { width, height, max_pixels }) => {
+                let reason = format!("the heatmap would be {width} x {height} pixels, more than the limit of {max_pixels}; translate a shorter sentence, or leave out --png (the text heatmap above has it all)");
+                return Err(Error::invalid(format!("--png {}", path.display()), reason));
+            }
+            other => other?,
+        }
         out.note(&format!("wrote {}", path.display()));
     }
     Ok(())

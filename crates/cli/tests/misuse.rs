@@ -307,3 +307,26 @@ fn endless_devices_and_pipes_are_refused_as_corpus_and_checkpoint() {
     let input = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "--input", "/dev/zero"]).output().unwrap();
     common::assert_one_line_error(&input, "/dev/zero:1: no line end in the first 1048576 bytes");
 }
+
+#[test]
+fn unclear_messages_name_the_file_flag_or_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = workdir();
+    let mut corpus = std::fs::read_to_string(dir.path().join("numbers.tsv")).unwrap();
+    corpus = corpus.replacen("uno uno.\n", "uno uno.\tcomment\n", 1);
+    std::fs::write(dir.path().join("numbers.tsv"), corpus).unwrap();
+    let trained = train(dir.path(), &[]).output().unwrap();
+    assert!(trained.status.success());
+    assert!(common::stdout(&trained).contains("note: 1 lines have more than two columns, the first numbers.tsv:1; only the first two"), "{}", common::stdout(&trained));
+    // A training checkpoint given to translate: which file to use instead.
+    let out = lingo_command(dir.path(), &["translate", "--checkpoint", "run/last.ckpt", "one."]).output().unwrap();
+    common::assert_one_line_error(&out, "invalid --checkpoint: run/last.ckpt is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, run/model.ckpt");
+    // A resume with another model size names the file and the flag.
+    let out = train(dir.path(), &["--resume", "--hidden", "16"]).output().unwrap();
+    common::assert_one_line_error(&out, "run/last.ckpt: not from this run: --hidden 8 (saved) vs 16 (this run)");
+    // Which argument is not UTF-8.
+    let bad = std::ffi::OsStr::from_bytes(b"caf\xe9.tsv");
+    let out = lingo_command(dir.path(), &["train", "--data"]).arg(bad).output().unwrap();
+    common::assert_one_line_error(&out, "argument 3 (after --data) is not valid UTF-8");
+    assert_eq!(out.status.code(), Some(2));
+}
