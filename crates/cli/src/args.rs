@@ -43,8 +43,9 @@ pub fn at_most<const MAX: usize>(text: &str) -> Result<usize, String> {
 }
 
 /// The largest embedding or hidden size ([`dimension`]): the recurrent
-/// weights' orthogonal initialisation is cubic in it.
-pub const MAX_DIMENSION: usize = 4096;
+/// weights' orthogonal initialisation is cubic in it, and takes seconds
+/// here (see `docs/reliability.md`).
+pub const MAX_DIMENSION: usize = 2048;
 /// The most tokens in a sequence (`--max-len`, `--max-words`, `--lengths`).
 pub const MAX_LENGTH: usize = 256;
 /// The widest beam.
@@ -68,7 +69,7 @@ pub const MAX_AVERAGE: usize = 100;
 /// use lingo_cli::args::dimension;
 /// assert_eq!(dimension("256"), Ok(256));
 /// assert_eq!(dimension("0").unwrap_err(), "must be at least 1, got 0");
-/// assert_eq!(dimension("100000").unwrap_err(), "must be at most 4096, got 100000");
+/// assert_eq!(dimension("100000").unwrap_err(), "must be at most 2048, got 100000");
 /// ```
 pub fn dimension(text: &str) -> Result<usize, String> {
     at_most::<MAX_DIMENSION>(text)

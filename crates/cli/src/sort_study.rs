@@ -39,7 +39,7 @@ pub struct SortStudyArgs {
     /// Sequence lengths to train at (each trained with and without attention)
     #[arg(long, value_delimiter = ',', default_value = "5,10", value_parser = at_most::<MAX_LENGTH>)]
     pub lengths: Vec<usize>,
-    /// Distinct digits (the vocabulary besides the specials), at most 4096
+    /// Distinct digits (the vocabulary besides the specials), at most 2048
     #[arg(long, default_value = "10", value_parser = dimension)]
     pub digits: usize,
     /// Training sequences per run
