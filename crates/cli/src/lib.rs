@@ -25,6 +25,15 @@
 //! [`Error`], which the binary prints as a single `error: ...` line
 //! ([`one_line`]) before exiting with status 1 (2 for usage errors).
 //!
+//! Every count flag has an upper bound ([`args`]), and a command whose
+//! estimated memory exceeds what the machine has free is refused before any
+//! work, naming the flag to lower ([`budget`]). A command that writes into
+//! `--out` locks the directory first, so a second run into it stops at once;
+//! `lingo train` refuses a directory that holds a run unless told `--resume`
+//! or `--overwrite`. A closed standard output never stops a command with a
+//! panic, and a first Ctrl-C (or SIGTERM) during training keeps the best
+//! round as `model.ckpt` and exits with status 130 (`docs/reliability.md`).
+//!
 //! ## Running a command from code
 //!
 //! ```

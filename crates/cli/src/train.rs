@@ -130,9 +130,10 @@ pub struct TrainArgs {
     #[arg(long, default_value = "5")]
     pub show: usize,
     /// Continue the run whose checkpoints are in --out from its last.ckpt
-    /// (same data, seed and flags): the rounds still to go are trained
-    /// exactly as an uninterrupted run would have trained them (--time-budget
-    /// counts this process's time only)
+    /// (same data, seed and flags; a changed one is refused and named): the
+    /// rounds still to go are trained exactly as an uninterrupted run would
+    /// have trained them (--time-budget and --rounds may change;
+    /// --time-budget counts this process's time only)
     #[arg(long)]
     pub resume: bool,
     /// Replace the run already in --out (its checkpoints, metrics and test output) instead of refusing to start
