@@ -351,8 +351,8 @@ pub const MAX_LINE_SEARCH: usize = 1 << 20;
 /// without the `\n` and, on the first line, a UTF-8 byte-order mark; the
 /// final newline ends the last line (it does not start an empty one). A
 /// line longer than `max_line_bytes + 1` (room for a `\r`) is passed as
-/// [`RowProblem::TooLong`] with its length, and only that much of it is
-/// kept in memory; one with no end in [`MAX_LINE_SEARCH`] bytes stops the
+/// [`RowProblem::TooLong`] with its length, and only a few bytes more than
+/// that are kept in memory; one with no end in [`MAX_LINE_SEARCH`] bytes stops the
 /// reading with [`RowProblem::NoLineEnd`].
 fn each_line(
     mut reader: impl std::io::BufRead,
@@ -360,7 +360,8 @@ fn each_line(
     max_line_bytes: usize,
     mut f: impl FnMut(usize, std::result::Result<&[u8], RowProblem>) -> Result<()>,
 ) -> Result<()> {
-    let keep = max_line_bytes.saturating_add(1);
+    // Room for a `\r`, and on the first line for a byte-order mark.
+    let keep = max_line_bytes.saturating_add(4);
     let mut buf = Vec::new();
     for index in 0.. {
         let (mut len, mut last, mut ended, mut read_any) = (0_usize, 0_u8, false, false);
@@ -399,7 +400,7 @@ fn each_line(
         if index == 0 && len == 0 && reader.fill_buf().is_ok_and(|rest| rest.is_empty()) {
             return Ok(());
         }
-        if len > keep {
+        if len > max_line_bytes.saturating_add(1) {
             let bytes = len - usize::from(last == b'\r');
             f(index, Err(RowProblem::TooLong { bytes, max: max_line_bytes }))?;
         } else {

@@ -27,3 +27,15 @@ fn a_carriage_return_inside_a_line_is_a_bad_row() {
     let strict = Corpus::parse_tsv(bytes, "fuzz.tsv", &ReadOptions { lenient: false, ..lenient }).unwrap_err();
     assert!(matches!(strict, Error::Row { line, .. } if line == loaded.skipped[0].line), "{strict}");
 }
+
+/// The streaming reader kept `max_line_bytes + 1` bytes of a line, so a
+/// byte-order mark longer than that room was cut before it was recognised,
+/// and a file of only the mark was one over-long line.
+#[test]
+fn a_byte_order_mark_wider_than_the_line_limit_is_still_removed() {
+    let input = fixture("lines-crash-e5e216d84d");
+    let (&limit, bytes) = input.split_first().unwrap();
+    assert_eq!((limit, bytes), (0, &b"\xEF\xBB\xBF"[..]));
+    assert_eq!(lingo_data::parse_lines(bytes, "fuzz.txt", 0).unwrap(), Vec::<String>::new());
+    assert_eq!(lingo_data::parse_lines(b"\xEF\xBB\xBFab\r\n", "fuzz.txt", 2).unwrap(), ["ab"]);
+}
