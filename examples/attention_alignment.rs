@@ -18,7 +18,12 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 /// Trains one configuration; returns the model and its last validation loss.
-fn train_one(task: &LexiconReverse, train: &[AlignedExample], val: &[AlignedExample], attention: Option<Scorer>) -> (Seq2Seq, f32, f64) {
+fn train_one(
+    task: &LexiconReverse,
+    train: &[AlignedExample],
+    val: &[AlignedExample],
+    attention: Option<Scorer>,
+) -> (Seq2Seq, f32, f64) {
     let config = Seq2SeqConfig { attention, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
     let model_rng = &mut StdRng::seed_from_u64(0);
     let mut model = Seq2Seq::new(config, model_rng).expect("a valid configuration");
@@ -40,7 +45,9 @@ fn alignment_accuracy(model: &Seq2Seq, task: &LexiconReverse) -> Option<(f64, f6
     no_grad(|| {
         for ex in &examples {
             let batch = Batch::from_examples(std::slice::from_ref(ex)).expect("one example");
-            let out = model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval).expect("forward");
+            let out = model
+                .forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)
+                .expect("forward");
             let weights = out.weights_array()?;
             acc.add(weights.index_axis(ndarray::Axis(0), 0), &ex.gold, batch.src_lens[0]).expect("gold fits");
         }
@@ -55,7 +62,9 @@ fn main() {
     let train = task.generate(3000, &mut rng);
     let val = task.generate(300, &mut rng);
     let mut rows = Vec::new();
-    for (label, scorer) in [("no attention", None), ("dot (Luong)", Some(Scorer::Dot)), ("additive (Bahdanau)", Some(Scorer::Additive))] {
+    for (label, scorer) in
+        [("no attention", None), ("dot (Luong)", Some(Scorer::Dot)), ("additive (Bahdanau)", Some(Scorer::Additive))]
+    {
         let start = Instant::now();
         let (model, val_loss, _) = train_one(&task, &train, &val, scorer);
         rows.push((label, val_loss, alignment_accuracy(&model, &task), start.elapsed().as_secs_f64()));

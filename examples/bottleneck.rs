@@ -31,17 +31,27 @@ fn main() -> Result<(), lingo::nn::Error> {
     let computed = encoded.enc_out.shape()[1];
     println!();
     println!("Without attention, {computed} vectors are computed and {} are thrown away:", computed - 1);
-    println!("the decoder starts from these {} numbers (and the LSTM cell's 64), however long the sentence.", encoded.state.h.to_vec().len());
+    println!(
+        "the decoder starts from these {} numbers (and the LSTM cell's 64), however long the sentence.",
+        encoded.state.h.to_vec().len()
+    );
 
     // The same model with Luong's dot attention: the decoder reads every
     // source vector at every step, through a distribution over them.
     let config = Seq2SeqConfig { attention: Some(Scorer::Dot), ..Seq2SeqConfig::new(30, 30) };
     let attentive = Seq2Seq::new(config, &mut rng)?;
-    let tgt_in = Array2::from_shape_fn((1, 5), |(_, t)| if t == 0 { lingo::data::SOS } else { rng.random_range(4..30) });
+    let tgt_in =
+        Array2::from_shape_fn((1, 5), |(_, t)| if t == 0 { lingo::data::SOS } else { rng.random_range(4..30) });
     let out = attentive.forward(&src, &[7], &tgt_in, &[5], Mode::Eval)?;
     let weights = out.weights_array().expect("a model with attention returns weights"); // (batch, tgt_len, src_len)
     println!();
-    println!("weights : {:?}   <- at each of 5 target steps, a distribution over all 7 source vectors", weights.shape());
-    println!("row sums: {:?}", weights.sum_axis(ndarray::Axis(2)).iter().map(|s| format!("{s:.3}")).collect::<Vec<_>>());
+    println!(
+        "weights : {:?}   <- at each of 5 target steps, a distribution over all 7 source vectors",
+        weights.shape()
+    );
+    println!(
+        "row sums: {:?}",
+        weights.sum_axis(ndarray::Axis(2)).iter().map(|s| format!("{s:.3}")).collect::<Vec<_>>()
+    );
     Ok(())
 }

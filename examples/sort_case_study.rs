@@ -23,14 +23,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Source: five digits; target: the same digits in ascending order.
     let task = DigitTask::new(DigitOp::Sort, 10, 5, 5)?;
     let mut rng = StdRng::seed_from_u64(0);
-    let (train, val, test) = (task.generate(10_000, &mut rng), task.generate(500, &mut rng), task.generate(1000, &mut rng));
+    let (train, val, test) =
+        (task.generate(10_000, &mut rng), task.generate(500, &mut rng), task.generate(1000, &mut rng));
 
     // The case study's architecture.
     let config = Seq2SeqConfig {
         rnn: RnnKind::Gru,
-        bidirectional: true,               // the encoder reads both ways: enc_out is (batch, src_len, 2·64)
+        bidirectional: true, // the encoder reads both ways: enc_out is (batch, src_len, 2·64)
         attention: Some(Scorer::Additive), // v · tanh(W_q s + W_k h)
-        placement: Placement::Bahdanau,    // the context joins the decoder's input at each step
+        placement: Placement::Bahdanau, // the context joins the decoder's input at each step
         emb_dim: 32,
         ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
     };

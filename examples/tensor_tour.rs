@@ -53,9 +53,17 @@ impl Recaller {
         let h0 = Tensor::zeros(&[batch, hidden]);
         let w = RnnWeights { weight_ih: w_ih, weight_hh: w_hh, bias_ih: b_ih, bias_hh: b_hh };
         let states = lstm_sequence(&x, &h0, &h0, &vec![time; batch], false, w).expect("shapes agree").output;
-        let logits = states.linear(out_w, Some(out_b)).expect("shapes agree").reshape(&[batch * time, VOCAB]).expect("same size");
-        let targets: Vec<usize> = (0..batch).flat_map(|b| (0..time).map(move |t| if t < DELAY { NOTHING } else { tokens[[b, t - DELAY]] })).collect();
-        logits.cross_entropy(&targets, CrossEntropy { ignore_index: Some(NOTHING), label_smoothing: 0.0 }).expect("targets in range")
+        let logits = states
+            .linear(out_w, Some(out_b))
+            .expect("shapes agree")
+            .reshape(&[batch * time, VOCAB])
+            .expect("same size");
+        let targets: Vec<usize> = (0..batch)
+            .flat_map(|b| (0..time).map(move |t| if t < DELAY { NOTHING } else { tokens[[b, t - DELAY]] }))
+            .collect();
+        logits
+            .cross_entropy(&targets, CrossEntropy { ignore_index: Some(NOTHING), label_smoothing: 0.0 })
+            .expect("targets in range")
     }
 }
 

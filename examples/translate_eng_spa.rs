@@ -15,7 +15,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use lingo::attention::Scorer;
-use lingo::data::{Corpus, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, Wrap, corpus_bleu};
+use lingo::data::{
+    Corpus, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, Wrap, corpus_bleu,
+};
 use lingo::nn::{Seq2Seq, Seq2SeqConfig, TrainConfig, greedy_decode, train_model};
 use lingo::viz::{TextOptions, format_attention};
 use ndarray::Array2;
@@ -43,7 +45,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let valid = split.valid.encode(&tok, &src_vocab, &tok, &tgt_vocab);
     println!("{} training pairs, vocabularies {} / {}", train.len(), src_vocab.len(), tgt_vocab.len());
 
-    let config = Seq2SeqConfig { attention: Some(Scorer::General), emb_dim: 128, hidden_dim: 256, ..Seq2SeqConfig::new(src_vocab.len(), tgt_vocab.len()) };
+    let config = Seq2SeqConfig {
+        attention: Some(Scorer::General),
+        emb_dim: 128,
+        hidden_dim: 256,
+        ..Seq2SeqConfig::new(src_vocab.len(), tgt_vocab.len())
+    };
     let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(0))?;
     let mut train_config = TrainConfig::new(4, 2e-3);
     train_config.batching.bucket = true; // similar lengths share a batch: less padding
@@ -51,7 +58,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     train_model(&mut model, &train, &valid, &train_config, None)?;
 
     // Greedy translations of the test sources, one padded batch.
-    let sources: Vec<Vec<usize>> = split.test.pairs.iter().map(|p| src_vocab.encode(&tok.tokenize(&p.src), Wrap::SosEos)).collect();
+    let sources: Vec<Vec<usize>> =
+        split.test.pairs.iter().map(|p| src_vocab.encode(&tok.tokenize(&p.src), Wrap::SosEos)).collect();
     let width = sources.iter().map(Vec::len).max().unwrap_or(0);
     let src = Array2::from_shape_fn((sources.len(), width), |(b, t)| sources[b].get(t).copied().unwrap_or(0)); // (batch, src_len)
     let src_lens: Vec<usize> = sources.iter().map(Vec::len).collect();

@@ -47,14 +47,26 @@ fn main() {
     write("bpe_learn", "lowercase", format!("\u{7F}{}\n{probe}", PAIRS.replace('\t', "\n")).as_bytes());
 
     // bpe_load: a learned model, then a probe text.
-    let bpe = Bpe::learn(PAIRS.lines(), &BpeConfig { merges: 30, min_count: 1, pretokenizer: WordTokenizer::lowercased() });
+    let bpe =
+        Bpe::learn(PAIRS.lines(), &BpeConfig { merges: 30, min_count: 1, pretokenizer: WordTokenizer::lowercased() });
     write("bpe_load", "model", &[encode(&bpe), probe.as_bytes().to_vec()].concat());
 
     // checkpoint: a tiny model with optimizer and schedule, as a whole file
     // (mode byte 0) and as a bare payload (mode byte 1).
-    let config = Seq2SeqConfig { emb_dim: 2, hidden_dim: 2, attn_dim: 2, attention: Some("dot".parse().expect("a scorer")), ..Seq2SeqConfig::new(6, 6) };
+    let config = Seq2SeqConfig {
+        emb_dim: 2,
+        hidden_dim: 2,
+        attn_dim: 2,
+        attention: Some("dot".parse().expect("a scorer")),
+        ..Seq2SeqConfig::new(6, 6)
+    };
     let model = Seq2Seq::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(0)).expect("a tiny model");
-    let run = TrainedModel { train_losses: vec![2.5, 1.5], val_losses: vec![2.0, 1.75], best_epoch: 2, ..TrainedModel::start(config, &lingo_nn::TrainConfig::new(2, 1e-3), 1) };
+    let run = TrainedModel {
+        train_losses: vec![2.5, 1.5],
+        val_losses: vec![2.0, 1.75],
+        best_epoch: 2,
+        ..TrainedModel::start(config, &lingo_nn::TrainConfig::new(2, 1e-3), 1)
+    };
     let vocab = Vocab::from_tokens(["go", "."]);
     let mut ckpt = Checkpoint::new(run, &model, vocab.clone(), vocab).expect("a checkpoint");
     ckpt.optimizer = Some(Optimizer::new(Algorithm::adam(), 1e-3).expect("adam"));

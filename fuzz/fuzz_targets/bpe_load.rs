@@ -10,7 +10,9 @@ use lingo_fuzz::{check_bpe_round_trip, decode, reencode};
 fuzz_target!(|data: &[u8]| {
     let Some((bpe, rest)) = decode::<Bpe>(data) else { return };
     // The pretokenizer is the model's own: the first field of its encoding.
-    let Some((pretokenizer, _)) = decode::<WordTokenizer>(data) else { unreachable!("a decoded model starts with its pretokenizer") };
+    let Some((pretokenizer, _)) = decode::<WordTokenizer>(data) else {
+        unreachable!("a decoded model starts with its pretokenizer")
+    };
     let probe = String::from_utf8_lossy(rest);
     let pieces = check_bpe_round_trip(&bpe, &pretokenizer, &probe);
     let again = reencode(&bpe);

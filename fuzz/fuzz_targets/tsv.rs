@@ -28,7 +28,9 @@ fuzz_target!(|data: &[u8]| {
             }
             match (strict, loaded.skipped.first()) {
                 (Ok(s), None) => assert_eq!(s.corpus, loaded.corpus),
-                (Err(Error::Row { line, problem, .. }), Some(first)) => assert_eq!((line, problem), (first.line, first.problem.clone())),
+                (Err(Error::Row { line, problem, .. }), Some(first)) => {
+                    assert_eq!((line, problem), (first.line, first.problem.clone()))
+                }
                 (other, first) => panic!("strict {other:?} but lenient skipped first {first:?}"),
             }
         }

@@ -66,8 +66,13 @@ pub fn committed() -> Vec<Case> {
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "tsv"))
         .map(|path| {
-            let text = std::fs::read_to_string(path.with_extension("expected")).unwrap_or_else(|e| panic!("{}: no .expected file: {e}", path.display()));
-            let line = |mode: &str| text.lines().find_map(|l| l.strip_prefix(mode)).unwrap_or_else(|| panic!("{}: no {mode:?} line", path.display()));
+            let text = std::fs::read_to_string(path.with_extension("expected"))
+                .unwrap_or_else(|e| panic!("{}: no .expected file: {e}", path.display()));
+            let line = |mode: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(mode))
+                    .unwrap_or_else(|| panic!("{}: no {mode:?} line", path.display()))
+            };
             Case {
                 name: path.file_name().unwrap().to_string_lossy().into_owned(),
                 strict: parse_expect(line("strict: "), &path),
@@ -94,14 +99,37 @@ pub fn generated(tmp: &Path) -> Vec<Case> {
     line.extend_from_slice(b"\tVe.");
     std::fs::write(&long, &line).unwrap();
     // Refused once the reader has looked 1 MiB for a line end, lenient or not.
-    let endless = format!("{}:1: no line end in the first 1048576 bytes (not a text file, or a device that never ends a line)", long.display());
+    let endless = format!(
+        "{}:1: no line end in the first 1048576 bytes (not a text file, or a device that never ends a line)",
+        long.display()
+    );
     let mut cases = vec![
-        Case { name: "10 MB single line".into(), path: long, strict: Expect::Error(endless.clone()), lenient: Expect::Error(endless) },
-        Case { name: "a directory".into(), path: tmp.to_path_buf(), strict: Expect::Io(ErrorKind::IsADirectory), lenient: Expect::Io(ErrorKind::IsADirectory) },
-        Case { name: "a missing file".into(), path: tmp.join("missing.tsv"), strict: Expect::Io(ErrorKind::NotFound), lenient: Expect::Io(ErrorKind::NotFound) },
+        Case {
+            name: "10 MB single line".into(),
+            path: long,
+            strict: Expect::Error(endless.clone()),
+            lenient: Expect::Error(endless),
+        },
+        Case {
+            name: "a directory".into(),
+            path: tmp.to_path_buf(),
+            strict: Expect::Io(ErrorKind::IsADirectory),
+            lenient: Expect::Io(ErrorKind::IsADirectory),
+        },
+        Case {
+            name: "a missing file".into(),
+            path: tmp.join("missing.tsv"),
+            strict: Expect::Io(ErrorKind::NotFound),
+            lenient: Expect::Io(ErrorKind::NotFound),
+        },
     ];
     if let Some(path) = unreadable(tmp) {
-        cases.push(Case { name: "no read permission".into(), path, strict: Expect::Io(ErrorKind::PermissionDenied), lenient: Expect::Io(ErrorKind::PermissionDenied) });
+        cases.push(Case {
+            name: "no read permission".into(),
+            path,
+            strict: Expect::Io(ErrorKind::PermissionDenied),
+            lenient: Expect::Io(ErrorKind::PermissionDenied),
+        });
     }
     cases
 }

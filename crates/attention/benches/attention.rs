@@ -48,7 +48,8 @@ impl Workload {
     fn new(scorer: Scorer, dims: (usize, usize, usize, usize)) -> Workload {
         let (b, t, s, d) = dims;
         let mut rng = StdRng::seed_from_u64(0);
-        let attn = Attention::new("attn", &AttentionConfig { scorer, query_dim: d, key_dim: d, attn_dim: d }, &mut rng).unwrap();
+        let attn = Attention::new("attn", &AttentionConfig { scorer, query_dim: d, key_dim: d, attn_dim: d }, &mut rng)
+            .unwrap();
         // Both sides want gradients, as in training (decoder states and encoder outputs).
         let mut var = |shape: &[usize]| Tensor::variable(Tensor::randn(shape, 1.0, &mut rng).unwrap().data().clone());
         Workload { attn, queries: var(&[b, t, d]), enc_out: var(&[b, s, d]), dims }
@@ -134,7 +135,13 @@ unsafe fn fma_chains(steps: usize) -> f32 {
     }
     let mut lanes = [0.0_f32; 8];
     // SAFETY: `lanes` holds the eight floats the store writes.
-    chains.iter().map(|c| unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), *c); lanes.iter().sum::<f32>() }).sum()
+    chains
+        .iter()
+        .map(|c| unsafe {
+            _mm256_storeu_ps(lanes.as_mut_ptr(), *c);
+            lanes.iter().sum::<f32>()
+        })
+        .sum()
 }
 
 #[path = "../../../benches/common/timing.rs"]
@@ -147,12 +154,21 @@ fn main() {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     // `summary=NAME` asks for one workload by its whole name (`dot/...` is part of `scaled_dot/...`).
     let exact = filter.as_ref().and_then(|f| f.strip_prefix("summary=")).map(str::to_string);
-    let filter = filter.map(|f| f.strip_prefix("summary").map_or(f.clone(), |rest| rest.trim_start_matches(':').to_string()));
-    let wanted = |name: &str| exact.as_ref().map_or_else(|| filter.as_ref().is_none_or(|f| name.contains(f.as_str())), |e| name == e);
-    let scorers = [Scorer::Dot, Scorer::General, Scorer::Additive, Scorer::ScaledDot, Scorer::MultiHead { heads: HEADS }];
-    let workloads: Vec<Workload> = scorers.iter().flat_map(|&sc| SIZES.iter().map(move |&d| Workload::new(sc, d))).collect();
+    let filter =
+        filter.map(|f| f.strip_prefix("summary").map_or(f.clone(), |rest| rest.trim_start_matches(':').to_string()));
+    let wanted = |name: &str| {
+        exact.as_ref().map_or_else(|| filter.as_ref().is_none_or(|f| name.contains(f.as_str())), |e| name == e)
+    };
+    let scorers =
+        [Scorer::Dot, Scorer::General, Scorer::Additive, Scorer::ScaledDot, Scorer::MultiHead { heads: HEADS }];
+    let workloads: Vec<Workload> =
+        scorers.iter().flat_map(|&sc| SIZES.iter().map(move |&d| Workload::new(sc, d))).collect();
 
-    let mut c = Criterion::default().sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2)).configure_from_args();
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
     for w in &workloads {
         let mut group = c.benchmark_group("attention");
         for backward in [false, true] {
@@ -181,12 +197,17 @@ fn main() {
             let secs = median_seconds(|| w.run(backward));
             let rate = flops as f64 / secs / 1e9;
             let mut reference = Reference::for_flops(flops);
-            let ref_rate = *references.entry(reference.flops()).or_insert_with(|| reference.flops() as f64 / median_seconds(|| reference.run()) / 1e9);
+            let ref_rate = *references
+                .entry(reference.flops())
+                .or_insert_with(|| reference.flops() as f64 / median_seconds(|| reference.run()) / 1e9);
             println!("{name:<36} {:>10.3} {rate:>9.1} {ref_rate:>14.1} {:>8.0}%", secs * 1e3, 100.0 * rate / ref_rate);
-            rows.push(serde_json::json!({ "workload": name, "ms": secs * 1e3, "gflops": rate, "sgemm_gflops": ref_rate }));
+            rows.push(
+                serde_json::json!({ "workload": name, "ms": secs * 1e3, "gflops": rate, "sgemm_gflops": ref_rate }),
+            );
         }
     }
     if let Ok(path) = std::env::var("LINGO_BENCH_JSON") {
-        std::fs::write(&path, serde_json::to_string_pretty(&rows).unwrap()).unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
+        std::fs::write(&path, serde_json::to_string_pretty(&rows).unwrap())
+            .unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
     }
 }

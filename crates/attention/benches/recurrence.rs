@@ -29,7 +29,8 @@ use common::{layer, pad_mask, stepped_recurrence};
 /// (batch, tgt_len, src_len, A, E, H, D_v): one shard of the sort study
 /// (length 5, with `<sos>`/`<eos>`; a bidirectional encoder gives `D_v = 2H`),
 /// then sentence-sized steps with wider layers.
-const SIZES: [(usize, usize, usize, usize, usize, usize, usize); 2] = [(32, 6, 7, 64, 32, 64, 128), (64, 20, 20, 256, 128, 256, 512)];
+const SIZES: [(usize, usize, usize, usize, usize, usize, usize); 2] =
+    [(32, 6, 7, 64, 32, 64, 128), (64, 20, 20, 256, 128, 256, 512)];
 
 struct Workload {
     prepared: Prepared,
@@ -45,7 +46,8 @@ impl Workload {
         let attn = layer(Scorer::Additive, h, dv, a, 0);
         let mut rng = StdRng::seed_from_u64(0);
         // Everything wants gradients, as in training.
-        let mut var = |shape: &[usize], std: f32| Tensor::variable(Tensor::randn(shape, std, &mut rng).unwrap().data().clone());
+        let mut var =
+            |shape: &[usize], std: f32| Tensor::variable(Tensor::randn(shape, std, &mut rng).unwrap().data().clone());
         let enc_out = var(&[b, s, dv], 1.0);
         let (x, h0) = (var(&[b, t, e], 1.0), var(&[b, h], 0.5));
         let gru = [var(&[3 * h, e + dv], 0.1), var(&[3 * h, h], 0.1), var(&[3 * h], 0.1), var(&[3 * h], 0.1)];
@@ -75,7 +77,11 @@ fn main() {
     let summary_only = std::env::args().skip(1).any(|a| a.starts_with("summary"));
     let workloads: Vec<Workload> = SIZES.iter().map(|&d| Workload::new(d)).collect();
     if !summary_only {
-        let mut c = Criterion::default().sample_size(10).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2)).configure_from_args();
+        let mut c = Criterion::default()
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2))
+            .configure_from_args();
         let mut group = c.benchmark_group("bahdanau_recurrence");
         for w in &workloads {
             for (label, fused) in [("fused", true), ("stepped", false)] {

@@ -6,7 +6,11 @@ use ndarray::{Array2, ArrayD, IxDyn};
 use rand::Rng;
 
 use crate::error::{Error, Result, mismatch};
-use crate::kernel::{additive::additive, bahdanau::{Recurrence, bahdanau_gru}, dot::dot_product};
+use crate::kernel::{
+    additive::additive,
+    bahdanau::{Recurrence, bahdanau_gru},
+    dot::dot_product,
+};
 use crate::mask::Masking;
 use crate::scorer::Scorer;
 
@@ -67,12 +71,17 @@ impl AttentionConfig {
         match self.scorer {
             Scorer::Dot | Scorer::ScaledDot => twice(core),
             Scorer::General => twice(2 * b * s * dk * dq + 2 * b * t * s * (dq + dv)),
-            Scorer::MultiHead { .. } => twice(2 * b * t * dq * a + 4 * b * s * dk * a + 2 * b * t * a * dk + 4 * b * t * s * a),
+            Scorer::MultiHead { .. } => {
+                twice(2 * b * t * dq * a + 4 * b * s * dk * a + 2 * b * t * a * dk + 4 * b * t * s * a)
+            }
             Scorer::Additive => {
                 let projections = 2 * b * t * dq * a + 2 * b * s * dk * a;
                 // per (t, s, a) forward: add, tanh, multiply-add; backward: add and tanh again,
                 // 4 for G, and the three sums (2 + 2 for dv's multiply-add)
-                Flops { forward: projections + 4 * b * t * s * a + 2 * b * t * s * dv, backward: 2 * projections + 10 * b * t * s * a + 4 * b * t * s * dv }
+                Flops {
+                    forward: projections + 4 * b * t * s * a + 2 * b * t * s * dv,
+                    backward: 2 * projections + 10 * b * t * s * a + 4 * b * t * s * dv,
+                }
             }
         }
     }
@@ -88,8 +97,12 @@ impl AttentionConfig {
             Scorer::Dot | Scorer::ScaledDot if dq != dk => bad(format!(
                 "a dot product needs query_dim == key_dim, got {dq} and {dk}; use `general` (q · W k) or `additive` (v · tanh(W_q q + W_k k)), which compare vectors of different sizes"
             )),
-            Scorer::Additive if a == 0 => bad("attn_dim (the hidden size of v · tanh(W_q q + W_k k)) must be positive".into()),
-            Scorer::MultiHead { heads } if heads == 0 || a == 0 || !a.is_multiple_of(heads) => bad(format!("attn_dim ({a}) must be a positive multiple of the number of heads ({heads})")),
+            Scorer::Additive if a == 0 => {
+                bad("attn_dim (the hidden size of v · tanh(W_q q + W_k k)) must be positive".into())
+            }
+            Scorer::MultiHead { heads } if heads == 0 || a == 0 || !a.is_multiple_of(heads) => {
+                bad(format!("attn_dim ({a}) must be a positive multiple of the number of heads ({heads})"))
+            }
             _ => Ok(()),
         }
     }
@@ -189,7 +202,9 @@ impl Attention {
         Attention::with_weights(name_prefix, config, |_, shape| {
             // A vector is initialised as the one-row matrix it multiplies as.
             let matrix = if shape.len() == 1 { vec![1, shape[0]] } else { shape.to_vec() };
-            Ok(init::xavier_uniform(&matrix, 1.0, rng)?.into_shape_with_order(IxDyn(shape)).unwrap_or_else(|_| unreachable!("same element count")))
+            Ok(init::xavier_uniform(&matrix, 1.0, rng)?
+                .into_shape_with_order(IxDyn(shape))
+                .unwrap_or_else(|_| unreachable!("same element count")))
         })
     }
 
@@ -220,15 +235,28 @@ impl Attention {
             let full = param_name(name_prefix, name);
             let data = make(full.clone(), shape)?;
             if data.shape() != shape {
-                return Err(mismatch("Attention::with_weights", data.shape(), shape, format!("{full} must have the layer's shape")).into());
+                return Err(mismatch(
+                    "Attention::with_weights",
+                    data.shape(),
+                    shape,
+                    format!("{full} must have the layer's shape"),
+                )
+                .into());
             }
             Ok(Param::new(full, data))
         };
         let weights = match config.scorer {
             Scorer::Dot | Scorer::ScaledDot => Weights::None,
             Scorer::General => Weights::General { w: param("W", &[dq, dk])? },
-            Scorer::Additive => Weights::Additive { w_q: param("W_q", &[a, dq])?, w_k: param("W_k", &[a, dk])?, v: param("v", &[a])? },
-            Scorer::MultiHead { .. } => Weights::MultiHead { w_q: param("W_q", &[a, dq])?, w_k: param("W_k", &[a, dk])?, w_v: param("W_v", &[a, dk])?, w_o: param("W_o", &[dk, a])? },
+            Scorer::Additive => {
+                Weights::Additive { w_q: param("W_q", &[a, dq])?, w_k: param("W_k", &[a, dk])?, v: param("v", &[a])? }
+            }
+            Scorer::MultiHead { .. } => Weights::MultiHead {
+                w_q: param("W_q", &[a, dq])?,
+                w_k: param("W_k", &[a, dk])?,
+                w_v: param("W_v", &[a, dk])?,
+                w_o: param("W_o", &[dk, a])?,
+            },
         };
         Ok(Attention { config: *config, weights })
     }
@@ -266,7 +294,14 @@ impl Attention {
     /// assert_eq!(out.weights.data()[[0, 0, 1]], 0.0);                  // position 0 cannot see 1
     /// assert!(out.weights.data()[[0, 2, 0]] > 0.0);                   // position 2 sees 0
     /// ```
-    pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, src_pad_mask: Option<&Array2<bool>>, causal: bool) -> Result<AttentionOutput> {
+    pub fn forward(
+        &self,
+        queries: &Tensor,
+        keys: &Tensor,
+        values: &Tensor,
+        src_pad_mask: Option<&Array2<bool>>,
+        causal: bool,
+    ) -> Result<AttentionOutput> {
         self.prepare(keys, values, src_pad_mask)?.attend(queries, causal)
     }
 
@@ -304,16 +339,32 @@ impl Attention {
         mask.check(OP, ks)?;
         let scale = |d: usize| 1.0 / (d as f32).sqrt();
         let (keys, values, step) = match &self.weights {
-            Weights::None if self.config.scorer == Scorer::ScaledDot => (keys.clone(), values.clone(), Step::Dot { scale: scale(ks[2]) }),
+            Weights::None if self.config.scorer == Scorer::ScaledDot => {
+                (keys.clone(), values.clone(), Step::Dot { scale: scale(ks[2]) })
+            }
             Weights::None => (keys.clone(), values.clone(), Step::Dot { scale: 1.0 }),
             Weights::General { w } => (keys.linear(w.tensor(), None)?, values.clone(), Step::Dot { scale: 1.0 }),
-            Weights::Additive { w_q, w_k, v } => (keys.linear(w_k.tensor(), None)?, values.clone(), Step::Additive { w_q: w_q.tensor().clone(), v: v.tensor().clone() }),
+            Weights::Additive { w_q, w_k, v } => (
+                keys.linear(w_k.tensor(), None)?,
+                values.clone(),
+                Step::Additive { w_q: w_q.tensor().clone(), v: v.tensor().clone() },
+            ),
             Weights::MultiHead { w_q, w_k, w_v, w_o } => {
                 if vs[2] != self.config.key_dim {
-                    return Err(mismatch(OP, ks, vs, "multi_head projects the values with W_v (A, key_dim), so they need key_dim features"));
+                    return Err(mismatch(
+                        OP,
+                        ks,
+                        vs,
+                        "multi_head projects the values with W_v (A, key_dim), so they need key_dim features",
+                    ));
                 }
                 let heads = self.config.scorer.heads();
-                let step = Step::MultiHead { w_q: w_q.tensor().clone(), w_o: w_o.tensor().clone(), heads, scale: scale(self.config.attn_dim / heads) };
+                let step = Step::MultiHead {
+                    w_q: w_q.tensor().clone(),
+                    w_o: w_o.tensor().clone(),
+                    heads,
+                    scale: scale(self.config.attn_dim / heads),
+                };
                 (keys.linear(w_k.tensor(), None)?, values.linear(w_v.tensor(), None)?, step)
             }
         };
@@ -418,7 +469,12 @@ impl Prepared {
     pub fn attend(&self, queries: &Tensor, causal: bool) -> Result<AttentionOutput> {
         let (qs, ks) = (queries.shape(), self.keys.shape());
         if qs.len() != 3 || qs[0] != ks[0] || qs[2] != self.query_dim {
-            return Err(mismatch("Prepared::attend", qs, ks, format!("queries must be (batch, tgt_len, {}) for keys (batch, src_len, ·)", self.query_dim)));
+            return Err(mismatch(
+                "Prepared::attend",
+                qs,
+                ks,
+                format!("queries must be (batch, tgt_len, {}) for keys (batch, src_len, ·)", self.query_dim),
+            ));
         }
         let mask = self.mask.with_causal(causal);
         match &self.step {
@@ -504,7 +560,15 @@ impl Prepared {
 /// let e = 1.0_f32.exp();
 /// assert!((out.weights.data()[[0, 0, 0]] - e / (e + 1.0)).abs() < 1e-6);
 /// ```
-pub fn dot_product_attention(queries: &Tensor, keys: &Tensor, values: &Tensor, heads: usize, scale: f32, src_pad_mask: Option<&Array2<bool>>, causal: bool) -> Result<AttentionOutput> {
+pub fn dot_product_attention(
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    heads: usize,
+    scale: f32,
+    src_pad_mask: Option<&Array2<bool>>,
+    causal: bool,
+) -> Result<AttentionOutput> {
     dot_product(queries, keys, values, heads, scale, &Masking::new(src_pad_mask, causal))
 }
 
@@ -522,7 +586,14 @@ pub fn dot_product_attention(queries: &Tensor, keys: &Tensor, values: &Tensor, h
 /// let out = additive_attention(&qp, &kp, &v, &values, None, false).unwrap();
 /// assert_eq!(out.context.to_vec(), vec![2.5]);   // equal scores: the mean of the values
 /// ```
-pub fn additive_attention(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Tensor, src_pad_mask: Option<&Array2<bool>>, causal: bool) -> Result<AttentionOutput> {
+pub fn additive_attention(
+    q_proj: &Tensor,
+    k_proj: &Tensor,
+    v: &Tensor,
+    values: &Tensor,
+    src_pad_mask: Option<&Array2<bool>>,
+    causal: bool,
+) -> Result<AttentionOutput> {
     additive(q_proj, k_proj, v, values, &Masking::new(src_pad_mask, causal))
 }
 

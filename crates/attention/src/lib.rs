@@ -93,7 +93,10 @@ mod kernel;
 mod mask;
 pub mod scorer;
 
-pub use attention::{Attention, AttentionConfig, AttentionOutput, Flops, Prepared, additive_attention, bahdanau_recurrence, dot_product_attention};
+pub use attention::{
+    Attention, AttentionConfig, AttentionOutput, Flops, Prepared, additive_attention, bahdanau_recurrence,
+    dot_product_attention,
+};
 pub use error::{Error, Result};
 pub use kernel::bahdanau::Recurrence;
 pub use scorer::Scorer;

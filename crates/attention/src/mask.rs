@@ -47,7 +47,12 @@ impl Masking {
     /// Checks that the padding mask is `(batch, src_len)` for `keys (batch, src_len, d)`.
     pub(crate) fn check(&self, op: &'static str, keys: &[usize]) -> Result<()> {
         match &self.pad {
-            Some(m) if m.shape() != &keys[..2] => Err(mismatch(op, keys, m.shape(), "src_pad_mask must be (batch, src_len) of the keys (batch, src_len, d)")),
+            Some(m) if m.shape() != &keys[..2] => Err(mismatch(
+                op,
+                keys,
+                m.shape(),
+                "src_pad_mask must be (batch, src_len) of the keys (batch, src_len, d)",
+            )),
             _ => Ok(()),
         }
     }
@@ -55,7 +60,8 @@ impl Masking {
     /// The visible positions of query `t` (of `tgt_len`) in batch entry `b`.
     pub(crate) fn row(&self, b: usize, t: usize, tgt_len: usize, src_len: usize) -> RowMask<'_> {
         let limit = if self.causal { (t + 1 + src_len).saturating_sub(tgt_len).min(src_len) } else { src_len };
-        let pad = self.pad.as_ref().map(|m| m.row(b).to_slice().unwrap_or_else(|| unreachable!("stored in standard layout")));
+        let pad =
+            self.pad.as_ref().map(|m| m.row(b).to_slice().unwrap_or_else(|| unreachable!("stored in standard layout")));
         RowMask { pad, limit }
     }
 }

@@ -125,7 +125,10 @@ impl FromStr for Scorer {
     /// `multi_head:<heads>` (surrounding spaces ignored); anything else is an
     /// [`Error::UnknownScorer`] listing the valid names.
     fn from_str(s: &str) -> Result<Scorer> {
-        let unknown = || Error::UnknownScorer { name: s.to_string(), valid: format!("{}, multi_head:<heads>", Scorer::NAMES.join(", ")) };
+        let unknown = || Error::UnknownScorer {
+            name: s.to_string(),
+            valid: format!("{}, multi_head:<heads>", Scorer::NAMES.join(", ")),
+        };
         match s.trim() {
             "dot" => Ok(Scorer::Dot),
             "general" => Ok(Scorer::General),

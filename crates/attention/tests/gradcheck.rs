@@ -121,7 +121,10 @@ fn parameter_gradients_match_finite_differences() {
                 };
                 let numeric = ((at(eps) - at(-eps)) / (2.0 * f64::from(eps))) as f32;
                 let a = g.as_slice().unwrap()[i];
-                assert!((a - numeric).abs() <= 2e-3 + 2e-2 * a.abs().max(numeric.abs()), "{scorer} param {k} element {i}: analytic {a}, numeric {numeric}");
+                assert!(
+                    (a - numeric).abs() <= 2e-3 + 2e-2 * a.abs().max(numeric.abs()),
+                    "{scorer} param {k} element {i}: analytic {a}, numeric {numeric}"
+                );
             }
         }
     }
@@ -149,10 +152,18 @@ fn gradients_through_a_prepared_source_add_up_over_steps() {
             total = total.add(&out.context.mul(&w_step).unwrap().sum_all()).unwrap();
         }
         let g_steps = total.backward().unwrap();
-        let close = |a: &ArrayD<f32>, b: &ArrayD<f32>| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-5 + 1e-4 * x.abs());
-        assert!(close(g_all.get(&enc_out).unwrap(), g_steps.get(&enc_out).unwrap()), "{scorer}: source gradients differ");
+        let close =
+            |a: &ArrayD<f32>, b: &ArrayD<f32>| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-5 + 1e-4 * x.abs());
+        assert!(
+            close(g_all.get(&enc_out).unwrap(), g_steps.get(&enc_out).unwrap()),
+            "{scorer}: source gradients differ"
+        );
         for p in attn.params() {
-            assert!(close(g_all.get(p.tensor()).unwrap(), g_steps.get(p.tensor()).unwrap()), "{scorer}: {} gradients differ", p.name());
+            assert!(
+                close(g_all.get(p.tensor()).unwrap(), g_steps.get(p.tensor()).unwrap()),
+                "{scorer}: {} gradients differ",
+                p.name()
+            );
         }
     }
 }

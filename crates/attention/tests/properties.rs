@@ -84,7 +84,11 @@ fn gradients_reach_every_parameter() {
         assert!(!attn.params().is_empty());
         for p in attn.params() {
             let g = grads.get(p.tensor()).unwrap_or_else(|| panic!("{scorer}: no gradient for {}", p.name()));
-            assert!(g.iter().all(|v| v.is_finite()) && g.iter().any(|&v| v != 0.0), "{scorer}: {} has a zero gradient", p.name());
+            assert!(
+                g.iter().all(|v| v.is_finite()) && g.iter().any(|&v| v != 0.0),
+                "{scorer}: {} has a zero gradient",
+                p.name()
+            );
         }
     }
 }
@@ -141,7 +145,8 @@ fn results_do_not_depend_on_the_number_of_threads() {
         let attn = layer(scorer, 32, 32, 32, 0);
         let enc_out = Tensor::variable(tensor(&[16, 64, 32], 1).data().clone());
         let lens = [64, 40, 5, 64, 1, 64, 64, 9, 33, 64, 2, 50, 64, 17, 64, 63];
-        let out = attn.forward(&tensor(&[16, 64, 32], 2), &enc_out, &enc_out, Some(&pad_mask(&lens, 64)), false).unwrap();
+        let out =
+            attn.forward(&tensor(&[16, 64, 32], 2), &enc_out, &enc_out, Some(&pad_mask(&lens, 64)), false).unwrap();
         let all = flat(&out).unwrap();
         let grads = all.mul(&tensor(&[all.len()], 3)).unwrap().sum_all().backward().unwrap();
         (all.to_vec(), grads.get(&enc_out).unwrap().clone())
@@ -172,7 +177,9 @@ fn scorer_names_round_trip_and_unknown_names_list_the_valid_ones() {
 fn configs_that_cannot_work_are_refused_with_advice() {
     let mut rng = <rand::rngs::StdRng as rand::SeedableRng>::seed_from_u64(0);
     let refuse = |scorer: Scorer, dq: usize, dk: usize, a: usize, rng: &mut rand::rngs::StdRng| {
-        Attention::new("attn", &AttentionConfig { scorer, query_dim: dq, key_dim: dk, attn_dim: a }, rng).unwrap_err().to_string()
+        Attention::new("attn", &AttentionConfig { scorer, query_dim: dq, key_dim: dk, attn_dim: a }, rng)
+            .unwrap_err()
+            .to_string()
     };
     for scorer in [Scorer::Dot, Scorer::ScaledDot] {
         let err = refuse(scorer, 4, 6, 0, &mut rng);
@@ -189,9 +196,14 @@ fn shape_errors_name_both_shapes() {
     let enc_out = tensor(&[2, 4, 5], 1);
     let err = attn.forward(&tensor(&[2, 1, 4], 2), &enc_out, &enc_out, None, false).unwrap_err().to_string();
     assert!(err.contains("[2, 1, 4]") && err.contains("[2, 4, 3]"), "{err}");
-    let err = attn.forward(&tensor(&[2, 1, 3], 2), &enc_out, &enc_out, Some(&pad_mask(&[1, 1, 1], 4)), false).unwrap_err().to_string();
+    let err = attn
+        .forward(&tensor(&[2, 1, 3], 2), &enc_out, &enc_out, Some(&pad_mask(&[1, 1, 1], 4)), false)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("[2, 4, 5]") && err.contains("[3, 4]"), "{err}");
-    let err = lingo_attention::dot_product_attention(&tensor(&[2, 2, 3], 0), &enc_out, &enc_out, 1, 1.0, None, false).unwrap_err().to_string();
+    let err = lingo_attention::dot_product_attention(&tensor(&[2, 2, 3], 0), &enc_out, &enc_out, 1, 1.0, None, false)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("`general` or `additive`"), "{err}");
 }
 
@@ -212,7 +224,13 @@ fn additive_gradients_are_the_same_whether_the_hidden_layer_was_kept_or_not() {
         let mask = mask.slice_axis(Axis(0), rows.clone().into()).to_owned();
         let out = additive_attention(&vars[0], &vars[1], &vars[2], &vars[3], Some(&mask), false).unwrap();
         let d_context = d_context.data().slice_axis(Axis(0), rows.clone().into()).to_owned();
-        let loss = out.context.mul(&Tensor::new(d_context)).unwrap().sum_all().add(&out.weights.mul(&out.weights).unwrap().sum_all()).unwrap();
+        let loss = out
+            .context
+            .mul(&Tensor::new(d_context))
+            .unwrap()
+            .sum_all()
+            .add(&out.weights.mul(&out.weights).unwrap().sum_all())
+            .unwrap();
         let g = loss.backward().unwrap();
         vars.map(|v| g.get(&v).unwrap().clone())
     };
@@ -244,12 +262,18 @@ fn gru_recurrence_is_attend_then_a_gru_step() {
         let var = |shape: &[usize], seed| Tensor::variable(values(shape, seed));
         let (enc_out, x, h0) = (var(&[b, s, dv], 22), var(&[b, t, e], 23), var(&[b, h], 24));
         let gru_params = [var(&[3 * h, e + dv], 25), var(&[3 * h, h], 26), var(&[3 * h], 27), var(&[3 * h], 28)];
-        let gru = RnnWeights { weight_ih: &gru_params[0], weight_hh: &gru_params[1], bias_ih: &gru_params[2], bias_hh: &gru_params[3] };
+        let gru = RnnWeights {
+            weight_ih: &gru_params[0],
+            weight_hh: &gru_params[1],
+            bias_ih: &gru_params[2],
+            bias_hh: &gru_params[3],
+        };
         let prepared = attn.prepare(&enc_out, &enc_out, Some(&pad_mask(&lens, s))).unwrap();
         // L = Σ states ⊙ dS + Σ weights ⊙ dW, so both outputs send gradients back.
         let (d_states, d_weights) = (tensor(&[b, t, h], 30), tensor(&[b, t, s], 31));
         let run = |states: &Tensor, weights: &Tensor| {
-            let loss = states.mul(&d_states).unwrap().sum_all().add(&weights.mul(&d_weights).unwrap().sum_all()).unwrap();
+            let loss =
+                states.mul(&d_states).unwrap().sum_all().add(&weights.mul(&d_weights).unwrap().sum_all()).unwrap();
             let grads = loss.backward().unwrap();
             let mut wrt = vec![&enc_out, &x, &h0];
             wrt.extend(&gru_params);
@@ -267,7 +291,10 @@ fn gru_recurrence_is_attend_then_a_gru_step() {
         let close = |what: &str, x: &ArrayD<f32>, y: &ArrayD<f32>| {
             assert_eq!(x.shape(), y.shape(), "{what}");
             for (p, q) in x.iter().zip(y) {
-                assert!((p - q).abs() <= 1e-5 + 1e-4 * p.abs().max(q.abs()), "{what} (size {b}, {t}, {s}, {a}): {p} vs {q}");
+                assert!(
+                    (p - q).abs() <= 1e-5 + 1e-4 * p.abs().max(q.abs()),
+                    "{what} (size {b}, {t}, {s}, {a}): {p} vs {q}"
+                );
             }
         };
         close("states", &fused.0, &stepped.0);

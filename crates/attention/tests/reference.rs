@@ -34,7 +34,12 @@ fn softmax(scores: &[f64], visible: &[bool]) -> Vec<f64> {
 }
 
 /// (context, weights) of one batch entry and one head: scores from `score(t, s)`.
-fn attend(t_len: usize, values: ArrayView2<'_, f64>, visible: impl Fn(usize, usize) -> bool, score: impl Fn(usize, usize) -> f64) -> (Array2<f64>, Array2<f64>) {
+fn attend(
+    t_len: usize,
+    values: ArrayView2<'_, f64>,
+    visible: impl Fn(usize, usize) -> bool,
+    score: impl Fn(usize, usize) -> f64,
+) -> (Array2<f64>, Array2<f64>) {
     let s_len = values.nrows();
     let mut weights = Array2::zeros((t_len, s_len));
     for t in 0..t_len {
@@ -45,8 +50,15 @@ fn attend(t_len: usize, values: ArrayView2<'_, f64>, visible: impl Fn(usize, usi
     (weights.dot(&values), weights)
 }
 
-fn reference(attn: &Attention, q: &Array3<f64>, kv: &Array3<f64>, mask: &Array2<bool>, causal: bool) -> (Array3<f64>, Array3<f64>) {
-    let p: Vec<Array2<f64>> = attn.params().iter().filter(|p| p.shape().len() == 2).map(|p| mat(p.tensor().data())).collect();
+fn reference(
+    attn: &Attention,
+    q: &Array3<f64>,
+    kv: &Array3<f64>,
+    mask: &Array2<bool>,
+    causal: bool,
+) -> (Array3<f64>, Array3<f64>) {
+    let p: Vec<Array2<f64>> =
+        attn.params().iter().filter(|p| p.shape().len() == 2).map(|p| mat(p.tensor().data())).collect();
     let (b_len, t_len, s_len) = (q.shape()[0], q.shape()[1], kv.shape()[1]);
     let mut context = Array3::zeros((b_len, t_len, attn.config().key_dim));
     let mut weights = Array3::zeros((b_len, t_len, s_len));
@@ -55,7 +67,9 @@ fn reference(attn: &Attention, q: &Array3<f64>, kv: &Array3<f64>, mask: &Array2<
         let visible = |t: usize, s: usize| !mask[[b, s]] && (!causal || s + t_len <= t + s_len);
         let (c, w) = match attn.config().scorer {
             Scorer::Dot => attend(t_len, kb, visible, |t, s| dot(qb.row(t), kb.row(s))),
-            Scorer::ScaledDot => attend(t_len, kb, visible, |t, s| dot(qb.row(t), kb.row(s)) / (kb.ncols() as f64).sqrt()),
+            Scorer::ScaledDot => {
+                attend(t_len, kb, visible, |t, s| dot(qb.row(t), kb.row(s)) / (kb.ncols() as f64).sqrt())
+            }
             Scorer::General => {
                 let wk = project(kb, &p[0]); // W k
                 attend(t_len, kb, visible, |t, s| dot(qb.row(t), wk.row(s)))
@@ -73,7 +87,8 @@ fn reference(attn: &Attention, q: &Array3<f64>, kv: &Array3<f64>, mask: &Array2<
                 for h in 0..heads {
                     let cols = ndarray::s![.., h * dh..(h + 1) * dh];
                     let (qh, kh) = (qp.slice(cols), kp.slice(cols));
-                    let (c, w) = attend(t_len, vp.slice(cols), visible, |t, s| dot(qh.row(t), kh.row(s)) / (dh as f64).sqrt());
+                    let (c, w) =
+                        attend(t_len, vp.slice(cols), visible, |t, s| dot(qh.row(t), kh.row(s)) / (dh as f64).sqrt());
                     concat.slice_mut(cols).assign(&c);
                     mean = mean + w / heads as f64;
                 }
@@ -97,7 +112,9 @@ fn every_scorer_computes_its_formula() {
             let out = attn.forward(&q, &kv, &kv, Some(&mask), causal).unwrap();
             let as3 = |a: &ArrayD<f32>| a.view().into_dimensionality::<Ix3>().unwrap().mapv(f64::from);
             let (context, weights) = reference(&attn, &as3(q.data()), &as3(kv.data()), &mask, causal);
-            for (got, want, what) in [(as3(out.context.data()), context, "context"), (as3(out.weights.data()), weights, "weights")] {
+            for (got, want, what) in
+                [(as3(out.context.data()), context, "context"), (as3(out.weights.data()), weights, "weights")]
+            {
                 let err = (&got - &want).mapv(f64::abs).fold(0.0, |m: f64, &e| m.max(e));
                 assert!(err < 1e-5, "{scorer} causal={causal}: {what} differs by {err}");
             }

@@ -16,7 +16,10 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::args::{AttentionChoice, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, at_most, check_heads, dimension, positive_real, unit_fraction};
+use crate::args::{
+    AttentionChoice, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, at_most, check_heads, dimension, positive_real,
+    unit_fraction,
+};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::{Output, example_tokens};
@@ -105,13 +108,22 @@ impl AblationArgs {
     /// ```
     pub fn check(&self) -> Result<()> {
         if self.max_words < self.min_words {
-            return Err(Error::usage("--max-words", format!("must be at least --min-words ({}), got {}", self.min_words, self.max_words)));
+            return Err(Error::usage(
+                "--max-words",
+                format!("must be at least --min-words ({}), got {}", self.min_words, self.max_words),
+            ));
         }
         check_heads(&self.configs, self.hidden)?;
         // Every configuration trains at once, each with its model and batches.
         let task = LexiconReverse::new(&lingo::data::DEFAULT_LEXICON, self.min_words, self.max_words)?;
-        let config = Seq2SeqConfig { emb_dim: self.emb, hidden_dim: self.hidden, attn_dim: self.hidden, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
-        let [model, batch] = budget::training_bytes(&config, self.batch_size, self.max_words).map(|b| b.saturating_mul(self.configs.len() as u64));
+        let config = Seq2SeqConfig {
+            emb_dim: self.emb,
+            hidden_dim: self.hidden,
+            attn_dim: self.hidden,
+            ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
+        };
+        let [model, batch] = budget::training_bytes(&config, self.batch_size, self.max_words)
+            .map(|b| b.saturating_mul(self.configs.len() as u64));
         budget::fits(&[
             ("--train-size", budget::example_bytes(self.train_size, self.max_words)),
             ("--val-size", budget::example_bytes(self.val_size, self.max_words)),
@@ -194,16 +206,27 @@ fn train_one(
     let mut train_config = TrainConfig::new(args.epochs, args.lr);
     train_config.batching.batch_size = args.batch_size;
     train_config.label_smoothing = args.label_smoothing;
-    train_config.schedule = if args.warmup == 0 { Schedule::Constant } else { Schedule::LinearWarmup { warmup_steps: args.warmup } };
+    train_config.schedule =
+        if args.warmup == 0 { Schedule::Constant } else { Schedule::LinearWarmup { warmup_steps: args.warmup } };
     train_config.seed = seed;
     train_config.progress = Progress::Silent;
     let result = train_model(&mut model, train, val, &train_config, None)?;
     let alignment = crate::measure::alignment_accuracy(&model, probe)?.map(|s| (s.accuracy, s.chance));
-    Ok(Row { choice, model, train_losses: result.train_losses, val_losses: result.val_losses, alignment, seconds: result.seconds })
+    Ok(Row {
+        choice,
+        model,
+        train_losses: result.train_losses,
+        val_losses: result.val_losses,
+        alignment,
+        seconds: result.seconds,
+    })
 }
 
 fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
-    let mut lines = vec![format!("\n{:<27} {:>9} {:>10} {:>7} {:>8}", "configuration", "val loss", "alignment", "chance", "seconds")];
+    let mut lines = vec![format!(
+        "\n{:<27} {:>9} {:>10} {:>7} {:>8}",
+        "configuration", "val loss", "alignment", "chance", "seconds"
+    )];
     for row in rows {
         let pct = |x: f64| format!("{:.1}%", 100.0 * x);
         let (align, chance) = row.alignment.map_or(("n/a".into(), "n/a".into()), |(a, c)| (pct(a), pct(c)));
@@ -216,12 +239,19 @@ fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
 
 /// The text heatmap of one sentence under the first attention model, and
 /// the pictures: a heatmap per attention model, validation loss per epoch.
-fn show_example(args: &AblationArgs, task: &LexiconReverse, example: &AlignedExample, rows: &[Row], out: &Output) -> Result<()> {
+fn show_example(
+    args: &AblationArgs,
+    task: &LexiconReverse,
+    example: &AlignedExample,
+    rows: &[Row],
+    out: &Output,
+) -> Result<()> {
     let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), example);
     let batch = Batch::from_examples(std::slice::from_ref(example))?;
     let mut shown = false;
     for row in rows.iter().filter(|r| r.alignment.is_some()) {
-        let fwd = no_grad(|| row.model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
+        let fwd =
+            no_grad(|| row.model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
         let Some(weights) = fwd.weights_array() else { continue };
         let weights = weights.slice_move(s![0, .., ..]); // (tgt_len, src_len)
         if !shown {
@@ -239,7 +269,8 @@ fn show_example(args: &AblationArgs, task: &LexiconReverse, example: &AlignedExa
     if !args.no_png && !rows.is_empty() {
         let series: Vec<Series> = rows.iter().map(|r| Series::new(r.choice.label(), &r.val_losses)).collect();
         let path = out.file(&args.out, "ablation-val-loss.png")?;
-        let options = lingo::viz::LineOptions::default().title("validation loss").y_label("cross-entropy (label smoothing)");
+        let options =
+            lingo::viz::LineOptions::default().title("validation loss").y_label("cross-entropy (label smoothing)");
         lingo::viz::plot_lines(&series, &path, &options)?;
         out.note(&format!("wrote {}", path.display()));
     }

@@ -88,7 +88,9 @@ pub fn dimension(text: &str) -> Result<usize, String> {
 pub fn threads(text: &str) -> Result<usize, String> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match positive(text)? {
-        n if n > 4 * cores => Err(format!("must be at most {} (four times the {cores} cores here), got {n}", 4 * cores)),
+        n if n > 4 * cores => {
+            Err(format!("must be at most {} (four times the {cores} cores here), got {n}", 4 * cores))
+        }
         n => Ok(n),
     }
 }
@@ -108,7 +110,10 @@ pub fn check_heads(choices: &[AttentionChoice], hidden: usize) -> crate::Result<
         if let Some(Scorer::MultiHead { heads }) = choice.0
             && !hidden.is_multiple_of(heads)
         {
-            return Err(crate::Error::usage("--hidden", format!("must be a multiple of {heads} for {choice}, got {hidden}")));
+            return Err(crate::Error::usage(
+                "--hidden",
+                format!("must be a multiple of {heads} for {choice}, got {hidden}"),
+            ));
         }
     }
     Ok(())

@@ -31,7 +31,15 @@ use crate::error::{Error, Result};
 /// assert!(lingo_cli::budget::param_bound(&config) > 1000 * 64);
 /// ```
 pub fn param_bound(config: &Seq2SeqConfig) -> u64 {
-    let [vs, vt, e, h, layers, a] = [config.src_vocab, config.tgt_vocab, config.emb_dim, config.hidden_dim, config.num_layers.max(1), config.attn_dim].map(|n| n as u64);
+    let [vs, vt, e, h, layers, a] = [
+        config.src_vocab,
+        config.tgt_vocab,
+        config.emb_dim,
+        config.hidden_dim,
+        config.num_layers.max(1),
+        config.attn_dim,
+    ]
+    .map(|n| n as u64);
     let d = if config.bidirectional { 2 } else { 1 };
     let g = match config.rnn {
         RnnKind::Lstm => 4,
@@ -57,9 +65,13 @@ pub fn param_bound(config: &Seq2SeqConfig) -> u64 {
 /// ```
 pub fn training_bytes(config: &Seq2SeqConfig, batch: usize, len: usize) -> [u64; 2] {
     let (b, t, v) = (batch as u64, len as u64 + 2, config.tgt_vocab as u64);
-    let gates = if config.rnn == RnnKind::Lstm { 4 } else { 3 } * config.hidden_dim as u64 * if config.bidirectional { 2 } else { 1 };
+    let gates = if config.rnn == RnnKind::Lstm { 4 } else { 3 }
+        * config.hidden_dim as u64
+        * if config.bidirectional { 2 } else { 1 };
     let model = param_bound(config).saturating_mul(20);
-    let activations = b.saturating_mul(t).saturating_mul((16 * v).saturating_add(32 * gates * config.num_layers.max(1) as u64).saturating_add(12 * t));
+    let activations = b
+        .saturating_mul(t)
+        .saturating_mul((16 * v).saturating_add(32 * gates * config.num_layers.max(1) as u64).saturating_add(12 * t));
     [model, activations]
 }
 
@@ -144,8 +156,20 @@ pub fn fits_in(parts: &[(&'static str, u64)], free: Option<u64>) -> Result<()> {
     // The first of the largest parts: the one listed first is the likelier cause.
     let (flag, _) = parts.iter().copied().fold(("--help", 0), |big, part| if part.1 > big.1 { part } else { big });
     let gb = |bytes: u64| bytes as f64 / 1e9;
-    let shares: Vec<String> = parts.iter().filter(|(_, b)| *b as f64 >= need as f64 * 0.01).map(|(f, b)| format!("{f} {:.1} GB", gb(*b))).collect();
-    Err(Error::usage(flag, format!("the command needs about {:.1} GB of memory ({}), more than the {:.1} GB available; make it smaller", gb(need), shares.join(", "), gb(free))))
+    let shares: Vec<String> = parts
+        .iter()
+        .filter(|(_, b)| *b as f64 >= need as f64 * 0.01)
+        .map(|(f, b)| format!("{f} {:.1} GB", gb(*b)))
+        .collect();
+    Err(Error::usage(
+        flag,
+        format!(
+            "the command needs about {:.1} GB of memory ({}), more than the {:.1} GB available; make it smaller",
+            gb(need),
+            shares.join(", "),
+            gb(free)
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -164,7 +188,13 @@ mod tests {
             base.clone(),
             Seq2SeqConfig { attention: None, ..base.clone() },
             Seq2SeqConfig { attention: Some(Scorer::Additive), bidirectional: true, ..base.clone() },
-            Seq2SeqConfig { rnn: RnnKind::Gru, placement: Placement::Bahdanau, attention: Some(Scorer::Additive), bidirectional: true, ..base.clone() },
+            Seq2SeqConfig {
+                rnn: RnnKind::Gru,
+                placement: Placement::Bahdanau,
+                attention: Some(Scorer::Additive),
+                bidirectional: true,
+                ..base.clone()
+            },
             Seq2SeqConfig { num_layers: 2, ..base },
         ];
         for config in configs {

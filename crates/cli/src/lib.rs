@@ -69,8 +69,8 @@ use clap::{Parser, Subcommand};
 
 pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, one_line};
-pub use output::{Output, print_err};
 pub use metrics::RoundMetrics;
+pub use output::{Output, print_err};
 pub use sort_study::SortStudyArgs;
 pub use train::{TokenizerChoice, TrainArgs};
 pub use translate::TranslateArgs;
@@ -86,7 +86,10 @@ pub use translate::TranslateArgs;
 /// ```
 #[derive(Parser, Debug)]
 #[command(name = "lingo", version, about = "Attention in neural machine translation, taught and measured.")]
-#[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data ../shared/data/eng-spa.tsv --time-budget 600\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"")]
+#[command(
+    allow_negative_numbers = true,
+    after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data ../shared/data/eng-spa.tsv --time-budget 600\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\""
+)]
 pub struct Cli {
     /// Seed of every random choice (data, initialisation, batch order)
     #[arg(long, global = true, default_value_t = 0)]
@@ -106,16 +109,28 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// The attention tutorial's ablation: no attention, dot (Luong), additive (Bahdanau)
-    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo ablation\n  lingo ablation --configs dot,general,scaled_dot --out /tmp/pics\n  lingo ablation --warmup 0        # see dot attention's alignment collapse")]
+    #[command(
+        allow_negative_numbers = true,
+        after_help = "Examples:\n  lingo ablation\n  lingo ablation --configs dot,general,scaled_dot --out /tmp/pics\n  lingo ablation --warmup 0        # see dot attention's alignment collapse"
+    )]
     Ablation(AblationArgs),
     /// The sorting case study: bidirectional GRU + Bahdanau attention, with and without attention
-    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo sort-study\n  lingo sort-study --lengths 5 --epochs 5 --json\n  lingo sort-study --rare-digit 3 --rare-share 0.005\n  lingo sort-study --time-epochs --lengths 5 --train-size 20000   # seconds per training epoch only")]
+    #[command(
+        allow_negative_numbers = true,
+        after_help = "Examples:\n  lingo sort-study\n  lingo sort-study --lengths 5 --epochs 5 --json\n  lingo sort-study --rare-digit 3 --rare-share 0.005\n  lingo sort-study --time-epochs --lengths 5 --train-size 20000   # seconds per training epoch only"
+    )]
     SortStudy(SortStudyArgs),
     /// Train a translation model on a parallel corpus (TSV) within a time budget; BLEU and chrF on held-out pairs
-    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer word --vocab-size 6000 --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive")]
+    #[command(
+        allow_negative_numbers = true,
+        after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer word --vocab-size 6000 --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive"
+    )]
     Train(TrainArgs),
     /// Translate a sentence with a model written by `lingo train`, and show where it looked
-    #[command(allow_negative_numbers = true, after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\"")]
+    #[command(
+        allow_negative_numbers = true,
+        after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\""
+    )]
     Translate(TranslateArgs),
 }
 

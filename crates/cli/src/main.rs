@@ -17,10 +17,21 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) => {
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
             // --help and --version are answers, not errors.
             let _ = e.print();
-            return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
         Err(e) => {
             // clap's message is a paragraph (the error, sometimes a list of
@@ -36,9 +47,16 @@ fn main() -> ExitCode {
     lingo::tensor::keep_freed_memory();
     // A bug must not greet the user with a backtrace either: one line, exit 101.
     std::panic::set_hook(Box::new(|info| {
-        let message = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned());
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned());
         let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        print_err(&format!("error: internal error{place}: {} (please report it)", message.unwrap_or_else(|| "panic".into())));
+        print_err(&format!(
+            "error: internal error{place}: {} (please report it)",
+            message.unwrap_or_else(|| "panic".into())
+        ));
     }));
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,

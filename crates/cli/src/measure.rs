@@ -63,7 +63,11 @@ pub(crate) fn sequence_accuracy<E: SeqPair>(model: &Seq2Seq, examples: &[E]) -> 
         // Predictions padded to the target's width; a short output fails at
         // the first gold position it lacks, a long one at the gold `<eos>`.
         let predictions = Array2::from_shape_fn((rows, width), |(b, t)| hyps[b].tokens.get(t).copied().unwrap_or(PAD));
-        total.merge(lingo::data::sequence_accuracy(predictions.view(), batch.tgt_out.view(), batch.tgt_pad_mask.view())?);
+        total.merge(lingo::data::sequence_accuracy(
+            predictions.view(),
+            batch.tgt_out.view(),
+            batch.tgt_pad_mask.view(),
+        )?);
     }
     Ok(total.value())
 }

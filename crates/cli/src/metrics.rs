@@ -77,7 +77,14 @@ impl MetricsLog {
             .zip(train_losses.iter().zip(val_losses))
             .enumerate()
             .map(|(i, (m, (&train_loss, &val_loss)))| {
-                m.unwrap_or(RoundMetrics { round: i + 1, pairs_seen: None, steps: None, train_loss, val_loss, seconds: None })
+                m.unwrap_or(RoundMetrics {
+                    round: i + 1,
+                    pairs_seen: None,
+                    steps: None,
+                    train_loss,
+                    val_loss,
+                    seconds: None,
+                })
             })
             .collect();
         let mut text = String::new();
@@ -97,7 +104,8 @@ impl MetricsLog {
     /// partial last line) and returns it as JSON, to print the same text.
     pub(crate) fn push(&mut self, m: RoundMetrics) -> Result<serde_json::Value> {
         let text = line(&m);
-        let mut file = OpenOptions::new().append(true).create(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
+        let mut file =
+            OpenOptions::new().append(true).create(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
         file.write_all(text.as_bytes()).map_err(|e| Error::io(&self.path, e))?;
         self.rounds.push(m);
         Ok(serde_json::from_str(&text).unwrap_or_else(|_| unreachable!("a line this log wrote")))
@@ -110,9 +118,14 @@ impl MetricsLog {
 
     /// Draws the training and validation loss over rounds to `path` (PNG).
     pub(crate) fn plot(&self, path: &Path) -> Result<()> {
-        let curve = |label: &str, f: fn(&RoundMetrics) -> f32| lingo::viz::Series::from_points(label, self.rounds.iter().map(|m| (m.round as f32, f(m))).collect());
+        let curve = |label: &str, f: fn(&RoundMetrics) -> f32| {
+            lingo::viz::Series::from_points(label, self.rounds.iter().map(|m| (m.round as f32, f(m))).collect())
+        };
         let series = [curve("train", |m| m.train_loss), curve("validation", |m| m.val_loss)];
-        let options = lingo::viz::LineOptions::default().title("lingo train").x_label("round").y_label("loss (label-smoothed cross-entropy)");
+        let options = lingo::viz::LineOptions::default()
+            .title("lingo train")
+            .x_label("round")
+            .y_label("loss (label-smoothed cross-entropy)");
         Ok(lingo::viz::plot_lines(&series, path, &options)?)
     }
 }

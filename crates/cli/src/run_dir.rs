@@ -51,7 +51,8 @@ impl RunDir {
             Err(TryLockError::Error(e)) => return fail(format!("cannot lock {}: {e}", path.display())),
         }
         // Ours now: say whose it is, for the error of a run that tries next.
-        let written = file.set_len(0).and_then(|()| file.rewind()).and_then(|()| writeln!(file, "{}", std::process::id()));
+        let written =
+            file.set_len(0).and_then(|()| file.rewind()).and_then(|()| writeln!(file, "{}", std::process::id()));
         if let Err(e) = written {
             return fail(format!("cannot write in it: {e}"));
         }

@@ -27,7 +27,9 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use crate::args::{MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, dimension, positive_real, unit_fraction};
+use crate::args::{
+    MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, dimension, positive_real, unit_fraction,
+};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{alignment_accuracy, mean_entropy, sequence_accuracy};
@@ -127,10 +129,18 @@ impl SortStudyArgs {
     pub fn check(&self) -> Result<()> {
         let rare_run = !self.time_epochs && self.rare_share > 0.0;
         if rare_run && self.rare_digit >= self.digits {
-            return Err(Error::usage("--rare-digit", format!("must be below --digits ({}), got {}", self.digits, self.rare_digit)));
+            return Err(Error::usage(
+                "--rare-digit",
+                format!("must be below --digits ({}), got {}", self.digits, self.rare_digit),
+            ));
         }
         if let Some(&len) = self.lengths.iter().find(|&&len| len < 2) {
-            return Err(Error::usage("--lengths", format!("must be at least 2 (one digit is sorted already, and the duplicates test needs two), got {len}")));
+            return Err(Error::usage(
+                "--lengths",
+                format!(
+                    "must be at least 2 (one digit is sorted already, and the duplicates test needs two), got {len}"
+                ),
+            ));
         }
         // The lengths train one after the other: the longest decides.
         let longest = self.lengths.iter().copied().max().unwrap_or(1);
@@ -162,7 +172,8 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
         let val = task.generate(args.val_size, &mut rng);
         for attention in [true, false] {
             let name = format!("len {len}, {}", if attention { "attention" } else { "no attention" });
-            let (result, model) = train_and_measure(args, &task, (&train, &val), (attention, &name, "uniform"), seed, out)?;
+            let (result, model) =
+                train_and_measure(args, &task, (&train, &val), (attention, &name, "uniform"), seed, out)?;
             emit(&result, out);
             results.push(result);
             if attention {
@@ -274,7 +285,10 @@ fn train_and_measure(
         let h = mean_entropy(model, val)?;
         entropy.extend(h);
         let h = h.map_or(String::new(), |h| format!(" | attention entropy: {h:.3}"));
-        out.say(&format!("{name} ({variant}) | Epoch {}/{} | Train: {:.4} | Val: {:.4}{h}", r.epoch, args.epochs, r.train_loss, r.val_loss));
+        out.say(&format!(
+            "{name} ({variant}) | Epoch {}/{} | Train: {:.4} | Val: {:.4}{h}",
+            r.epoch, args.epochs, r.train_loss, r.val_loss
+        ));
         if best.as_ref().is_none_or(|(loss, ..)| r.val_loss < *loss) {
             best = Some((r.val_loss, r.epoch, StateDict::from_module(model)?));
         }
@@ -291,8 +305,10 @@ fn train_and_measure(
     // Test sets from their own seed, the same for every model of this length.
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(1000 + len as u64));
     let test = task.generate(args.test_size, &mut rng);
-    let duplicates: Vec<AlignedExample> = std::iter::repeat_with(|| task.sample(&mut rng)).filter(has_duplicates).take(args.test_size).collect();
-    let distinct = (len < args.digits).then(|| distinct_examples(task, args.digits, len, args.test_size, &mut rng)).transpose()?;
+    let duplicates: Vec<AlignedExample> =
+        std::iter::repeat_with(|| task.sample(&mut rng)).filter(has_duplicates).take(args.test_size).collect();
+    let distinct =
+        (len < args.digits).then(|| distinct_examples(task, args.digits, len, args.test_size, &mut rng)).transpose()?;
     let mut longer = Vec::new();
     for &extra in &args.longer {
         let longer_task = DigitTask::new(DigitOp::Sort, args.digits, len + extra, len + extra)?;
@@ -327,7 +343,13 @@ fn has_duplicates(example: &AlignedExample) -> bool {
 }
 
 /// `n` examples of `len` different digits each (a random selection, in random order).
-fn distinct_examples(task: &DigitTask, digits: usize, len: usize, n: usize, rng: &mut StdRng) -> Result<Vec<AlignedExample>> {
+fn distinct_examples(
+    task: &DigitTask,
+    digits: usize,
+    len: usize,
+    n: usize,
+    rng: &mut StdRng,
+) -> Result<Vec<AlignedExample>> {
     let mut pool: Vec<usize> = (0..digits).collect();
     (0..n)
         .map(|_| {
@@ -350,10 +372,17 @@ struct RareRow {
 /// Trains the attention model again on data where one digit is rare, then
 /// compares it with the uniformly trained `uniform` model on test sequences
 /// that contain the rare digit and on sequences that do not.
-fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, seed: u64, out: &Output) -> Result<(RunResult, Vec<RareRow>)> {
+fn rare_value_run(
+    args: &SortStudyArgs,
+    task: &DigitTask,
+    uniform: &Seq2Seq,
+    seed: u64,
+    out: &Output,
+) -> Result<(RunResult, Vec<RareRow>)> {
     let (len, rare) = (args.lengths[0], args.rare_digit);
     let others = (1.0 - f64::from(args.rare_share)) / (args.digits - 1).max(1) as f64;
-    let weights: Vec<f64> = (0..args.digits).map(|d| if d == rare { f64::from(args.rare_share) } else { others }).collect();
+    let weights: Vec<f64> =
+        (0..args.digits).map(|d| if d == rare { f64::from(args.rare_share) } else { others }).collect();
     let skewed = WeightedIndex::new(&weights).map_err(|e| Error::invalid("--rare-share", e.to_string()))?;
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5EED ^ len as u64);
     let mut draw = |n: usize| -> Result<Vec<AlignedExample>> {
@@ -361,7 +390,8 @@ fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, see
     };
     let (train, val) = (draw(args.train_size)?, draw(args.val_size)?);
     let variant = format!("digit {rare} at {}%", 100.0 * args.rare_share);
-    let (result, model) = train_and_measure(args, task, (&train, &val), (true, &format!("len {len}, attention"), &variant), seed, out)?;
+    let (result, model) =
+        train_and_measure(args, task, (&train, &val), (true, &format!("len {len}, attention"), &variant), seed, out)?;
     // Uniform test sequences with the rare digit forced into a random position, and uniform ones without it.
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(2000));
     let with_rare = (0..args.test_size)
@@ -372,7 +402,10 @@ fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, see
         })
         .collect::<Result<Vec<_>>>()?;
     let rare_id = task.src_vocab().id(&rare.to_string());
-    let without: Vec<AlignedExample> = std::iter::repeat_with(|| task.sample(&mut rng)).filter(|e| !e.src.contains(&rare_id)).take(args.test_size).collect();
+    let without: Vec<AlignedExample> = std::iter::repeat_with(|| task.sample(&mut rng))
+        .filter(|e| !e.src.contains(&rare_id))
+        .take(args.test_size)
+        .collect();
     let row = |training: String, model: &Seq2Seq| -> Result<RareRow> {
         Ok(RareRow {
             training,
@@ -389,19 +422,34 @@ fn rare_value_run(args: &SortStudyArgs, task: &DigitTask, uniform: &Seq2Seq, see
 /// digits of π otherwise.
 fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &Seq2Seq, out: &Output) -> Result<()> {
     let len = task_len(&task.generate(1, &mut StdRng::seed_from_u64(0)));
-    let digits: Vec<usize> = if len == 5 { vec![7, 2, 5, 2, 9] } else { [3, 1, 4, 1, 5, 9, 2, 6, 5, 3].iter().cycle().take(len).map(|d| d % args.digits).collect() };
+    let digits: Vec<usize> = if len == 5 {
+        vec![7, 2, 5, 2, 9]
+    } else {
+        [3, 1, 4, 1, 5, 9, 2, 6, 5, 3].iter().cycle().take(len).map(|d| d % args.digits).collect()
+    };
     let example = task.example(&digits)?;
     let batch = lingo::data::Batch::from_examples(std::slice::from_ref(&example))?;
-    let fwd = lingo::tensor::no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, lingo::nn::Mode::Eval))?;
+    let fwd = lingo::tensor::no_grad(|| {
+        model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, lingo::nn::Mode::Eval)
+    })?;
     let Some(weights) = fwd.weights_array() else { return Ok(()) };
     let weights = weights.index_axis_move(ndarray::Axis(0), 0); // (tgt_len, src_len)
     let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), &example);
     let options = TextOptions::default().cells(CellStyle::Number).mark_peak(true);
-    out.say(&format!("\nattention, length {len} (row n predicts output token n + 1):\n{}", lingo::viz::format_attention(weights.view(), &src_tokens, &tgt_tokens, &options)?));
+    out.say(&format!(
+        "\nattention, length {len} (row n predicts output token n + 1):\n{}",
+        lingo::viz::format_attention(weights.view(), &src_tokens, &tgt_tokens, &options)?
+    ));
     if !args.no_png {
         let path = out.file(&args.out, &format!("sort-len{len}.png"))?;
         let title = format!("sorting, length {len}: additive attention");
-        lingo::viz::plot_attention(weights.view(), &src_tokens, &tgt_tokens, &path, &HeatmapOptions::default().title(title).show_values(true))?;
+        lingo::viz::plot_attention(
+            weights.view(),
+            &src_tokens,
+            &tgt_tokens,
+            &path,
+            &HeatmapOptions::default().title(title).show_values(true),
+        )?;
         out.note(&format!("wrote {}", path.display()));
     }
     Ok(())
@@ -414,7 +462,8 @@ fn pct(x: Option<f64>) -> String {
 
 /// One JSON object per trained model.
 fn emit(r: &RunResult, out: &Output) {
-    let longer: serde_json::Map<String, serde_json::Value> = r.longer.iter().map(|&(l, a)| (l.to_string(), json!(a))).collect();
+    let longer: serde_json::Map<String, serde_json::Value> =
+        r.longer.iter().map(|&(l, a)| (l.to_string(), json!(a))).collect();
     out.json(&json!({
         "seq_len": r.len,
         "attention": r.attention,
@@ -452,13 +501,27 @@ fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], o
     lines.push("\nlonger than trained (sequence accuracy, greedy):".into());
     for r in results.iter().filter(|r| r.variant == "uniform") {
         let cells: Vec<String> = r.longer.iter().map(|&(l, a)| format!("len {l}: {}", pct(Some(a)))).collect();
-        lines.push(format!("  trained at {:>2}, {:<13} {}", r.len, if r.attention { "additive" } else { "none" }, cells.join("  ")));
+        lines.push(format!(
+            "  trained at {:>2}, {:<13} {}",
+            r.len,
+            if r.attention { "additive" } else { "none" },
+            cells.join("  ")
+        ));
     }
     if !rare.is_empty() {
         lines.push(format!("\nrare digit {} (length {}, attention):", args.rare_digit, args.lengths[0]));
-        lines.push(format!("  {:<16} {:>12} {:>14} {:>22}", "training data", "with the digit", "without it", "alignment (with it)"));
+        lines.push(format!(
+            "  {:<16} {:>12} {:>14} {:>22}",
+            "training data", "with the digit", "without it", "alignment (with it)"
+        ));
         for row in rare {
-            lines.push(format!("  {:<16} {:>12} {:>14} {:>22}", row.training, pct(Some(row.with_rare)), pct(Some(row.without_rare)), pct(row.alignment)));
+            lines.push(format!(
+                "  {:<16} {:>12} {:>14} {:>22}",
+                row.training,
+                pct(Some(row.with_rare)),
+                pct(Some(row.without_rare)),
+                pct(row.alignment)
+            ));
         }
     }
     out.say(&lines.join("\n"));
@@ -469,13 +532,19 @@ fn plot_entropy(args: &SortStudyArgs, results: &[RunResult], out: &Output) -> Re
     let series: Vec<Series> = results
         .iter()
         .filter(|r| !r.entropy.is_empty())
-        .map(|r| Series::from_points(format!("length {} ({})", r.len, r.variant), r.entropy.iter().enumerate().map(|(e, &h)| (e as f32, h)).collect()))
+        .map(|r| {
+            Series::from_points(
+                format!("length {} ({})", r.len, r.variant),
+                r.entropy.iter().enumerate().map(|(e, &h)| (e as f32, h)).collect(),
+            )
+        })
         .collect();
     if series.is_empty() {
         return Ok(());
     }
     let path = out.file(&args.out, "sort-entropy.png")?;
-    let options = LineOptions::default().title("attention entropy while learning to sort").y_label("mean entropy (nats)");
+    let options =
+        LineOptions::default().title("attention entropy while learning to sort").y_label("mean entropy (nats)");
     lingo::viz::plot_lines(&series, &path, &options)?;
     out.note(&format!("wrote {}", path.display()));
     Ok(())

@@ -6,13 +6,22 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use lingo::attention::Scorer;
-use lingo::data::{Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, corpus_bleu, corpus_chrf};
-use lingo::nn::{Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, evaluate, load_own, load_resumable, remove_stale_temp_files, train_model_with};
+use lingo::data::{
+    Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer,
+    corpus_bleu, corpus_chrf,
+};
+use lingo::nn::{
+    Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, evaluate,
+    load_own, load_resumable, remove_stale_temp_files, train_model_with,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
-use crate::args::{AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension, positive, positive_real, unit_fraction};
+use crate::args::{
+    AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, MAX_VOCAB,
+    at_most, check_heads, dimension, positive, positive_real, unit_fraction,
+};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::interrupt;
@@ -158,15 +167,27 @@ impl TrainArgs {
         // The vocabulary holds <pad> <sos> <eos> <unk> besides the words.
         let specials = lingo::data::SPECIALS.len();
         if self.vocab_size <= specials {
-            return Err(Error::usage("--vocab-size", format!("must be above {specials}, the special tokens it includes, got {}", self.vocab_size)));
+            return Err(Error::usage(
+                "--vocab-size",
+                format!("must be above {specials}, the special tokens it includes, got {}", self.vocab_size),
+            ));
         }
         if self.bidirectional && self.attention.0 == Some(Scorer::Dot) {
-            return Err(Error::usage("--attention", "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive"));
+            return Err(Error::usage(
+                "--attention",
+                "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive",
+            ));
         }
         check_heads(&[self.attention], self.hidden)?;
         // Before the corpus is read, its vocabularies are at most --vocab-size
         // and its sentences (in subwords) at most about twice --max-len.
-        let config = Seq2SeqConfig { emb_dim: self.emb, hidden_dim: self.hidden, attn_dim: self.hidden, bidirectional: self.bidirectional, ..Seq2SeqConfig::new(self.vocab_size, self.vocab_size) };
+        let config = Seq2SeqConfig {
+            emb_dim: self.emb,
+            hidden_dim: self.hidden,
+            attn_dim: self.hidden,
+            bidirectional: self.bidirectional,
+            ..Seq2SeqConfig::new(self.vocab_size, self.vocab_size)
+        };
         let len = 2 * self.max_len;
         let [model, batch] = budget::training_bytes(&config, self.batch_size, len);
         let kept = budget::param_bound(&config).saturating_mul(4 * self.average as u64);
@@ -197,7 +218,13 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let loaded = Corpus::read_tsv(&args.data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
     // Lenient reading says what it left out, in the note and in the too-few error.
     let skipped = match loaded.skipped.first() {
-        Some(first) => format!("; {} malformed lines skipped, the first {}:{}: {}", loaded.skipped.len(), args.data.display(), first.line, first.problem),
+        Some(first) => format!(
+            "; {} malformed lines skipped, the first {}:{}: {}",
+            loaded.skipped.len(),
+            args.data.display(),
+            first.line,
+            first.problem
+        ),
         None => String::new(),
     };
     if let Some(first) = loaded.extra_columns.first() {
@@ -230,7 +257,10 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
         TokenizerChoice::Word => TextTokenizer::Word(words),
         TokenizerChoice::Bpe => {
             let texts = split.train.pairs.iter().flat_map(|p| [p.src.as_str(), p.tgt.as_str()]);
-            TextTokenizer::Bpe(Box::new(Bpe::learn(texts, &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() })))
+            TextTokenizer::Bpe(Box::new(Bpe::learn(
+                texts,
+                &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() },
+            )))
         }
     };
     let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
@@ -266,7 +296,10 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     args.check()?;
     let previous = previous_run(&args.out);
     if !args.resume && !previous.is_empty() && !args.overwrite {
-        let reason = format!("holds a run already ({}); pass --resume to continue it, --overwrite to replace it, or choose another --out", previous.join(", "));
+        let reason = format!(
+            "holds a run already ({}); pass --resume to continue it, --overwrite to replace it, or choose another --out",
+            previous.join(", ")
+        );
         return Err(Error::OutDir { path: args.out.clone(), reason });
     }
     let data = prepare(args, seed, out)?;
@@ -291,7 +324,8 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
     // Only a cosine needs the plan of every round to its end (up to MAX_EPOCHS of them).
-    let total_steps = if args.decay == DecayChoice::Cosine { config.steps_through(&data.train, args.rounds)? } else { 0 };
+    let total_steps =
+        if args.decay == DecayChoice::Cosine { config.steps_through(&data.train, args.rounds)? } else { 0 };
     config.schedule = schedule(args, total_steps);
     config.extra_settings = run_settings(args, seed, &data.train);
     if args.overwrite {
@@ -309,7 +343,12 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let start = Instant::now();
     config.progress = Progress::Bar; // the round lines are printed below, with the time
     config.stop = Some(interrupt::stop_flag()?);
-    let spec = CheckpointSpec { dir: args.out.clone(), src_vocab: data.src_vocab.clone(), tgt_vocab: data.tgt_vocab.clone(), keep_epochs: if args.average > 1 { args.average } else { 0 } };
+    let spec = CheckpointSpec {
+        dir: args.out.clone(),
+        src_vocab: data.src_vocab.clone(),
+        tgt_vocab: data.tgt_vocab.clone(),
+        keep_epochs: if args.average > 1 { args.average } else { 0 },
+    };
     config.checkpoints = Some(spec.clone());
     let metrics_path = args.out.join("metrics.jsonl");
     let (resume, mut metrics) = if args.resume {
@@ -338,13 +377,23 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
             val_loss: r.val_loss,
             seconds: Some(seconds_before + elapsed.as_secs_f64()),
         };
-        out.say(&format!("Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s", r.epoch, args.rounds, r.train_loss, r.val_loss, elapsed.as_secs_f64()));
+        out.say(&format!(
+            "Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s",
+            r.epoch,
+            args.rounds,
+            r.train_loss,
+            r.val_loss,
+            elapsed.as_secs_f64()
+        ));
         out.json(&metrics.push(round)?);
         if let Some(e) = out.stdout_lost()
             && !told_stdout_lost
         {
             told_stdout_lost = true;
-            print_err(&format!("note: standard output failed ({e}); training goes on, every round is in {}", args.out.join("metrics.jsonl").display()));
+            print_err(&format!(
+                "note: standard output failed ({e}); training goes on, every round is in {}",
+                args.out.join("metrics.jsonl").display()
+            ));
         }
         metrics.plot(&chart)?;
         // The budget at this process's pace so far sets the last round (and
@@ -353,14 +402,19 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         let (elapsed, budget) = (elapsed.as_secs_f64(), args.time_budget);
         let pairs = |round: usize| (pairs_seen(round) - pairs_seen(first_round - 1)) as f64;
         let per_pair = elapsed / pairs(r.epoch);
-        Ok::<_, Error>(Next::EndAt((r.epoch..=args.rounds).take_while(|&end| pairs(end) * per_pair <= budget).last().unwrap_or(r.epoch)))
+        Ok::<_, Error>(Next::EndAt(
+            (r.epoch..=args.rounds).take_while(|&end| pairs(end) * per_pair <= budget).last().unwrap_or(r.epoch),
+        ))
     })?;
     let train_seconds = trained.seconds;
     let completed = trained.val_losses.len();
     // Interrupted: nothing new (no average, no test set), only what is kept.
     let interrupted = trained.interrupted || interrupt::requested();
     if interrupted && trained.best_epoch == 0 {
-        return Err(Error::Interrupted(format!("before round {} ended: no round to keep, no model.ckpt written", completed + 1)));
+        return Err(Error::Interrupted(format!(
+            "before round {} ended: no round to keep, no model.ckpt written",
+            completed + 1
+        )));
     }
     // The best round's weights, saved with the tokenizer for `lingo translate`.
     let best = load_own(&args.out.join("best.ckpt"), trained.run_id)?;
@@ -370,17 +424,25 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let mut chosen = format!("round {}", best.config.best_epoch);
     let translator = Translator { model: model_config.clone(), tokenizer: data.tokenizer.clone() };
     let path = args.out.join("model.ckpt");
-    let save = |model: &Seq2Seq| Checkpoint::new(translator.clone(), model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path);
+    let save = |model: &Seq2Seq| {
+        Checkpoint::new(translator.clone(), model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path)
+    };
     if interrupted {
         save(&model)?;
         let kept = format!("wrote {} ({chosen}, validation loss {best_loss:.4})", path.display());
-        return Err(Error::Interrupted(format!("in round {}: {kept}; --resume continues after round {completed}", completed + 1)));
+        return Err(Error::Interrupted(format!(
+            "in round {}: {kept}; --resume continues after round {completed}",
+            completed + 1
+        )));
     }
     let mut average_loss = None;
     if args.average > 1 {
         let last = trained.val_losses.len() as u64;
         let rounds = last.saturating_sub(args.average as u64 - 1).max(1)..=last;
-        let dicts = rounds.clone().map(|r| load_own(&spec.epoch_path(r), trained.run_id).map(|c| c.params)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let dicts = rounds
+            .clone()
+            .map(|r| load_own(&spec.epoch_path(r), trained.run_id).map(|c| c.params))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
         let averaged = Seq2Seq::from_state_dict(&model_config, &StateDict::average(&dicts)?)?;
         let loss = evaluate(&averaged, &config.validation_batches(&data.valid)?, args.label_smoothing)?;
         out.note(&format!("average of rounds {}-{}: validation loss {loss:.4}", rounds.start(), rounds.end()));
@@ -395,7 +457,10 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     out.note(&format!("wrote {} ({chosen})", path.display()));
     if interrupt::requested() {
         // Stopped while the average was scored: the model is whole, the test set not begun.
-        return Err(Error::Interrupted(format!("after round {completed}: wrote {} ({chosen}); the test set was not scored", path.display())));
+        return Err(Error::Interrupted(format!(
+            "after round {completed}: wrote {} ({chosen}); the test set was not scored",
+            path.display()
+        )));
     }
 
     let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
@@ -408,7 +473,11 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let refs: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
     let bleu = corpus_bleu(&hyps, &refs)?;
     let chrf = corpus_chrf(&hyps, &refs)?;
-    let mut lines = vec![format!("\ntest set ({} pairs, {}): {bleu}", refs.len(), if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() })];
+    let mut lines = vec![format!(
+        "\ntest set ({} pairs, {}): {bleu}",
+        refs.len(),
+        if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() }
+    )];
     lines.push(format!("chrF = {chrf:.2}   (lowercased; {train_seconds:.0} s of training)"));
     for ((src, hyp), reference) in sources.iter().zip(&hyps).zip(&data.test.pairs).take(args.show) {
         lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
@@ -438,8 +507,14 @@ const RUN_FILES: [&str; 6] = ["model.ckpt", "last.ckpt", "best.ckpt", "metrics.j
 
 /// The checkpoints of an earlier run in `dir`, by name (none: a fresh directory).
 fn previous_run(dir: &Path) -> Vec<String> {
-    let mut found: Vec<String> = RUN_FILES[..3].iter().filter(|name| dir.join(name).is_file()).map(|name| name.to_string()).collect();
-    let epochs = std::fs::read_dir(dir).into_iter().flatten().flatten().filter(|e| is_epoch_file(&e.file_name().to_string_lossy())).count();
+    let mut found: Vec<String> =
+        RUN_FILES[..3].iter().filter(|name| dir.join(name).is_file()).map(|name| name.to_string()).collect();
+    let epochs = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| is_epoch_file(&e.file_name().to_string_lossy()))
+        .count();
     if epochs > 0 {
         found.push(format!("{epochs} epoch-<round>.ckpt"));
     }
@@ -448,7 +523,9 @@ fn previous_run(dir: &Path) -> Vec<String> {
 
 /// `epoch-<round>.ckpt`, as [`CheckpointSpec::epoch_path`] names them.
 fn is_epoch_file(name: &str) -> bool {
-    name.strip_prefix("epoch-").and_then(|rest| rest.strip_suffix(".ckpt")).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    name.strip_prefix("epoch-")
+        .and_then(|rest| rest.strip_suffix(".ckpt"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// `--overwrite`: deletes the earlier run's files in `dir` (and its `splits/`), nothing else.
@@ -499,10 +576,18 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
         ("--label-smoothing", args.label_smoothing.to_string()),
         ("--round-size", args.round_size.to_string()),
     ];
-    let mut settings: Vec<(String, String)> = flags.into_iter().map(|(flag, value)| (flag.to_string(), value)).collect();
+    let mut settings: Vec<(String, String)> =
+        flags.into_iter().map(|(flag, value)| (flag.to_string(), value)).collect();
     // The same flags on an edited corpus give other pairs.
-    let ids: Vec<u8> = train.iter().flat_map(|e| e.src.iter().chain([&usize::MAX]).chain(&e.tgt)).flat_map(|&id| (id as u64).to_le_bytes()).collect();
-    settings.push(("--data".into(), format!("{} training pairs, fingerprint {:016x}", train.len(), lingo::nn::fnv1a64(&ids))));
+    let ids: Vec<u8> = train
+        .iter()
+        .flat_map(|e| e.src.iter().chain([&usize::MAX]).chain(&e.tgt))
+        .flat_map(|&id| (id as u64).to_le_bytes())
+        .collect();
+    settings.push((
+        "--data".into(),
+        format!("{} training pairs, fingerprint {:016x}", train.len(), lingo::nn::fnv1a64(&ids)),
+    ));
     settings
 }
 
@@ -514,7 +599,9 @@ fn schedule(args: &TrainArgs, total_steps: u64) -> Schedule {
     match args.decay {
         DecayChoice::None => Schedule::LinearWarmup { warmup_steps },
         DecayChoice::InverseSqrt => Schedule::InverseSqrt { warmup_steps },
-        DecayChoice::Cosine => Schedule::WarmupCosine { warmup_steps, total_steps: total_steps.max(warmup_steps + 1), min_lr: 0.0 },
+        DecayChoice::Cosine => {
+            Schedule::WarmupCosine { warmup_steps, total_steps: total_steps.max(warmup_steps + 1), min_lr: 0.0 }
+        }
     }
 }
 
@@ -540,8 +627,10 @@ fn export_splits(dir: &Path, data: &Prepared) -> Result<()> {
     write_lines(&dir.join("vocab.src.txt"), data.src_vocab.tokens())?;
     write_lines(&dir.join("vocab.tgt.txt"), data.tgt_vocab.tokens())?;
     let tokens = |text: &str| data.tokenizer.tokenize(text).join(" ");
-    for (name, corpus) in [("train.tsv", &data.train_pairs), ("valid.tsv", &data.valid_pairs), ("test.tsv", &data.test)] {
-        let rows: Vec<String> = corpus.pairs.iter().map(|p| format!("{}\t{}", tokens(&p.src), tokens(&p.tgt))).collect();
+    for (name, corpus) in [("train.tsv", &data.train_pairs), ("valid.tsv", &data.valid_pairs), ("test.tsv", &data.test)]
+    {
+        let rows: Vec<String> =
+            corpus.pairs.iter().map(|p| format!("{}\t{}", tokens(&p.src), tokens(&p.tgt))).collect();
         write_lines(&dir.join(name), &rows)?;
     }
     write_lines(&dir.join("test.src.txt"), &data.test.pairs.iter().map(|p| p.src.clone()).collect::<Vec<_>>())?;
@@ -555,13 +644,19 @@ fn export_splits(dir: &Path, data: &Prepared) -> Result<()> {
 }
 
 /// Translates sentences in batches of similar length; returns readable text.
-fn translate_all(model: &Seq2Seq, tokenizer: &TextTokenizer, src_vocab: &Vocab, tgt_vocab: &Vocab, sources: &[&str], beam: usize) -> Result<Vec<String>> {
+fn translate_all(
+    model: &Seq2Seq,
+    tokenizer: &TextTokenizer,
+    src_vocab: &Vocab,
+    tgt_vocab: &Vocab,
+    sources: &[&str],
+    beam: usize,
+) -> Result<Vec<String>> {
     let encoded: Vec<Vec<usize>> = sources.iter().map(|s| encode(src_vocab, tokenizer, s)).collect();
     let max_len = |longest: usize| 3 * longest + 5;
     let hyps = decode_batched(model, &encoded, decode_batch_size(beam), beam, max_len, false, |_| ())?;
     Ok(hyps.iter().map(|hyp| tokenizer.detokenize(&tgt_vocab.decode(&hyp.tokens, true))).collect())
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -581,7 +676,10 @@ mod tests {
     fn each_decay_is_its_schedule() {
         let cosine = schedule(&args(&["--decay", "cosine", "--warmup", "3"]), 7);
         assert_eq!(cosine, Schedule::WarmupCosine { warmup_steps: 3, total_steps: 7, min_lr: 0.0 });
-        assert_eq!(schedule(&args(&["--decay", "cosine"]), 7), Schedule::WarmupCosine { warmup_steps: 500, total_steps: 501, min_lr: 0.0 });
+        assert_eq!(
+            schedule(&args(&["--decay", "cosine"]), 7),
+            Schedule::WarmupCosine { warmup_steps: 500, total_steps: 501, min_lr: 0.0 }
+        );
         assert_eq!(schedule(&args(&[]), 7), Schedule::LinearWarmup { warmup_steps: 500 });
         assert_eq!(schedule(&args(&["--decay", "inverse-sqrt"]), 7), Schedule::InverseSqrt { warmup_steps: 500 });
     }

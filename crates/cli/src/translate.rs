@@ -143,7 +143,13 @@ pub(crate) fn decode_batched(
 }
 
 /// Greedy (`beam = 1`) or beam-search decoding of padded source rows.
-fn decode(model: &Seq2Seq, rows: &[&[usize]], beam: usize, max_len: usize, with_attention: bool) -> Result<Vec<Hypothesis>> {
+fn decode(
+    model: &Seq2Seq,
+    rows: &[&[usize]],
+    beam: usize,
+    max_len: usize,
+    with_attention: bool,
+) -> Result<Vec<Hypothesis>> {
     let width = rows.iter().map(|r| r.len()).max().unwrap_or(0);
     let src = Array2::from_shape_fn((rows.len(), width), |(b, t)| rows[b].get(t).copied().unwrap_or(lingo::data::PAD));
     let src_lens: Vec<usize> = rows.iter().map(|r| r.len()).collect();
@@ -164,7 +170,14 @@ pub(crate) fn load(path: &Path) -> Result<(Seq2Seq, Checkpoint<Translator>)> {
             if Checkpoint::<lingo::nn::TrainedModel>::load(path).is_ok() =>
         {
             let model = path.with_file_name("model.ckpt");
-            return Err(Error::invalid("--checkpoint", format!("{} is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, {}", path.display(), model.display())));
+            return Err(Error::invalid(
+                "--checkpoint",
+                format!(
+                    "{} is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, {}",
+                    path.display(),
+                    model.display()
+                ),
+            ));
         }
         Err(e) => return Err(e.into()),
     };
@@ -186,7 +199,13 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
 }
 
 /// One sentence: its translation, then its attention as a text heatmap (and a PNG with `--png`).
-fn translate_one(args: &TranslateArgs, sentence: &str, model: &Seq2Seq, ckpt: &Checkpoint<Translator>, out: &Output) -> Result<()> {
+fn translate_one(
+    args: &TranslateArgs,
+    sentence: &str,
+    model: &Seq2Seq,
+    ckpt: &Checkpoint<Translator>,
+    out: &Output,
+) -> Result<()> {
     let tokenizer = &ckpt.config.tokenizer;
     let src = encode(&ckpt.src_vocab, tokenizer, sentence);
     if src.len() <= 2 {
@@ -206,11 +225,22 @@ fn translate_one(args: &TranslateArgs, sentence: &str, model: &Seq2Seq, ckpt: &C
     };
     let (src_tokens, rows) = heatmap_labels(ckpt, &src, &hyp);
     let rows = &rows[..weights.nrows()];
-    out.say(&format!("\n{}", lingo::viz::format_attention(weights.view(), &src_tokens, rows, &TextOptions::default())?));
+    out.say(&format!(
+        "\n{}",
+        lingo::viz::format_attention(weights.view(), &src_tokens, rows, &TextOptions::default())?
+    ));
     if let Some(path) = &args.png {
-        match lingo::viz::plot_attention(weights.view(), &src_tokens, rows, path, &HeatmapOptions::default().title(translation.clone())) {
+        match lingo::viz::plot_attention(
+            weights.view(),
+            &src_tokens,
+            rows,
+            path,
+            &HeatmapOptions::default().title(translation.clone()),
+        ) {
             Err(lingo::viz::Error::TooLarge { width, height, max_pixels }) => {
-                let reason = format!("the heatmap would be {width} x {height} pixels, more than the limit of {max_pixels}; translate a shorter sentence, or leave out --png (the text heatmap above has it all)");
+                let reason = format!(
+                    "the heatmap would be {width} x {height} pixels, more than the limit of {max_pixels}; translate a shorter sentence, or leave out --png (the text heatmap above has it all)"
+                );
                 return Err(Error::invalid(format!("--png {}", path.display()), reason));
             }
             other => other?,
@@ -222,7 +252,11 @@ fn translate_one(args: &TranslateArgs, sentence: &str, model: &Seq2Seq, ckpt: &C
 
 /// The heatmap's labels: columns are the source tokens, rows the decoder's
 /// inputs (`<sos>`, then the output but its last token).
-fn heatmap_labels<'v>(ckpt: &'v Checkpoint<Translator>, src: &[usize], hyp: &Hypothesis) -> (Vec<&'v str>, Vec<&'v str>) {
+fn heatmap_labels<'v>(
+    ckpt: &'v Checkpoint<Translator>,
+    src: &[usize],
+    hyp: &Hypothesis,
+) -> (Vec<&'v str>, Vec<&'v str>) {
     let mut rows = vec!["<sos>"];
     rows.extend(ckpt.tgt_vocab.decode(&hyp.tokens[..hyp.tokens.len().saturating_sub(1)], false));
     (ckpt.src_vocab.decode(src, false), rows)
@@ -232,7 +266,13 @@ fn heatmap_labels<'v>(ckpt: &'v Checkpoint<Translator>, src: &[usize], hyp: &Hyp
 /// final `<eos>` included), their log-probability, whether `<eos>` was
 /// reached, and the attention: one row per output token over the source
 /// tokens, with their labels.
-fn translation_json(ckpt: &Checkpoint<Translator>, source: &str, translation: &str, src: &[usize], hyp: &Hypothesis) -> serde_json::Value {
+fn translation_json(
+    ckpt: &Checkpoint<Translator>,
+    source: &str,
+    translation: &str,
+    src: &[usize],
+    hyp: &Hypothesis,
+) -> serde_json::Value {
     let attention = hyp.attention.as_ref().map(|w| w.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>());
     json!({
         "source": source,
@@ -254,18 +294,27 @@ fn translate_lines(args: &TranslateArgs, model: &Seq2Seq, ckpt: &Checkpoint<Tran
     let tokenizer = &ckpt.config.tokenizer;
     let encoded: Vec<Vec<usize>> = lines.iter().map(|l| encode(&ckpt.src_vocab, tokenizer, l)).collect();
     let bar = (path != Path::new("-") && std::io::stderr().is_terminal()).then(|| {
-        let style = ProgressStyle::with_template("translating [{bar:30}] {pos}/{len} lines, {per_sec}, {eta} left").unwrap_or_else(|_| ProgressStyle::default_bar());
+        let style = ProgressStyle::with_template("translating [{bar:30}] {pos}/{len} lines, {per_sec}, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
         ProgressBar::new(lines.len() as u64).with_style(style.progress_chars("=> "))
     });
     // An empty line gives an empty translation; only lines with tokens are decoded.
     let wanted: Vec<usize> = (0..lines.len()).filter(|&i| encoded[i].len() > 2).collect();
     let rows: Vec<Vec<usize>> = wanted.iter().map(|&i| encoded[i].clone()).collect();
     let batch_size = args.batch_size.unwrap_or_else(|| decode_batch_size(args.beam));
-    let hyps = decode_batched(model, &rows, batch_size, args.beam, |_| args.max_len, out.is_json(), |n| {
-        if let Some(bar) = &bar {
-            bar.inc(n as u64);
-        }
-    })?;
+    let hyps = decode_batched(
+        model,
+        &rows,
+        batch_size,
+        args.beam,
+        |_| args.max_len,
+        out.is_json(),
+        |n| {
+            if let Some(bar) = &bar {
+                bar.inc(n as u64);
+            }
+        },
+    )?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -276,7 +325,8 @@ fn translate_lines(args: &TranslateArgs, model: &Seq2Seq, ckpt: &Checkpoint<Tran
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     for (n, (line, hyp)) in lines.iter().zip(&by_line).enumerate() {
-        let translation = hyp.as_ref().map(|h| tokenizer.detokenize(&ckpt.tgt_vocab.decode(&h.tokens, true))).unwrap_or_default();
+        let translation =
+            hyp.as_ref().map(|h| tokenizer.detokenize(&ckpt.tgt_vocab.decode(&h.tokens, true))).unwrap_or_default();
         let text = match (out.is_json(), hyp) {
             (false, _) => translation,
             (true, Some(hyp)) => {

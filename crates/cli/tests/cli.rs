@@ -140,11 +140,19 @@ fn every_numeric_flag_rejects_bad_values_before_any_work() {
             if numeric.iter().any(|t| arg.get_value_parser().type_id() == *t) {
                 all += 1;
                 let flag = format!("--{long}");
-                assert!(flags.contains(&(command.get_name(), flag.as_str())), "no bad value tried for {} {flag}", command.get_name());
+                assert!(
+                    flags.contains(&(command.get_name(), flag.as_str())),
+                    "no bad value tried for {} {flag}",
+                    command.get_name()
+                );
             }
         }
     }
-    println!("{} bad values rejected; {} (command, flag) pairs covered; the commands have {all} numeric flags", BAD_VALUES.len(), flags.len());
+    println!(
+        "{} bad values rejected; {} (command, flag) pairs covered; the commands have {all} numeric flags",
+        BAD_VALUES.len(),
+        flags.len()
+    );
 }
 
 #[test]
@@ -187,7 +195,23 @@ fn missing_and_malformed_files_are_named() {
 
 #[test]
 fn ablation_json_has_one_object_per_configuration() {
-    let out = lingo(&["ablation", "--json", "--configs", "none,dot", "--epochs", "1", "--train-size", "64", "--val-size", "16", "--align-samples", "8", "--no-png", "--threads", "1"]);
+    let out = lingo(&[
+        "ablation",
+        "--json",
+        "--configs",
+        "none,dot",
+        "--epochs",
+        "1",
+        "--train-size",
+        "64",
+        "--val-size",
+        "16",
+        "--align-samples",
+        "8",
+        "--no-png",
+        "--threads",
+        "1",
+    ]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 2);
     for line in &lines {
@@ -203,7 +227,24 @@ fn ablation_json_has_one_object_per_configuration() {
 #[test]
 fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lingo_in(dir.path(), &["ablation", "--configs", "none,additive", "--epochs", "2", "--train-size", "64", "--val-size", "16", "--align-samples", "8", "--out", "pics"]);
+    let out = lingo_in(
+        dir.path(),
+        &[
+            "ablation",
+            "--configs",
+            "none,additive",
+            "--epochs",
+            "2",
+            "--train-size",
+            "64",
+            "--val-size",
+            "16",
+            "--align-samples",
+            "8",
+            "--out",
+            "pics",
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("Epoch 2/2"), "{text}");
@@ -219,10 +260,37 @@ fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
 #[test]
 fn sort_study_json_reports_each_model() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lingo_in(dir.path(), &[
-        "sort-study", "--json", "--lengths", "3", "--digits", "5", "--train-size", "64", "--val-size", "16", "--test-size", "16",
-        "--epochs", "2", "--longer", "1", "--rare-digit", "2", "--rare-share", "0.05", "--emb", "8", "--hidden", "8", "--out", "pics",
-    ]);
+    let out = lingo_in(
+        dir.path(),
+        &[
+            "sort-study",
+            "--json",
+            "--lengths",
+            "3",
+            "--digits",
+            "5",
+            "--train-size",
+            "64",
+            "--val-size",
+            "16",
+            "--test-size",
+            "16",
+            "--epochs",
+            "2",
+            "--longer",
+            "1",
+            "--rare-digit",
+            "2",
+            "--rare-share",
+            "0.05",
+            "--emb",
+            "8",
+            "--hidden",
+            "8",
+            "--out",
+            "pics",
+        ],
+    );
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 3, "with, without attention, rare-digit run");
     for line in &lines {
@@ -244,10 +312,30 @@ fn sort_study_json_reports_each_model() {
 #[test]
 fn sort_study_time_epochs_reports_one_time_per_epoch_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lingo_in(dir.path(), &[
-        "sort-study", "--json", "--time-epochs", "--lengths", "3", "--digits", "5", "--train-size", "100", "--batch-size", "16",
-        "--epochs", "3", "--emb", "8", "--hidden", "8", "--out", "pics",
-    ]);
+    let out = lingo_in(
+        dir.path(),
+        &[
+            "sort-study",
+            "--json",
+            "--time-epochs",
+            "--lengths",
+            "3",
+            "--digits",
+            "5",
+            "--train-size",
+            "100",
+            "--batch-size",
+            "16",
+            "--epochs",
+            "3",
+            "--emb",
+            "8",
+            "--hidden",
+            "8",
+            "--out",
+            "pics",
+        ],
+    );
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 1, "one object for the one timed model");
     let line = &lines[0];
@@ -255,7 +343,10 @@ fn sort_study_time_epochs_reports_one_time_per_epoch_and_nothing_else() {
     assert_eq!(seconds.len(), 3);
     assert!(seconds.iter().all(|&s| s > 0.0), "{seconds:?}");
     let median = line["median_epoch_seconds"].as_f64().unwrap();
-    assert!(seconds.iter().filter(|&&s| s <= median).count() >= 2 && seconds.iter().filter(|&&s| s >= median).count() >= 2, "{median} is not the median of {seconds:?}");
+    assert!(
+        seconds.iter().filter(|&&s| s <= median).count() >= 2 && seconds.iter().filter(|&&s| s >= median).count() >= 2,
+        "{median} is not the median of {seconds:?}"
+    );
     let losses = line["train_losses"].as_array().unwrap();
     assert_eq!(losses.len(), 3);
     assert!(losses[2].as_f64().unwrap() < losses[0].as_f64().unwrap(), "training learns: {losses:?}");
@@ -267,10 +358,34 @@ fn sort_study_time_epochs_reports_one_time_per_epoch_and_nothing_else() {
 fn train_then_translate_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
-    let train = lingo_in(dir.path(), &[
-        "train", "--json", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "2",
-        "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "30", "--show", "2", "--export-splits",
-    ]);
+    let train = lingo_in(
+        dir.path(),
+        &[
+            "train",
+            "--json",
+            "--data",
+            "numbers.tsv",
+            "--out",
+            "run",
+            "--test-size",
+            "4",
+            "--valid-size",
+            "4",
+            "--rounds",
+            "2",
+            "--emb",
+            "8",
+            "--hidden",
+            "8",
+            "--vocab-size",
+            "50",
+            "--time-budget",
+            "30",
+            "--show",
+            "2",
+            "--export-splits",
+        ],
+    );
     // One line per round as it ends, then the result.
     let lines = json_lines(&train);
     let (result, rounds) = lines.split_last().unwrap();
@@ -291,14 +406,18 @@ fn train_then_translate_end_to_end() {
     // --export-splits: the pairs as tokens, the vocabularies, the test set as text.
     let splits = dir.path().join("run/splits");
     let count = |name: &str| std::fs::read_to_string(splits.join(name)).unwrap().lines().count();
-    assert_eq!((count("train.tsv"), count("valid.tsv"), count("test.tsv"), count("test.src.txt"), count("test.ref.txt")), (28, 4, 4, 4, 4));
+    assert_eq!(
+        (count("train.tsv"), count("valid.tsv"), count("test.tsv"), count("test.src.txt"), count("test.ref.txt")),
+        (28, 4, 4, 4, 4)
+    );
     let vocab = std::fs::read_to_string(splits.join("vocab.tgt.txt")).unwrap();
     assert_eq!(vocab.lines().take(4).collect::<Vec<_>>(), lingo::data::SPECIALS);
     let first = std::fs::read_to_string(splits.join("train.tsv")).unwrap().lines().next().unwrap().to_owned();
     let (src, tgt) = first.split_once('\t').unwrap();
     // The default tokenizer is BPE: the full stop is a word of its own, ending in </w>.
     assert!(src.ends_with(" .</w>") && tgt.ends_with(" .</w>"), "tokens, space-separated: {first:?}");
-    let meta: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(splits.join("meta.json")).unwrap()).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(splits.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["tokenizer"], "bpe");
     let ckpt = dir.path().join("run/model.ckpt");
     assert!(ckpt.exists());
@@ -308,7 +427,8 @@ fn train_then_translate_end_to_end() {
     assert!(stdout(&out).contains("<sos>"), "heatmap rows start at <sos>: {}", stdout(&out));
     assert!(dir.path().join("heat.png").exists());
 
-    let beam = lingo_in(dir.path(), &["translate", "--json", "--beam", "3", "--checkpoint", "run/model.ckpt", "one six."]);
+    let beam =
+        lingo_in(dir.path(), &["translate", "--json", "--beam", "3", "--checkpoint", "run/model.ckpt", "one six."]);
     let lines = json_lines(&beam);
     assert!(lines[0]["translation"].is_string());
 
@@ -321,20 +441,51 @@ fn split_seed_fixes_the_held_out_pairs_while_the_seed_changes_the_run() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let run = |name: &str, seed: &str, split_seed: Option<&str>| {
-        let mut args = vec!["--seed", seed, "train", "--json", "--data", "numbers.tsv", "--out", name, "--test-size", "4", "--valid-size", "4"];
-        args.extend(["--rounds", "1", "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--export-splits", "--beam", "1"]);
+        let mut args = vec![
+            "--seed",
+            seed,
+            "train",
+            "--json",
+            "--data",
+            "numbers.tsv",
+            "--out",
+            name,
+            "--test-size",
+            "4",
+            "--valid-size",
+            "4",
+        ];
+        args.extend([
+            "--rounds",
+            "1",
+            "--emb",
+            "8",
+            "--hidden",
+            "8",
+            "--vocab-size",
+            "50",
+            "--export-splits",
+            "--beam",
+            "1",
+        ]);
         if let Some(s) = split_seed {
             args.extend(["--split-seed", s]);
         }
         let out = lingo_in(dir.path(), &args);
         assert!(out.status.success(), "{}", stderr(&out));
         let read = |file: &str| std::fs::read_to_string(dir.path().join(name).join("splits").join(file)).unwrap();
-        (read("test.src.txt"), read("train.tsv"), std::fs::read_to_string(dir.path().join(name).join("metrics.jsonl")).unwrap())
+        (
+            read("test.src.txt"),
+            read("train.tsv"),
+            std::fs::read_to_string(dir.path().join(name).join("metrics.jsonl")).unwrap(),
+        )
     };
     let (test_a, train_a, metrics_a) = run("a", "1", Some("7"));
     let (test_b, train_b, metrics_b) = run("b", "2", Some("7"));
     assert_eq!((&test_a, &train_a), (&test_b, &train_b), "one split seed, one split");
-    let loss = |m: &str| serde_json::from_str::<serde_json::Value>(m.lines().next().unwrap()).unwrap()["train_loss"].as_f64().unwrap();
+    let loss = |m: &str| {
+        serde_json::from_str::<serde_json::Value>(m.lines().next().unwrap()).unwrap()["train_loss"].as_f64().unwrap()
+    };
     assert_ne!(loss(&metrics_a), loss(&metrics_b), "another --seed trains another run");
     let (test_c, _, _) = run("c", "7", None);
     assert_eq!(test_c, test_a, "without --split-seed the split follows --seed");
@@ -346,8 +497,26 @@ fn split_seed_fixes_the_held_out_pairs_while_the_seed_changes_the_run() {
 fn a_huge_time_budget_is_no_limit_and_no_panic() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
-    let args = ["train", "--json", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "2", "--time-budget", "1e308"];
-    let lines = json_lines(&lingo_in(dir.path(), &[&args[..], &["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1"]].concat()));
+    let args = [
+        "train",
+        "--json",
+        "--data",
+        "numbers.tsv",
+        "--out",
+        "run",
+        "--test-size",
+        "4",
+        "--valid-size",
+        "4",
+        "--rounds",
+        "2",
+        "--time-budget",
+        "1e308",
+    ];
+    let lines = json_lines(&lingo_in(
+        dir.path(),
+        &[&args[..], &["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1"]].concat(),
+    ));
     assert_eq!(lines.last().unwrap()["rounds"], 2, "--rounds ends the run");
 }
 
@@ -356,7 +525,19 @@ fn a_resumed_run_clears_what_a_killed_run_half_wrote() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let train = |rounds: &str, resume: bool| {
-        let mut args = vec!["train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", rounds];
+        let mut args = vec![
+            "train",
+            "--data",
+            "numbers.tsv",
+            "--out",
+            "run",
+            "--test-size",
+            "4",
+            "--valid-size",
+            "4",
+            "--rounds",
+            rounds,
+        ];
         args.extend(["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1"]);
         if resume {
             args.push("--resume");
@@ -366,7 +547,8 @@ fn a_resumed_run_clears_what_a_killed_run_half_wrote() {
     };
     train("1", false);
     // What a run killed while writing each file leaves: a hidden temporary file beside it.
-    let stale = ["model.ckpt", "metrics.jsonl", "last.ckpt", "best.ckpt"].map(|name| dir.path().join("run").join(format!(".{name}.tmp-4242-0")));
+    let stale = ["model.ckpt", "metrics.jsonl", "last.ckpt", "best.ckpt"]
+        .map(|name| dir.path().join("run").join(format!(".{name}.tmp-4242-0")));
     for path in &stale {
         std::fs::write(path, b"half a file").unwrap();
     }
@@ -381,18 +563,33 @@ fn averaging_keeps_the_last_rounds_and_takes_their_mean_only_when_it_scores_bett
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let train = |out: &str, average: &str| {
-        let mut args = vec!["train", "--json", "--data", "numbers.tsv", "--out", out, "--test-size", "4", "--valid-size", "4", "--rounds", "4"];
+        let mut args = vec![
+            "train",
+            "--json",
+            "--data",
+            "numbers.tsv",
+            "--out",
+            out,
+            "--test-size",
+            "4",
+            "--valid-size",
+            "4",
+            "--rounds",
+            "4",
+        ];
         args.extend(["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1", "--average", average]);
         json_lines(&lingo_in(dir.path(), &args))
     };
-    let kept = |out: &str| (1..=4).map(|r| dir.path().join(out).join(format!("epoch-{r}.ckpt")).exists()).collect::<Vec<_>>();
+    let kept =
+        |out: &str| (1..=4).map(|r| dir.path().join(out).join(format!("epoch-{r}.ckpt")).exists()).collect::<Vec<_>>();
 
     let lines = train("two", "2");
     let (result, rounds) = lines.split_last().unwrap();
     assert_eq!(kept("two"), [false, false, true, true]);
     let average = result["average_val_loss"].as_f64().unwrap();
     let best = rounds.iter().map(|r| r["val_loss"].as_f64().unwrap()).fold(f64::INFINITY, f64::min);
-    let expected = if average < best { "the average of rounds 3-4".to_owned() } else { format!("round {}", result["best_round"]) };
+    let expected =
+        if average < best { "the average of rounds 3-4".to_owned() } else { format!("round {}", result["best_round"]) };
     assert_eq!(result["model"], expected.as_str());
 
     let lines = train("one", "1");
@@ -407,7 +604,18 @@ fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) 
     let sentences = ["two three.", "one six.", "", "six six six five four.", "four.", "five one two."];
     std::fs::write(dir.join("in.txt"), sentences.join("\n") + "\n").unwrap();
     for beam in ["1", "3"] {
-        let args = ["translate", "--json", "--checkpoint", "run/model.ckpt", "--beam", beam, "--batch-size", "4", "--input", "in.txt"];
+        let args = [
+            "translate",
+            "--json",
+            "--checkpoint",
+            "run/model.ckpt",
+            "--beam",
+            beam,
+            "--batch-size",
+            "4",
+            "--input",
+            "in.txt",
+        ];
         let lines = json_lines(&lingo_in(dir, &args));
         assert_eq!(lines.len(), sentences.len());
         for (n, (line, sentence)) in lines.iter().zip(sentences).enumerate() {
@@ -416,13 +624,19 @@ fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) 
                 assert_eq!(line["translation"], "");
                 continue;
             }
-            let alone = json_lines(&lingo_in(dir, &["translate", "--json", "--checkpoint", "run/model.ckpt", "--beam", beam, sentence]));
+            let alone = json_lines(&lingo_in(
+                dir,
+                &["translate", "--json", "--checkpoint", "run/model.ckpt", "--beam", beam, sentence],
+            ));
             assert_eq!(line["tokens"], alone[0]["tokens"], "{sentence:?}, beam {beam}");
             assert_eq!(line["translation"], alone[0]["translation"]);
             let attention = line["attention"].as_array().expect("attention rows");
             assert_eq!(attention.len(), line["tokens"].as_array().unwrap().len(), "one row per output token");
             let columns = line["source_tokens"].as_array().unwrap().len();
-            assert!(attention.iter().all(|row| row.as_array().unwrap().len() == columns), "one column per source token");
+            assert!(
+                attention.iter().all(|row| row.as_array().unwrap().len() == columns),
+                "one column per source token"
+            );
         }
     }
     // Text mode, from standard input: one translation per line.
@@ -441,7 +655,10 @@ fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) 
     let bad = lingo_in(dir, &["translate", "--checkpoint", "run/model.ckpt", "--input", "bad.txt"]);
     assert_one_line_error(&bad, "bad.txt:2: invalid UTF-8 at byte 5 of the line");
     assert!(stdout(&bad).is_empty());
-    assert_one_line_error(&lingo_in(dir, &["translate", "--checkpoint", "run/model.ckpt", "--input", "missing.txt"]), "missing.txt");
+    assert_one_line_error(
+        &lingo_in(dir, &["translate", "--checkpoint", "run/model.ckpt", "--input", "missing.txt"]),
+        "missing.txt",
+    );
 }
 
 #[test]
@@ -449,17 +666,56 @@ fn an_exploding_learning_rate_is_one_error_naming_epoch_and_step() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     // 1e300 overflows f32 in the first update: the validation loss after it is NaN.
-    let train = lingo_in(dir.path(), &[
-        "train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--emb", "8", "--hidden", "8", "--vocab-size", "50",
-        "--lr", "1e300",
-    ]);
+    let train = lingo_in(
+        dir.path(),
+        &[
+            "train",
+            "--data",
+            "numbers.tsv",
+            "--out",
+            "run",
+            "--test-size",
+            "4",
+            "--valid-size",
+            "4",
+            "--emb",
+            "8",
+            "--hidden",
+            "8",
+            "--vocab-size",
+            "50",
+            "--lr",
+            "1e300",
+        ],
+    );
     assert_one_line_error(&train, "loss is NaN at epoch 1, step 1");
     assert_eq!(train.status.code(), Some(1));
     // Only the directory's lock (see docs/reliability.md).
-    let written: Vec<_> = std::fs::read_dir(dir.path().join("run")).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n != ".lingo.lock").collect();
+    let written: Vec<_> = std::fs::read_dir(dir.path().join("run"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != ".lingo.lock")
+        .collect();
     assert!(written.is_empty(), "a broken model was saved: {written:?}");
     // Adam at 1e38 without warm-up: the first step's update already overflows.
-    let ablation = lingo(&["ablation", "--configs", "none", "--epochs", "3", "--train-size", "64", "--val-size", "16", "--align-samples", "8", "--no-png", "--warmup", "0", "--lr", "1e38"]);
+    let ablation = lingo(&[
+        "ablation",
+        "--configs",
+        "none",
+        "--epochs",
+        "3",
+        "--train-size",
+        "64",
+        "--val-size",
+        "16",
+        "--align-samples",
+        "8",
+        "--no-png",
+        "--warmup",
+        "0",
+        "--lr",
+        "1e38",
+    ]);
     assert_one_line_error(&ablation, "at epoch 1, step 1");
     assert!(stderr(&ablation).contains("loss is"), "{}", stderr(&ablation));
 }

@@ -20,8 +20,34 @@ use rand::{Rng, SeedableRng};
 /// Many one-step rounds, each ending with checkpoints: a kill can land
 /// before the first save, in a round, or in the middle of a save.
 const TRAIN: &[&str] = &[
-    "train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "40", "--round-size", "8", "--batch-size", "8",
-    "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "1000", "--threads", "1", "--json", "--average", "3",
+    "train",
+    "--data",
+    "numbers.tsv",
+    "--out",
+    "run",
+    "--test-size",
+    "4",
+    "--valid-size",
+    "4",
+    "--rounds",
+    "40",
+    "--round-size",
+    "8",
+    "--batch-size",
+    "8",
+    "--emb",
+    "8",
+    "--hidden",
+    "8",
+    "--vocab-size",
+    "50",
+    "--time-budget",
+    "1000",
+    "--threads",
+    "1",
+    "--json",
+    "--average",
+    "3",
 ];
 
 const KILLS: usize = 12;
@@ -40,7 +66,9 @@ fn load(path: &Path) -> Checkpoint<TrainedModel> {
 
 /// Hidden leftovers of interrupted atomic writes in `dir`.
 fn temp_files(dir: &Path) -> Vec<String> {
-    let names = std::fs::read_dir(dir).map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()).unwrap_or_else(|_| vec![]);
+    let names = std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_else(|_| vec![]);
     names.into_iter().filter(|n: &String| n.contains(".tmp-")).collect()
 }
 
@@ -95,7 +123,12 @@ fn killed_training_always_leaves_a_loadable_checkpoint_and_resumes_to_the_same_r
         // (It may be one epoch ahead: killed between saving best.ckpt and last.ckpt,
         // the run resumes from the older last.ckpt and redoes that epoch.)
         let best = load(&dir.path().join("run/best.ckpt")).epoch;
-        assert!(best as usize >= ckpt.config.best_epoch && best <= ckpt.epoch + 1, "best.ckpt at epoch {best}, last.ckpt at {} records {}", ckpt.epoch, ckpt.config.best_epoch);
+        assert!(
+            best as usize >= ckpt.config.best_epoch && best <= ckpt.epoch + 1,
+            "best.ckpt at epoch {best}, last.ckpt at {} records {}",
+            ckpt.epoch,
+            ckpt.config.best_epoch
+        );
     }
     println!(
         "{} SIGKILLs at {:?} ms (whole run {} ms): {before_first_save} before the first checkpoint, last.ckpt at epochs {epochs:?}, {leftovers} temporary files seen after kills",
@@ -112,7 +145,11 @@ fn killed_training_always_leaves_a_loadable_checkpoint_and_resumes_to_the_same_r
         assert_eq!(resumed[key], expected[key], "{key}");
     }
     let rounds = expected["rounds"].as_u64().unwrap();
-    let mut kept: Vec<String> = std::fs::read_dir(&run).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("epoch-")).collect();
+    let mut kept: Vec<String> = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("epoch-"))
+        .collect();
     kept.sort_unstable();
     let mut window: Vec<String> = (rounds - 2..=rounds).map(|r| format!("epoch-{r}.ckpt")).collect();
     window.sort_unstable();
@@ -125,7 +162,8 @@ fn killed_training_always_leaves_a_loadable_checkpoint_and_resumes_to_the_same_r
     // metrics.jsonl: one whole line per round, in order, with the checkpoint's losses.
     for (run, ckpt) in [(&run, &resumed_last), (&straight.path().join("run"), &expected_last)] {
         let text = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap();
-        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}"))).collect();
+        let lines: Vec<serde_json::Value> =
+            text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}"))).collect();
         assert_eq!(lines.len(), ckpt.config.val_losses.len(), "{text}");
         for (i, line) in lines.iter().enumerate() {
             assert_eq!(line["round"], i + 1);

@@ -13,8 +13,35 @@ use common::{lingo_command, stderr, tiny_corpus};
 
 /// A run of a few one-step rounds on the tiny corpus, into `run/`.
 const TRAIN: &[&str] = &[
-    "train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4", "--rounds", "3", "--round-size", "8", "--batch-size", "8",
-    "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "1000", "--threads", "1", "--average", "1", "--beam", "1",
+    "train",
+    "--data",
+    "numbers.tsv",
+    "--out",
+    "run",
+    "--test-size",
+    "4",
+    "--valid-size",
+    "4",
+    "--rounds",
+    "3",
+    "--round-size",
+    "8",
+    "--batch-size",
+    "8",
+    "--emb",
+    "8",
+    "--hidden",
+    "8",
+    "--vocab-size",
+    "50",
+    "--time-budget",
+    "1000",
+    "--threads",
+    "1",
+    "--average",
+    "1",
+    "--beam",
+    "1",
 ];
 
 /// A temporary directory holding the tiny corpus as `numbers.tsv`.
@@ -108,7 +135,8 @@ fn a_second_run_into_a_busy_directory_is_refused_and_the_first_is_unchanged() {
     for key in ["bleu", "chrf", "rounds", "best_round", "model", "pairs_seen"] {
         assert_eq!(got[key], expected[key], "{key}");
     }
-    let weights = |dir: &Path| lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.join("run/last.ckpt")).unwrap().params;
+    let weights =
+        |dir: &Path| lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.join("run/last.ckpt")).unwrap().params;
     assert_eq!(weights(shared.path()), weights(alone.path()));
 }
 
@@ -118,7 +146,10 @@ fn a_fresh_run_into_a_finished_one_is_refused_unless_told_to_overwrite() {
     assert!(train(dir.path(), &["--average", "2"]).output().unwrap().status.success());
     let before = std::fs::read(dir.path().join("run/model.ckpt")).unwrap();
     let again = train(dir.path(), &["--lr", "0.01"]).output().unwrap();
-    common::assert_one_line_error(&again, "--out run: holds a run already (model.ckpt, last.ckpt, best.ckpt, 2 epoch-<round>.ckpt); pass --resume to continue it, --overwrite to replace it");
+    common::assert_one_line_error(
+        &again,
+        "--out run: holds a run already (model.ckpt, last.ckpt, best.ckpt, 2 epoch-<round>.ckpt); pass --resume to continue it, --overwrite to replace it",
+    );
     assert_eq!(std::fs::read(dir.path().join("run/model.ckpt")).unwrap(), before, "the finished run was touched");
     let both = train(dir.path(), &["--overwrite", "--resume"]).output().unwrap();
     common::assert_one_line_error(&both, "--overwrite");
@@ -132,14 +163,27 @@ fn a_fresh_run_into_a_finished_one_is_refused_unless_told_to_overwrite() {
 fn resuming_with_a_changed_setting_names_it() {
     let dir = workdir();
     assert!(train(dir.path(), &[]).output().unwrap().status.success());
-    for (flag, value, saved) in [("--lr", "0.01", "0.003"), ("--batch-size", "4", "8"), ("--label-smoothing", "0.2", "0.1"), ("--shards", "1", "2"), ("--round-size", "4", "8"), ("--seed", "5", "0")] {
+    for (flag, value, saved) in [
+        ("--lr", "0.01", "0.003"),
+        ("--batch-size", "4", "8"),
+        ("--label-smoothing", "0.2", "0.1"),
+        ("--shards", "1", "2"),
+        ("--round-size", "4", "8"),
+        ("--seed", "5", "0"),
+    ] {
         let out = train(dir.path(), &["--resume", flag, value]).output().unwrap();
-        common::assert_one_line_error(&out, &format!("run/last.ckpt: not from this run: {flag} {saved} (saved) vs {value} (this run)"));
+        common::assert_one_line_error(
+            &out,
+            &format!("run/last.ckpt: not from this run: {flag} {saved} (saved) vs {value} (this run)"),
+        );
     }
     let mut corpus = std::fs::read_to_string(dir.path().join("numbers.tsv")).unwrap();
     corpus = corpus.replacen("one one.\tuno uno.", "one one.\tuno.", 1);
     std::fs::write(dir.path().join("numbers.tsv"), corpus).unwrap();
-    common::assert_one_line_error(&train(dir.path(), &["--resume"]).output().unwrap(), "not from this run: --data 28 training pairs, fingerprint");
+    common::assert_one_line_error(
+        &train(dir.path(), &["--resume"]).output().unwrap(),
+        "not from this run: --data 28 training pairs, fingerprint",
+    );
 }
 
 #[test]
@@ -157,7 +201,11 @@ fn an_out_that_cannot_be_used_is_refused_before_any_work() {
 
 /// Starts a long run in `dir` and waits until its first round is on disk.
 fn started_run(dir: &Path) -> std::process::Child {
-    let mut child = train(dir, &["--rounds", "2000", "--average", "3"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = train(dir, &["--rounds", "2000", "--average", "3"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let metrics = dir.join("run/metrics.jsonl");
     while std::fs::read_to_string(&metrics).map_or(true, |m| m.lines().count() < 2) {
         assert!(child.try_wait().unwrap().is_none(), "the run ended by itself");
@@ -177,9 +225,13 @@ fn sigint_and_sigterm_keep_the_best_round_as_a_model_that_translates() {
         assert_eq!(out.status.code(), Some(130), "{sig}: {err}");
         let lines: Vec<&str> = err.lines().collect();
         assert!(lines[0].starts_with("interrupted: stopping before the next step"), "{sig}: {err}");
-        assert!(lines[1].starts_with("error: interrupted in round ") && lines[1].contains("wrote run/model.ckpt (round "), "{sig}: {err}");
+        assert!(
+            lines[1].starts_with("error: interrupted in round ") && lines[1].contains("wrote run/model.ckpt (round "),
+            "{sig}: {err}"
+        );
         assert!(lines[1].contains("--resume continues after round"), "{sig}: {err}");
-        let translated = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
+        let translated =
+            lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
         assert!(translated.status.success(), "{}", stderr(&translated));
         // The dropped round is redone by a resume.
         let last = lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.path().join("run/last.ckpt")).unwrap();
@@ -206,7 +258,8 @@ fn a_second_sigint_quits_at_once_with_whole_files() {
     assert!(rest.starts_with("interrupted: quitting now") || rest.starts_with("error: interrupted in round"), "{rest}");
     lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.path().join("run/last.ckpt")).unwrap();
     if dir.path().join("run/model.ckpt").exists() {
-        let translated = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
+        let translated =
+            lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
         assert!(translated.status.success(), "{}", stderr(&translated));
     }
 }
@@ -259,18 +312,44 @@ fn every_count_flag_has_a_bound_that_parses_and_one_past_it_that_does_not() {
 #[test]
 fn a_command_too_big_for_the_memory_is_refused_before_any_work_naming_its_flag() {
     let dir = workdir();
-    let small = ["--epochs", "1", "--val-size", "16", "--align-samples", "8", "--configs", "none", "--no-png", "--emb", "8", "--hidden", "8"];
-    let ablation = |extra: &[&str]| lingo_command(dir.path(), &[&["ablation"][..], &small, extra].concat()).env("LINGO_MEMORY_LIMIT", "256M").output().unwrap();
+    let small = [
+        "--epochs",
+        "1",
+        "--val-size",
+        "16",
+        "--align-samples",
+        "8",
+        "--configs",
+        "none",
+        "--no-png",
+        "--emb",
+        "8",
+        "--hidden",
+        "8",
+    ];
+    let ablation = |extra: &[&str]| {
+        lingo_command(dir.path(), &[&["ablation"][..], &small, extra].concat())
+            .env("LINGO_MEMORY_LIMIT", "256M")
+            .output()
+            .unwrap()
+    };
     assert!(ablation(&["--train-size", "64"]).status.success());
     let refused = ablation(&["--train-size", "1000000"]);
     common::assert_one_line_error(&refused, "invalid --train-size: the command needs about 0.4 GB of memory");
     assert_eq!(refused.status.code(), Some(2));
     assert!(refused.stdout.is_empty(), "it trained first");
-    let wide = lingo_command(dir.path(), &["ablation", "--hidden", "2048", "--no-png"]).env("LINGO_MEMORY_LIMIT", "256M").output().unwrap();
+    let wide = lingo_command(dir.path(), &["ablation", "--hidden", "2048", "--no-png"])
+        .env("LINGO_MEMORY_LIMIT", "256M")
+        .output()
+        .unwrap();
     common::assert_one_line_error(&wide, "invalid --hidden: the command needs about");
-    let sort = lingo_command(dir.path(), &["sort-study", "--no-png", "--train-size", "10000000"]).env("LINGO_MEMORY_LIMIT", "1G").output().unwrap();
+    let sort = lingo_command(dir.path(), &["sort-study", "--no-png", "--train-size", "10000000"])
+        .env("LINGO_MEMORY_LIMIT", "1G")
+        .output()
+        .unwrap();
     common::assert_one_line_error(&sort, "invalid --train-size");
-    let big = train(dir.path(), &["--hidden", "2048", "--emb", "2048"]).env("LINGO_MEMORY_LIMIT", "1G").output().unwrap();
+    let big =
+        train(dir.path(), &["--hidden", "2048", "--emb", "2048"]).env("LINGO_MEMORY_LIMIT", "1G").output().unwrap();
     common::assert_one_line_error(&big, "invalid --hidden: the command needs about");
     assert!(!dir.path().join("run").exists(), "it claimed --out first");
 }
@@ -284,7 +363,12 @@ fn sort_study_refuses_a_length_with_nothing_to_sort() {
 /// A FIFO at `path` with a writer pouring `/dev/zero` into it.
 fn zero_fifo(path: &Path) -> std::process::Child {
     assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
-    Command::new("sh").arg("-c").arg(format!("cat /dev/zero > '{}'", path.display())).stderr(Stdio::null()).spawn().unwrap()
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("cat /dev/zero > '{}'", path.display()))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 #[test]
@@ -292,11 +376,17 @@ fn endless_devices_and_pipes_are_refused_as_corpus_and_checkpoint() {
     let dir = workdir();
     for lenient in [false, true] {
         let extra: &[&str] = if lenient { &["--data", "/dev/zero", "--lenient"] } else { &["--data", "/dev/zero"] };
-        common::assert_one_line_error(&train(dir.path(), extra).output().unwrap(), "/dev/zero:1: no line end in the first 1048576 bytes");
+        common::assert_one_line_error(
+            &train(dir.path(), extra).output().unwrap(),
+            "/dev/zero:1: no line end in the first 1048576 bytes",
+        );
     }
     let fifo = dir.path().join("zeros.tsv");
     let mut writer = zero_fifo(&fifo);
-    common::assert_one_line_error(&train(dir.path(), &["--data", "zeros.tsv"]).output().unwrap(), "zeros.tsv:1: no line end in the first 1048576 bytes");
+    common::assert_one_line_error(
+        &train(dir.path(), &["--data", "zeros.tsv"]).output().unwrap(),
+        "zeros.tsv:1: no line end in the first 1048576 bytes",
+    );
     let _ = writer.kill();
     let _ = writer.wait();
     for checkpoint in ["/dev/zero", "zeros.tsv"] {
@@ -304,7 +394,9 @@ fn endless_devices_and_pipes_are_refused_as_corpus_and_checkpoint() {
         common::assert_one_line_error(&out, &format!("checkpoint {checkpoint}: not a regular file"));
     }
     assert!(train(dir.path(), &[]).output().unwrap().status.success());
-    let input = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "--input", "/dev/zero"]).output().unwrap();
+    let input = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "--input", "/dev/zero"])
+        .output()
+        .unwrap();
     common::assert_one_line_error(&input, "/dev/zero:1: no line end in the first 1048576 bytes");
 }
 
@@ -317,10 +409,18 @@ fn unclear_messages_name_the_file_flag_or_line() {
     std::fs::write(dir.path().join("numbers.tsv"), corpus).unwrap();
     let trained = train(dir.path(), &[]).output().unwrap();
     assert!(trained.status.success());
-    assert!(common::stdout(&trained).contains("note: 1 lines have more than two columns, the first numbers.tsv:1; only the first two"), "{}", common::stdout(&trained));
+    assert!(
+        common::stdout(&trained)
+            .contains("note: 1 lines have more than two columns, the first numbers.tsv:1; only the first two"),
+        "{}",
+        common::stdout(&trained)
+    );
     // A training checkpoint given to translate: which file to use instead.
     let out = lingo_command(dir.path(), &["translate", "--checkpoint", "run/last.ckpt", "one."]).output().unwrap();
-    common::assert_one_line_error(&out, "invalid --checkpoint: run/last.ckpt is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, run/model.ckpt");
+    common::assert_one_line_error(
+        &out,
+        "invalid --checkpoint: run/last.ckpt is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, run/model.ckpt",
+    );
     // A resume with another model size names the file and the flag.
     let out = train(dir.path(), &["--resume", "--hidden", "16"]).output().unwrap();
     common::assert_one_line_error(&out, "run/last.ckpt: not from this run: --hidden 8 (saved) vs 16 (this run)");

@@ -94,11 +94,16 @@ fn row_range<T: Clone>(a: &Array2<T>, rows: &Range<usize>) -> Array2<T> {
 }
 
 /// Copies `rows` into a zero-padded `(rows, width)` array and its padding mask.
-fn pad_rows<'a>(rows: impl ExactSizeIterator<Item = &'a [usize]>, width: usize) -> Result<(Array2<usize>, Array2<bool>)> {
+fn pad_rows<'a>(
+    rows: impl ExactSizeIterator<Item = &'a [usize]>,
+    width: usize,
+) -> Result<(Array2<usize>, Array2<bool>)> {
     let n = rows.len();
     let mut ids = vec![PAD; n * width];
     let mut mask = vec![true; n * width];
-    for ((id_row, mask_row), row) in ids.chunks_exact_mut(width.max(1)).zip(mask.chunks_exact_mut(width.max(1))).zip(rows) {
+    for ((id_row, mask_row), row) in
+        ids.chunks_exact_mut(width.max(1)).zip(mask.chunks_exact_mut(width.max(1))).zip(rows)
+    {
         id_row[..row.len()].copy_from_slice(row);
         mask_row[..row.len()].fill(false);
     }
@@ -290,7 +295,9 @@ impl BatchConfig {
                 let mut longest = 0; // of the open batch, the last one
                 for i in order {
                     match plan.last_mut() {
-                        Some(open) if open.len() < self.batch_size && (open.len() + 1) * longest.max(len(i)) <= max_tokens => {
+                        Some(open)
+                            if open.len() < self.batch_size && (open.len() + 1) * longest.max(len(i)) <= max_tokens =>
+                        {
                             open.push(i);
                             longest = longest.max(len(i));
                         }

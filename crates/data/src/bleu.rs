@@ -64,8 +64,7 @@ pub fn tokenize_13a(line: &str) -> String {
     chars.extend(line.chars());
     chars.push(' ');
     // 1. ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 "
-    let is_split_punct =
-        |c: char| matches!(c, '{'..='~' | '['..='`' | ' '..='&' | '('..='+' | ':'..='@' | '/');
+    let is_split_punct = |c: char| matches!(c, '{'..='~' | '['..='`' | ' '..='&' | '('..='+' | ':'..='@' | '/');
     let mut out = Vec::with_capacity(chars.len() * 2);
     for &c in &chars {
         if is_split_punct(c) {
@@ -229,7 +228,12 @@ pub fn corpus_bleu_multi<H: AsRef<str>, R: AsRef<str>>(hyps: &[H], refs: &[Vec<R
 }
 
 /// BLEU from its sufficient statistics, with `exp` smoothing.
-fn bleu_from_stats(counts: [usize; BLEU_ORDER], totals: [usize; BLEU_ORDER], sys_len: usize, ref_len: usize) -> BleuScore {
+fn bleu_from_stats(
+    counts: [usize; BLEU_ORDER],
+    totals: [usize; BLEU_ORDER],
+    sys_len: usize,
+    ref_len: usize,
+) -> BleuScore {
     let bp = if sys_len >= ref_len {
         1.0
     } else if sys_len > 0 {

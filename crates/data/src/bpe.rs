@@ -112,7 +112,10 @@ impl TryFrom<BpeRepr> for Bpe {
         let mut bpe = Bpe::with_alphabet(repr.pretokenizer, repr.alphabet);
         for (a, b) in &repr.merges {
             let (Some(&a), Some(&b)) = (bpe.symbol_id.get(a), bpe.symbol_id.get(b)) else {
-                return Err(crate::Error::invalid("BPE merges", format!("merge ({a:?}, {b:?}) uses an unknown symbol")));
+                return Err(crate::Error::invalid(
+                    "BPE merges",
+                    format!("merge ({a:?}, {b:?}) uses an unknown symbol"),
+                ));
             };
             bpe.add_merge(a, b);
         }
@@ -193,10 +196,8 @@ impl Bpe {
         alphabet.sort_unstable();
         alphabet.dedup();
         let mut bpe = Self::with_alphabet(config.pretokenizer, alphabet);
-        let mut words: Vec<Vec<Sym>> = counts
-            .iter()
-            .map(|(w, _)| initial_symbols(w).map(|s| bpe.symbol_id[&s]).collect())
-            .collect();
+        let mut words: Vec<Vec<Sym>> =
+            counts.iter().map(|(w, _)| initial_symbols(w).map(|s| bpe.symbol_id[&s]).collect()).collect();
         let freq: Vec<i64> = counts.iter().map(|&(_, n)| n as i64).collect();
 
         // Frequency of each adjacent pair over the corpus, and the words it

@@ -189,9 +189,7 @@ impl Corpus {
     /// ```
     pub fn filter_max_len<T: Tokenizer + ?Sized>(&mut self, tokenizer: &T, max_src: usize, max_tgt: usize) -> usize {
         let before = self.pairs.len();
-        self.pairs.retain(|p| {
-            tokenizer.count_tokens(&p.src) <= max_src && tokenizer.count_tokens(&p.tgt) <= max_tgt
-        });
+        self.pairs.retain(|p| tokenizer.count_tokens(&p.src) <= max_src && tokenizer.count_tokens(&p.tgt) <= max_tgt);
         before - self.pairs.len()
     }
 
@@ -290,7 +288,13 @@ impl Corpus {
     /// let ex = c.encode(&tok, &sv, &tok, &tv);
     /// assert_eq!(ex[0].src, [2, 4, 5, 3]);
     /// ```
-    pub fn encode<S, T>(&self, src_tokenizer: &S, src_vocab: &Vocab, tgt_tokenizer: &T, tgt_vocab: &Vocab) -> Vec<Example>
+    pub fn encode<S, T>(
+        &self,
+        src_tokenizer: &S,
+        src_vocab: &Vocab,
+        tgt_tokenizer: &T,
+        tgt_vocab: &Vocab,
+    ) -> Vec<Example>
     where
         S: Tokenizer + ?Sized,
         T: Tokenizer + ?Sized,
@@ -335,7 +339,11 @@ pub fn parse_lines(bytes: &[u8], path: impl AsRef<Path>, max_line_bytes: usize) 
 pub fn read_lines_from(reader: impl std::io::BufRead, path: &Path, max_line_bytes: usize) -> Result<Vec<String>> {
     let mut lines = Vec::new();
     each_line(reader, path, max_line_bytes, |index, line| {
-        let text = line.and_then(|line| checked_text(line, max_line_bytes)).map_err(|problem| Error::Row { path: path.to_owned(), line: index + 1, problem })?;
+        let text = line.and_then(|line| checked_text(line, max_line_bytes)).map_err(|problem| Error::Row {
+            path: path.to_owned(),
+            line: index + 1,
+            problem,
+        })?;
         lines.push(text.to_owned());
         Ok(())
     })?;
@@ -385,7 +393,11 @@ fn each_line(
             let used = part.len() + usize::from(ended);
             reader.consume(used);
             if !ended && len > MAX_LINE_SEARCH {
-                return Err(Error::Row { path: path.to_owned(), line: index + 1, problem: RowProblem::NoLineEnd { bytes: MAX_LINE_SEARCH } });
+                return Err(Error::Row {
+                    path: path.to_owned(),
+                    line: index + 1,
+                    problem: RowProblem::NoLineEnd { bytes: MAX_LINE_SEARCH },
+                });
             }
         }
         if !read_any {

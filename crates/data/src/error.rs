@@ -51,9 +51,14 @@ impl fmt::Display for RowProblem {
             Self::EmptySource => write!(f, "empty source sentence"),
             Self::EmptyTarget => write!(f, "empty target sentence"),
             Self::InvalidUtf8 { byte } => write!(f, "invalid UTF-8 at byte {byte} of the line"),
-            Self::ControlChar { byte, code: 0 } => write!(f, "NUL byte at byte {byte} of the line (a binary or UTF-16 file?)"),
+            Self::ControlChar { byte, code: 0 } => {
+                write!(f, "NUL byte at byte {byte} of the line (a binary or UTF-16 file?)")
+            }
             Self::ControlChar { byte, code } => write!(f, "control character 0x{code:02X} at byte {byte} of the line"),
-            Self::NoLineEnd { bytes } => write!(f, "no line end in the first {bytes} bytes (not a text file, or a device that never ends a line)"),
+            Self::NoLineEnd { bytes } => write!(
+                f,
+                "no line end in the first {bytes} bytes (not a text file, or a device that never ends a line)"
+            ),
             Self::TooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, over the limit of {max}")
             }

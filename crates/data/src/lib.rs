@@ -82,7 +82,9 @@ mod vocab;
 pub use batch::{Batch, BatchConfig, Example, SeqPair};
 pub use bleu::{BleuScore, corpus_bleu, corpus_bleu_multi, corpus_chrf, corpus_chrf_multi, tokenize_13a};
 pub use bpe::{Bpe, BpeConfig, END_OF_WORD};
-pub use corpus::{Corpus, Loaded, Pair, ReadOptions, SkippedRow, Split, SplitFractions, MAX_LINE_SEARCH, parse_lines, read_lines_from};
+pub use corpus::{
+    Corpus, Loaded, MAX_LINE_SEARCH, Pair, ReadOptions, SkippedRow, Split, SplitFractions, parse_lines, read_lines_from,
+};
 pub use error::{Error, Result, RowProblem};
 pub use metrics::{
     Accuracy, AlignmentAccuracy, AlignmentScore, attention_entropy, mean_attention_entropy, sequence_accuracy,

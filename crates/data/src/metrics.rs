@@ -190,7 +190,11 @@ impl Accuracy {
 }
 
 /// Checks that predictions, targets and the padding mask share one shape.
-fn check_shapes(predictions: &ArrayView2<usize>, targets: &ArrayView2<usize>, pad_mask: &ArrayView2<bool>) -> Result<()> {
+fn check_shapes(
+    predictions: &ArrayView2<usize>,
+    targets: &ArrayView2<usize>,
+    pad_mask: &ArrayView2<bool>,
+) -> Result<()> {
     if predictions.dim() != targets.dim() || targets.dim() != pad_mask.dim() {
         return Err(Error::invalid(
             "shapes",
@@ -249,12 +253,9 @@ pub fn sequence_accuracy(
     pad_mask: ArrayView2<bool>,
 ) -> Result<Accuracy> {
     check_shapes(&predictions, &targets, &pad_mask)?;
-    let correct = Zip::from(predictions.rows())
-        .and(targets.rows())
-        .and(pad_mask.rows())
-        .fold(0, |n, p, t, pad| {
-            let ok = p.iter().zip(t).zip(pad).all(|((p, t), &pad)| pad || p == t);
-            n + usize::from(ok)
-        });
+    let correct = Zip::from(predictions.rows()).and(targets.rows()).and(pad_mask.rows()).fold(0, |n, p, t, pad| {
+        let ok = p.iter().zip(t).zip(pad).all(|((p, t), &pad)| pad || p == t);
+        n + usize::from(ok)
+    });
     Ok(Accuracy { correct, total: targets.nrows() })
 }

@@ -198,10 +198,7 @@ impl LexiconReverse {
         };
         let src_vocab = sorted(lexicon.iter().map(|(s, _)| s.as_ref()).collect());
         let tgt_vocab = sorted(lexicon.iter().map(|(_, t)| t.as_ref()).collect());
-        let entries = lexicon
-            .iter()
-            .map(|(s, t)| (src_vocab.id(s.as_ref()), tgt_vocab.id(t.as_ref())))
-            .collect();
+        let entries = lexicon.iter().map(|(s, t)| (src_vocab.id(s.as_ref()), tgt_vocab.id(t.as_ref()))).collect();
         Self { src_vocab, tgt_vocab, entries, min_words: 0, max_words: 0 }
     }
 }
@@ -334,10 +331,9 @@ impl DigitTask {
             DigitOp::Copy | DigitOp::Reverse => order.iter().map(|&i| vec![i + 1]).collect(),
             // Which of two equal digits an output copies is undecidable, so
             // every position holding that digit is a correct place to look.
-            DigitOp::Sort => order
-                .iter()
-                .map(|&i| (0..n).filter(|&k| digits[k] == digits[i]).map(|k| k + 1).collect())
-                .collect(),
+            DigitOp::Sort => {
+                order.iter().map(|&i| (0..n).filter(|&k| digits[k] == digits[i]).map(|k| k + 1).collect()).collect()
+            }
         };
         gold.push(Vec::new());
         AlignedExample { src, tgt, gold }

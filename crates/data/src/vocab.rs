@@ -256,13 +256,7 @@ impl Vocab {
     /// v.encode_text("¡hola!", &WordTokenizer::new(), Wrap::SosEos, &mut ids);
     /// assert_eq!(ids, [2, 1, 4, 5, 3]);
     /// ```
-    pub fn encode_text<T: Tokenizer + ?Sized>(
-        &self,
-        text: &str,
-        tokenizer: &T,
-        wrap: Wrap,
-        out: &mut Vec<usize>,
-    ) {
+    pub fn encode_text<T: Tokenizer + ?Sized>(&self, text: &str, tokenizer: &T, wrap: Wrap, out: &mut Vec<usize>) {
         if wrap == Wrap::SosEos {
             out.push(SOS);
         }
@@ -338,18 +332,12 @@ impl TryFrom<Vec<String>> for Vocab {
     /// that no token repeats.
     fn try_from(itos: Vec<String>) -> crate::Result<Self> {
         if itos.len() < SPECIALS.len() || itos[..SPECIALS.len()] != SPECIALS {
-            return Err(crate::Error::invalid(
-                "vocabulary",
-                format!("must start with {SPECIALS:?}"),
-            ));
+            return Err(crate::Error::invalid("vocabulary", format!("must start with {SPECIALS:?}")));
         }
         let mut stoi = FxMap::with_capacity_and_hasher(itos.len(), FxBuild::default());
         for (id, token) in itos.iter().enumerate() {
             if stoi.insert(token.clone(), id).is_some() {
-                return Err(crate::Error::invalid(
-                    "vocabulary",
-                    format!("token {token:?} appears twice"),
-                ));
+                return Err(crate::Error::invalid("vocabulary", format!("token {token:?} appears twice")));
             }
         }
         Ok(Self { itos, stoi })

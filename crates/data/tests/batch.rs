@@ -75,8 +75,10 @@ fn plans_cover_every_example_once_and_bucketing_cuts_padding() {
             }
         }
     }
-    let plain = BatchConfig { batch_size: 4, bucket: false, shuffle: false, max_tokens: None }.batches(&ex, &mut rng).unwrap();
-    let bucketed = BatchConfig { batch_size: 4, bucket: true, shuffle: true, max_tokens: None }.batches(&ex, &mut rng).unwrap();
+    let plain =
+        BatchConfig { batch_size: 4, bucket: false, shuffle: false, max_tokens: None }.batches(&ex, &mut rng).unwrap();
+    let bucketed =
+        BatchConfig { batch_size: 4, bucket: true, shuffle: true, max_tokens: None }.batches(&ex, &mut rng).unwrap();
     assert!(padding(&bucketed) < padding(&plain), "{} vs {}", padding(&bucketed), padding(&plain));
 }
 

@@ -27,7 +27,8 @@ fn merge_count_and_min_count_are_respected() {
     let text = "lower lowest newer newest wider widest";
     let few = Bpe::learn([text], &BpeConfig { merges: 3, min_count: 1, pretokenizer: WordTokenizer::new() });
     assert_eq!(few.merges().len(), 3);
-    let frequent_only = Bpe::learn([text], &BpeConfig { merges: 1000, min_count: 2, pretokenizer: WordTokenizer::new() });
+    let frequent_only =
+        Bpe::learn([text], &BpeConfig { merges: 1000, min_count: 2, pretokenizer: WordTokenizer::new() });
     let all = Bpe::learn([text], &BpeConfig { merges: 1000, min_count: 1, pretokenizer: WordTokenizer::new() });
     assert!(frequent_only.merges().len() < all.merges().len());
     // With unlimited merges every training word becomes one symbol.
@@ -76,7 +77,11 @@ fn eng_spa_round_trip() {
     let learned = start.elapsed();
     let vocab = Vocab::build(texts.iter(), &bpe, &VocabConfig::default());
     let encoded = start.elapsed() - learned;
-    println!("eng-spa BPE: {} merges learned in {learned:?}; vocab {} built in {encoded:?}", bpe.merges().len(), vocab.len());
+    println!(
+        "eng-spa BPE: {} merges learned in {learned:?}; vocab {} built in {encoded:?}",
+        bpe.merges().len(),
+        vocab.len()
+    );
     assert_eq!(bpe.merges().len(), 4000);
     // Joint vocabulary: at most alphabet + merges subwords.
     assert!(vocab.len() < 4 + 4000 + 300);

@@ -72,7 +72,9 @@ fn sentence_lines_keep_their_numbering_and_bad_lines_are_named() {
     ];
     for (bytes, problem) in cases {
         match lines(bytes) {
-            Err(Error::Row { path, line, problem: found }) => assert_eq!((path.as_path(), line, found), (Path::new("in.txt"), 3, problem)),
+            Err(Error::Row { path, line, problem: found }) => {
+                assert_eq!((path.as_path(), line, found), (Path::new("in.txt"), 3, problem))
+            }
             other => panic!("{bytes:?}: expected a row error, got {other:?}"),
         }
     }
@@ -109,9 +111,7 @@ fn file_errors_name_the_file() {
 
 /// A corpus with repeated source sentences, like eng-spa.
 fn toy_corpus() -> Corpus {
-    let pairs = (0..300)
-        .map(|i| Pair { src: format!("s{}", i / 3), tgt: format!("t{i}") })
-        .collect();
+    let pairs = (0..300).map(|i| Pair { src: format!("s{}", i / 3), tgt: format!("t{i}") }).collect();
     Corpus { pairs }
 }
 
@@ -130,7 +130,8 @@ fn splits_do_not_overlap_and_are_reproducible() {
     let sources = |c: &Corpus| c.pairs.iter().map(|p| p.src.clone()).collect::<HashSet<_>>();
     let (train, valid, test) = (sources(&a.train), sources(&a.valid), sources(&a.test));
     assert!(train.is_disjoint(&valid) && train.is_disjoint(&test) && valid.is_disjoint(&test));
-    let all: HashSet<String> = a.train.pairs.iter().chain(&a.valid.pairs).chain(&a.test.pairs).map(|p| p.tgt.clone()).collect();
+    let all: HashSet<String> =
+        a.train.pairs.iter().chain(&a.valid.pairs).chain(&a.test.pairs).map(|p| p.tgt.clone()).collect();
     assert_eq!(all.len(), corpus.len(), "every pair lands in exactly one part");
     assert!(corpus.split(SplitFractions { valid: 0.6, test: 0.5 }, &mut StdRng::seed_from_u64(0)).is_err());
 }
@@ -196,7 +197,12 @@ fn loads_eng_spa() {
 fn a_reader_keeps_one_line_in_memory_and_gives_up_on_a_line_without_end() {
     // Lines are read through a small buffer; the result is the same as from memory.
     let text = "Go.\tVe.\nHi.\tHola.\n".repeat(1000);
-    let streamed = Corpus::read_tsv_from(std::io::BufReader::with_capacity(7, text.as_bytes()), "x".as_ref(), &ReadOptions::default()).unwrap();
+    let streamed = Corpus::read_tsv_from(
+        std::io::BufReader::with_capacity(7, text.as_bytes()),
+        "x".as_ref(),
+        &ReadOptions::default(),
+    )
+    .unwrap();
     assert_eq!(streamed, parse(text.as_bytes()).unwrap());
     // An over-long line that ends is one bad row: lenient reading skips it and goes on.
     let long = format!("Go.\tVe.\n{}\tx\nHi.\tHola.\n", "a".repeat(100_000));

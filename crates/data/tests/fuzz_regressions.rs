@@ -7,7 +7,8 @@ use lingo_data::*;
 use std::path::Path;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(name)).expect("the fixture is committed")
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(name))
+        .expect("the fixture is committed")
 }
 
 /// Line 10 is `extra\rcolumns\tCC-BY 2.0`: a carriage return inside the

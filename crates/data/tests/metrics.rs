@@ -80,10 +80,7 @@ fn entropy_of_known_distributions() {
 
 #[test]
 fn token_and_sequence_accuracy_ignore_padding() {
-    let ex = vec![
-        Example { src: vec![2, 3], tgt: vec![2, 5, 6, 3] },
-        Example { src: vec![2, 3], tgt: vec![2, 7, 3] },
-    ];
+    let ex = vec![Example { src: vec![2, 3], tgt: vec![2, 5, 6, 3] }, Example { src: vec![2, 3], tgt: vec![2, 7, 3] }];
     let b = Batch::from_examples(&ex).unwrap();
     // Row 0: one wrong token; row 1: right, and garbage in the padded cell.
     let pred = array![[5, 9, 3], [7, 3, 8]];

@@ -118,7 +118,16 @@ impl<C> Checkpoint<C> {
     /// assert_eq!(ckpt.epoch, 0);
     /// ```
     pub fn new(config: C, model: &dyn Module, src_vocab: Vocab, tgt_vocab: Vocab) -> Result<Checkpoint<C>> {
-        Ok(Checkpoint { config, params: StateDict::from_module(model)?, optimizer: None, scheduler: None, epoch: 0, step: 0, src_vocab, tgt_vocab })
+        Ok(Checkpoint {
+            config,
+            params: StateDict::from_module(model)?,
+            optimizer: None,
+            scheduler: None,
+            epoch: 0,
+            step: 0,
+            src_vocab,
+            tgt_vocab,
+        })
     }
 
     /// Copies the saved weights into `model` (strict; see [`StateDict::load_into`]).
@@ -185,7 +194,10 @@ impl<C: DeserializeOwned> Checkpoint<C> {
         let payload = unframe(bytes, path)?;
         let (ckpt, used) = decode_bounded(payload, path)?;
         if used != payload.len() {
-            return Err(problem(path, CheckpointProblem::Decode(format!("{} bytes left over after the checkpoint", payload.len() - used))));
+            return Err(problem(
+                path,
+                CheckpointProblem::Decode(format!("{} bytes left over after the checkpoint", payload.len() - used)),
+            ));
         }
         Ok(ckpt)
     }
@@ -259,10 +271,17 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let io_error = |e| problem(path, CheckpointProblem::Io(e));
-    let file_name = path.file_name().ok_or_else(|| io_error(io::Error::new(io::ErrorKind::InvalidInput, "the path names no file")))?;
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| io_error(io::Error::new(io::ErrorKind::InvalidInput, "the path names no file")))?;
     let dir = parent_dir(path);
     // Unique per process and call, so concurrent writers never share a temporary file.
-    let tmp = dir.join(format!("{}{}-{}", temp_prefix(file_name), std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let tmp = dir.join(format!(
+        "{}{}-{}",
+        temp_prefix(file_name),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
     let written = (|| -> io::Result<()> {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         file.write_all(bytes)?;
@@ -371,7 +390,8 @@ fn check_header(head: &[u8], found: u64, path: &Path) -> Result<u64> {
         // The magic so far is right (or the file is shorter than it): cut short.
         return fail(CheckpointProblem::Truncated { found, needed: HEADER_LEN as u64, part: "header" });
     }
-    let word = |range: std::ops::Range<usize>| head[range].iter().rev().fold(0_u64, |acc, &b| (acc << 8) | u64::from(b));
+    let word =
+        |range: std::ops::Range<usize>| head[range].iter().rev().fold(0_u64, |acc, &b| (acc << 8) | u64::from(b));
     let version = word(8..12) as u32;
     if version != FORMAT_VERSION {
         return fail(CheckpointProblem::Version { found: version, supported: FORMAT_VERSION });
@@ -379,7 +399,11 @@ fn check_header(head: &[u8], found: u64, path: &Path) -> Result<u64> {
     let (len, stored) = (word(12..20), word(20..28));
     let available = found - HEADER_LEN as u64;
     if available < len {
-        return fail(CheckpointProblem::Truncated { found, needed: (HEADER_LEN as u64).saturating_add(len), part: "payload" });
+        return fail(CheckpointProblem::Truncated {
+            found,
+            needed: (HEADER_LEN as u64).saturating_add(len),
+            part: "payload",
+        });
     }
     if available > len {
         return fail(CheckpointProblem::TrailingBytes { extra: available - len });

@@ -61,7 +61,8 @@ impl Hypothesis {
 /// between threads (the exponentials are `lingo_tensor::fastmath`'s), each
 /// row one thread's, so the bits do not depend on the thread count.
 fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: usize) -> Vec<Vec<(f32, usize)>> {
-    let logits = logits.view().into_dimensionality::<ndarray::Ix2>().unwrap_or_else(|_| unreachable!("step logits are 2-D"));
+    let logits =
+        logits.view().into_dimensionality::<ndarray::Ix2>().unwrap_or_else(|_| unreachable!("step logits are 2-D"));
     let logits = logits.as_standard_layout();
     let mut out = vec![Vec::new(); bases.len()];
     out.par_chunks_mut(8).zip(bases.par_chunks(8)).enumerate().for_each(|(chunk, (out, bases))| {
@@ -90,7 +91,13 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
 /// assert!(out[0].tokens.len() <= 5);
 /// assert_eq!(out[1].attention.as_ref().unwrap().ncols(), 4);
 /// ```
-pub fn greedy_decode(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], max_len: usize, with_attention: bool) -> Result<Vec<Hypothesis>> {
+pub fn greedy_decode(
+    model: &Seq2Seq,
+    src: &Array2<usize>,
+    src_lens: &[usize],
+    max_len: usize,
+    with_attention: bool,
+) -> Result<Vec<Hypothesis>> {
     if src.nrows() == 0 {
         return Ok(Vec::new()); // no sentences, no hypotheses (and no empty batch for the encoder)
     }
@@ -102,7 +109,8 @@ pub fn greedy_decode(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], m
         // Row r of the step is input active[r]; a finished input's row is dropped.
         let mut active: Vec<usize> = (0..batch).collect();
         let mut prev = vec![SOS; batch];
-        let mut hyps: Vec<Hypothesis> = (0..batch).map(|_| Hypothesis { tokens: vec![], log_prob: 0.0, score: 0.0, attention: None }).collect();
+        let mut hyps: Vec<Hypothesis> =
+            (0..batch).map(|_| Hypothesis { tokens: vec![], log_prob: 0.0, score: 0.0, attention: None }).collect();
         let mut rows_attn: Vec<Vec<ndarray::Array1<f32>>> = vec![Vec::new(); batch];
         for _ in 0..max_len {
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
@@ -209,9 +217,18 @@ struct Beam {
 /// let greedy = greedy_decode(&model, &src, &[4], 6, false).unwrap();
 /// assert_eq!(beam[0][0].tokens, greedy[0].tokens);
 /// ```
-pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg: BeamConfig, with_attention: bool) -> Result<Vec<Vec<Hypothesis>>> {
+pub fn beam_search(
+    model: &Seq2Seq,
+    src: &Array2<usize>,
+    src_lens: &[usize],
+    cfg: BeamConfig,
+    with_attention: bool,
+) -> Result<Vec<Vec<Hypothesis>>> {
     if cfg.beam_size == 0 || cfg.n_best == 0 || cfg.n_best > cfg.beam_size {
-        return Err(config("beam", format!("need 1 ≤ n_best ≤ beam_size, got n_best {} and beam_size {}", cfg.n_best, cfg.beam_size)));
+        return Err(config(
+            "beam",
+            format!("need 1 ≤ n_best ≤ beam_size, got n_best {} and beam_size {}", cfg.n_best, cfg.beam_size),
+        ));
     }
     if src.nrows() == 0 {
         return Ok(Vec::new());
@@ -234,8 +251,10 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
                 break;
             }
             // The beam of each row, if it has one (an input may have fewer than K live).
-            let rows: Vec<Option<&Beam>> = (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k)).collect();
-            let prev: Vec<usize> = rows.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
+            let rows: Vec<Option<&Beam>> =
+                (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k)).collect();
+            let prev: Vec<usize> =
+                rows.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
             let bases: Vec<Option<f32>> = rows.iter().map(|beam| beam.map(|beam| beam.log_prob)).collect();
             let best = best_continuations(step.logits.data(), &bases, k);
@@ -271,7 +290,8 @@ pub fn beam_search(model: &Seq2Seq, src: &Array2<usize>, src_lens: &[usize], cfg
                 beams[b] = next;
                 if finished[b].len() < k && !beams[b].is_empty() {
                     // Keep K rows per input: pad with the last parent (never read again).
-                    next_parents.resize(k, *next_parents.last().unwrap_or_else(|| unreachable!("a live input has a beam")));
+                    next_parents
+                        .resize(k, *next_parents.last().unwrap_or_else(|| unreachable!("a live input has a beam")));
                     parents.extend(next_parents);
                     going.push(i);
                 }

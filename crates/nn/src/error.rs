@@ -29,7 +29,9 @@ pub enum Error {
     /// The training loss (or the validation loss after an epoch) became NaN
     /// or infinite: training stopped there, and checkpoints of earlier epochs
     /// were left as they were.
-    #[error("{what} loss is {value} at epoch {epoch}, step {step}: stopped (lower the learning rate or clip gradients)")]
+    #[error(
+        "{what} loss is {value} at epoch {epoch}, step {step}: stopped (lower the learning rate or clip gradients)"
+    )]
     NonFiniteLoss {
         /// `"training"` (the loss of the step) or `"validation"` (after the epoch's last step).
         what: &'static str,

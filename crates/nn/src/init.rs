@@ -57,7 +57,13 @@ impl Init {
     /// assert_eq!(table.shape(), &[5, 3]);
     /// assert!(table.index_axis(ndarray::Axis(0), 0).iter().all(|&v| v == 0.0));
     /// ```
-    pub fn embedding(self, vocab: usize, dim: usize, padding_idx: Option<usize>, rng: &mut impl Rng) -> Result<ArrayD<f32>> {
+    pub fn embedding(
+        self,
+        vocab: usize,
+        dim: usize,
+        padding_idx: Option<usize>,
+        rng: &mut impl Rng,
+    ) -> Result<ArrayD<f32>> {
         let mut table = match self {
             Init::XavierOrthogonal => xavier_uniform(&[vocab, dim], 1.0, rng)?,
             Init::PyTorch => Tensor::randn(&[vocab, dim], 1.0, rng)?.data().clone(),
@@ -113,21 +119,35 @@ impl Init {
     /// let row: f32 = w_hh.index_axis(ndarray::Axis(0), 5).iter().map(|v| v * v).sum();
     /// assert!((row - 1.0).abs() < 1e-5);
     /// ```
-    pub fn rnn_weights(self, gates: usize, input_size: usize, hidden_size: usize, rng: &mut impl Rng) -> Result<[ArrayD<f32>; 4]> {
+    pub fn rnn_weights(
+        self,
+        gates: usize,
+        input_size: usize,
+        hidden_size: usize,
+        rng: &mut impl Rng,
+    ) -> Result<[ArrayD<f32>; 4]> {
         let rows = gates * hidden_size;
         Ok(match self {
             Init::XavierOrthogonal => {
                 let weight_ih = xavier_uniform(&[rows, input_size], 1.0, rng)?;
-                let blocks = (0..gates).map(|_| orthogonal(&[hidden_size, hidden_size], 1.0, rng)).collect::<lingo_tensor::Result<Vec<_>>>()?;
+                let blocks = (0..gates)
+                    .map(|_| orthogonal(&[hidden_size, hidden_size], 1.0, rng))
+                    .collect::<lingo_tensor::Result<Vec<_>>>()?;
                 let views: Vec<_> = blocks.iter().map(|b| b.view()).collect();
-                let weight_hh = ndarray::concatenate(Axis(0), &views).map_err(|e| crate::error::config("rnn sizes", e.to_string()))?;
+                let weight_hh = ndarray::concatenate(Axis(0), &views)
+                    .map_err(|e| crate::error::config("rnn sizes", e.to_string()))?;
                 let zeros = ArrayD::zeros(IxDyn(&[rows]));
                 [weight_ih, weight_hh, zeros.clone(), zeros]
             }
             Init::PyTorch => {
                 // nn.LSTM / nn.GRU: every parameter U(-k, k), k = 1/√H
                 let k = inv_sqrt(hidden_size);
-                [uniform(&[rows, input_size], k, rng), uniform(&[rows, hidden_size], k, rng), uniform(&[rows], k, rng), uniform(&[rows], k, rng)]
+                [
+                    uniform(&[rows, input_size], k, rng),
+                    uniform(&[rows, hidden_size], k, rng),
+                    uniform(&[rows], k, rng),
+                    uniform(&[rows], k, rng),
+                ]
             }
         })
     }

@@ -150,7 +150,9 @@ pub mod seq2seq;
 pub mod state_dict;
 pub mod train;
 
-pub use checkpoint::{Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic};
+pub use checkpoint::{
+    Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
+};
 pub use decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
 pub use error::{CheckpointProblem, Error, ParamProblem, Result};
 pub use init::Init;
@@ -160,5 +162,6 @@ pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Step};
 pub use state_dict::{NamedTensor, StateDict};
 pub use train::{
-    CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate, load_own, load_resumable, train_model, train_model_with,
+    CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate,
+    load_own, load_resumable, train_model, train_model_with,
 };

@@ -158,8 +158,16 @@ impl Algorithm {
 
     /// Rejects hyperparameters PyTorch would reject.
     fn validate(&self) -> Result<()> {
-        let nonneg = |what: &'static str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(config(what, format!("must be finite and ≥ 0, got {v}"))) };
-        let unit = |what: &'static str, v: f64| if (0.0..1.0).contains(&v) { Ok(()) } else { Err(config(what, format!("must be in [0, 1), got {v}"))) };
+        let nonneg = |what: &'static str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(config(what, format!("must be finite and ≥ 0, got {v}")))
+            }
+        };
+        let unit = |what: &'static str, v: f64| {
+            if (0.0..1.0).contains(&v) { Ok(()) } else { Err(config(what, format!("must be in [0, 1), got {v}"))) }
+        };
         match *self {
             Algorithm::Sgd { momentum, dampening, nesterov, weight_decay } => {
                 nonneg("SGD momentum", momentum)?;
@@ -170,7 +178,8 @@ impl Algorithm {
                 }
                 Ok(())
             }
-            Algorithm::Adam { beta1, beta2, eps, weight_decay } | Algorithm::AdamW { beta1, beta2, eps, weight_decay } => {
+            Algorithm::Adam { beta1, beta2, eps, weight_decay }
+            | Algorithm::AdamW { beta1, beta2, eps, weight_decay } => {
                 unit("Adam beta1", beta1)?;
                 unit("Adam beta2", beta2)?;
                 nonneg("Adam eps", eps)?;
@@ -349,7 +358,10 @@ impl Optimizer {
         for (i, p) in params.iter().enumerate() {
             let Some(g) = grads.get(p.tensor()) else { continue };
             if g.shape() != p.shape() {
-                return Err(param(p.name(), ParamProblem::Shape { expected: p.shape().to_vec(), found: g.shape().to_vec() }));
+                return Err(param(
+                    p.name(),
+                    ParamProblem::Shape { expected: p.shape().to_vec(), found: g.shape().to_vec() },
+                ));
             }
             let s = sum_of_squares(g);
             if !s.is_finite() && first_bad.is_none() {
@@ -413,7 +425,9 @@ impl Optimizer {
         let Some(state) = self.state.get(name) else { return Ok(()) };
         let (kind, stored) = match state {
             ParamState::Sgd { momentum_buffer } => ("SGD", momentum_buffer.as_ref().map_or(len, Vec::len)),
-            ParamState::Adam { exp_avg, exp_avg_sq, .. } => ("Adam", if exp_avg.len() == exp_avg_sq.len() { exp_avg.len() } else { usize::MAX }),
+            ParamState::Adam { exp_avg, exp_avg_sq, .. } => {
+                ("Adam", if exp_avg.len() == exp_avg_sq.len() { exp_avg.len() } else { usize::MAX })
+            }
         };
         let expected_kind = if matches!(self.algorithm, Algorithm::Sgd { .. }) { "SGD" } else { "Adam" };
         if kind != expected_kind {
@@ -428,14 +442,20 @@ impl Optimizer {
 
 /// Rejects a learning rate that is negative or not finite.
 fn check_lr(lr: f64) -> Result<()> {
-    if lr.is_finite() && lr >= 0.0 { Ok(()) } else { Err(config("learning rate", format!("must be finite and ≥ 0, got {lr}"))) }
+    if lr.is_finite() && lr >= 0.0 {
+        Ok(())
+    } else {
+        Err(config("learning rate", format!("must be finite and ≥ 0, got {lr}")))
+    }
 }
 
 /// The state a parameter starts with.
 fn initial_state(algorithm: &Algorithm, len: usize) -> ParamState {
     match algorithm {
         Algorithm::Sgd { .. } => ParamState::Sgd { momentum_buffer: None },
-        Algorithm::Adam { .. } | Algorithm::AdamW { .. } => ParamState::Adam { step: 0, exp_avg: vec![0.0; len], exp_avg_sq: vec![0.0; len] },
+        Algorithm::Adam { .. } | Algorithm::AdamW { .. } => {
+            ParamState::Adam { step: 0, exp_avg: vec![0.0; len], exp_avg_sq: vec![0.0; len] }
+        }
     }
 }
 
@@ -461,7 +481,10 @@ fn update(algorithm: &Algorithm, lr: f64, state: &mut ParamState, theta: &mut [f
             let sgd = Sgd { lr, momentum, dampening, nesterov, weight_decay };
             vectorized(|| sgd_elements(&sgd, momentum_buffer, theta, g));
         }
-        (Algorithm::Adam { beta1, beta2, eps, weight_decay } | Algorithm::AdamW { beta1, beta2, eps, weight_decay }, ParamState::Adam { step, exp_avg, exp_avg_sq }) => {
+        (
+            Algorithm::Adam { beta1, beta2, eps, weight_decay } | Algorithm::AdamW { beta1, beta2, eps, weight_decay },
+            ParamState::Adam { step, exp_avg, exp_avg_sq },
+        ) => {
             let decoupled = matches!(algorithm, Algorithm::AdamW { .. });
             *step += 1;
             let t = *step as f64;
@@ -503,7 +526,8 @@ struct Sgd {
 fn sgd_elements(c: &Sgd, momentum_buffer: &mut Option<Vec<f32>>, theta: &mut [f32], g: &[f32]) {
     let (wd, mu) = (c.weight_decay as f32, c.momentum as f32);
     // d = g + λθ
-    let mut d: Vec<f32> = g.iter().zip(theta.iter()).map(|(&g, &t)| if c.weight_decay != 0.0 { g + wd * t } else { g }).collect();
+    let mut d: Vec<f32> =
+        g.iter().zip(theta.iter()).map(|(&g, &t)| if c.weight_decay != 0.0 { g + wd * t } else { g }).collect();
     if c.momentum != 0.0 {
         let buf = match momentum_buffer {
             None => momentum_buffer.insert(d.clone()), // b = d on the first step

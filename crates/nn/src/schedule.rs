@@ -85,14 +85,26 @@ impl Schedule {
     }
 
     fn validate(&self) -> Result<()> {
-        let at_least_one = |w: u64| if w >= 1 { Ok(()) } else { Err(config("schedule warmup_steps", "must be at least 1")) };
-        let floor = |m: f64| if m.is_finite() && m >= 0.0 { Ok(()) } else { Err(config("schedule min_lr", format!("must be finite and ≥ 0, got {m}"))) };
+        let at_least_one =
+            |w: u64| if w >= 1 { Ok(()) } else { Err(config("schedule warmup_steps", "must be at least 1")) };
+        let floor = |m: f64| {
+            if m.is_finite() && m >= 0.0 {
+                Ok(())
+            } else {
+                Err(config("schedule min_lr", format!("must be finite and ≥ 0, got {m}")))
+            }
+        };
         match *self {
             Schedule::Constant => Ok(()),
-            Schedule::LinearWarmup { warmup_steps } | Schedule::InverseSqrt { warmup_steps } => at_least_one(warmup_steps),
+            Schedule::LinearWarmup { warmup_steps } | Schedule::InverseSqrt { warmup_steps } => {
+                at_least_one(warmup_steps)
+            }
             Schedule::WarmupCosine { warmup_steps, total_steps, min_lr } => {
                 if total_steps <= warmup_steps {
-                    return Err(config("schedule total_steps", format!("must exceed warmup_steps ({total_steps} ≤ {warmup_steps})")));
+                    return Err(config(
+                        "schedule total_steps",
+                        format!("must exceed warmup_steps ({total_steps} ≤ {warmup_steps})"),
+                    ));
                 }
                 floor(min_lr)
             }
@@ -282,7 +294,11 @@ impl Scheduler {
                 }
             }
             Schedule::InverseSqrt { warmup_steps: w } => {
-                if t <= w { ramp(w) } else { eta * (w as f64 / t as f64).sqrt() }
+                if t <= w {
+                    ramp(w)
+                } else {
+                    eta * (w as f64 / t as f64).sqrt()
+                }
             }
             Schedule::ReduceOnPlateau { .. } => self.lr,
         }

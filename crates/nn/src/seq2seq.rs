@@ -44,8 +44,8 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
 use crate::error::{CheckpointProblem, Error, Result, config as invalid};
 use crate::init::{Init, Weights};
-use crate::state_dict::{StateDict, check_unique};
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
+use crate::state_dict::{StateDict, check_unique};
 
 /// Where attention sits relative to the decoder RNN.
 ///
@@ -300,7 +300,12 @@ impl Seq2Seq {
         }
         let (h, enc_dim) = (c.hidden_dim, c.enc_dim());
         let src_embedding = Embedding::build("encoder.embedding", c.src_vocab, c.emb_dim, Some(PAD), weights)?;
-        let rnn = |input, bidirectional| RnnConfig { num_layers: c.num_layers, bidirectional, dropout: c.dropout, ..RnnConfig::new(c.rnn, input, h) };
+        let rnn = |input, bidirectional| RnnConfig {
+            num_layers: c.num_layers,
+            bidirectional,
+            dropout: c.dropout,
+            ..RnnConfig::new(c.rnn, input, h)
+        };
         let encoder = Rnn::build("encoder.rnn", rnn(c.emb_dim, c.bidirectional), weights)?;
         let mut bridge = Vec::new();
         if c.bidirectional {
@@ -315,9 +320,16 @@ impl Seq2Seq {
         let decoder = Rnn::build("decoder.rnn", rnn(dec_input, false), weights)?;
         let attention = c
             .attention
-            .map(|scorer| weights.attention("attention", &AttentionConfig { scorer, query_dim: h, key_dim: enc_dim, attn_dim: c.attn_dim }))
+            .map(|scorer| {
+                weights.attention(
+                    "attention",
+                    &AttentionConfig { scorer, query_dim: h, key_dim: enc_dim, attn_dim: c.attn_dim },
+                )
+            })
             .transpose()?;
-        let combine = (attention.is_some() && !bahdanau).then(|| Linear::build("combine", h + enc_dim, h, false, weights)).transpose()?;
+        let combine = (attention.is_some() && !bahdanau)
+            .then(|| Linear::build("combine", h + enc_dim, h, false, weights))
+            .transpose()?;
         let out = Linear::build("out", h, c.tgt_vocab, true, weights)?;
         let dropout = Dropout::new(c.dropout)?;
         Ok(Seq2Seq { config, src_embedding, encoder, bridge, tgt_embedding, decoder, attention, combine, out, dropout })
@@ -348,7 +360,9 @@ impl Seq2Seq {
     /// ```
     pub fn from_checkpoint<C>(config: &Seq2SeqConfig, ckpt: &Checkpoint<C>, path: &Path) -> Result<Seq2Seq> {
         let inconsistent = |reason: String| checkpoint_problem(path, CheckpointProblem::Inconsistent(reason));
-        for (side, configured, stored) in [("source", config.src_vocab, ckpt.src_vocab.len()), ("target", config.tgt_vocab, ckpt.tgt_vocab.len())] {
+        for (side, configured, stored) in
+            [("source", config.src_vocab, ckpt.src_vocab.len()), ("target", config.tgt_vocab, ckpt.tgt_vocab.len())]
+        {
             if configured != stored {
                 return Err(inconsistent(format!(
                     "the model configuration has a {side} vocabulary of {configured} tokens, the stored {side} vocabulary {stored}"
@@ -356,7 +370,9 @@ impl Seq2Seq {
             }
         }
         Seq2Seq::from_state_dict(config, &ckpt.params).map_err(|e| match e {
-            Error::Param { .. } => inconsistent(format!("the saved parameters do not fit the model configuration: {e}")),
+            Error::Param { .. } => {
+                inconsistent(format!("the saved parameters do not fit the model configuration: {e}"))
+            }
             _ => inconsistent(format!("the model configuration is not valid: {e}")),
         })
     }
@@ -416,7 +432,8 @@ impl Seq2Seq {
     /// ```
     pub fn encode_source(&self, src: &Array2<usize>, src_lens: &[usize], mut mode: Mode<'_>) -> Result<Encoded> {
         let dropped = self.dropped_embeddings(&self.src_embedding, src, mode.reborrow())?;
-        let enc = self.encoder.forward(rnn_input(&self.src_embedding, src, dropped.as_ref(), None), src_lens, None, mode)?;
+        let enc =
+            self.encoder.forward(rnn_input(&self.src_embedding, src, dropped.as_ref(), None), src_lens, None, mode)?;
         let state = self.bridge_state(enc.state)?;
         let src_pad_mask = Array2::from_shape_fn(src.raw_dim(), |(b, s)| s >= src_lens[b]);
         Ok(Encoded { enc_out: enc.output, state, src_pad_mask })
@@ -456,14 +473,28 @@ impl Seq2Seq {
     /// assert_eq!(out.logits.shape(), &[1, 4, 9]);         // (batch, tgt_len, tgt_vocab)
     /// assert_eq!(out.weights.unwrap().shape(), &[1, 4, 5]); // (batch, tgt_len, src_len)
     /// ```
-    pub fn forward(&self, src: &Array2<usize>, src_lens: &[usize], tgt_in: &Array2<usize>, tgt_lens: &[usize], mode: Mode<'_>) -> Result<Forward> {
+    pub fn forward(
+        &self,
+        src: &Array2<usize>,
+        src_lens: &[usize],
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mode: Mode<'_>,
+    ) -> Result<Forward> {
         let (features, weights) = self.output_features(src, src_lens, tgt_in, tgt_lens, mode)?;
         Ok(Forward { logits: self.out.forward(&features)?, weights })
     }
 
     /// What the output layer reads under teacher forcing, `(batch, tgt_len, H)`
     /// (dropped out when training), and the attention weights.
-    fn output_features(&self, src: &Array2<usize>, src_lens: &[usize], tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<(Tensor, Option<Tensor>)> {
+    fn output_features(
+        &self,
+        src: &Array2<usize>,
+        src_lens: &[usize],
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
         let (features, weights) = match (&self.attention, self.config.placement) {
             (Some(_), Placement::Bahdanau) => self.features_stepwise(encoded, tgt_in, mode.reborrow())?,
@@ -474,14 +505,26 @@ impl Seq2Seq {
 
     /// No attention, or Luong's placement: the decoder RNN over the whole
     /// target at once, then attention for all steps in one call.
-    fn features_whole(&self, encoded: Encoded, tgt_in: &Array2<usize>, tgt_lens: &[usize], mut mode: Mode<'_>) -> Result<(Tensor, Option<Tensor>)> {
+    fn features_whole(
+        &self,
+        encoded: Encoded,
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let dropped = self.dropped_embeddings(&self.tgt_embedding, tgt_in, mode.reborrow())?;
         let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref(), None);
         let dec_out = self.decoder.forward(input, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
         let (features, weights) = match &self.attention {
             None => (dec_out, None), // enc_out is not read: the bottleneck
             Some(attention) => {
-                let a = attention.forward(&dec_out, &encoded.enc_out, &encoded.enc_out, Some(&encoded.src_pad_mask), false)?;
+                let a = attention.forward(
+                    &dec_out,
+                    &encoded.enc_out,
+                    &encoded.enc_out,
+                    Some(&encoded.src_pad_mask),
+                    false,
+                )?;
                 (self.combined(&dec_out, &a.context)?, Some(a.weights))
             }
         };
@@ -490,7 +533,8 @@ impl Seq2Seq {
 
     /// Luong's attentional state `tanh(W_c [s; context])`, over the last axis.
     fn combined(&self, dec_out: &Tensor, context: &Tensor) -> Result<Tensor> {
-        let combine = self.combine.as_ref().ok_or_else(|| invalid("combine", "only Luong attention has a combine layer"))?;
+        let combine =
+            self.combine.as_ref().ok_or_else(|| invalid("combine", "only Luong attention has a combine layer"))?;
         Ok(combine.forward(&Tensor::cat(&[dec_out.clone(), context.clone()], dec_out.ndim() - 1)?)?.tanh())
     }
 
@@ -502,9 +546,16 @@ impl Seq2Seq {
     /// recurrence as one fused op instead,
     /// [`Prepared::gru_recurrence`](lingo_attention::Prepared::gru_recurrence):
     /// the same numbers up to rounding, without the graph's per-step bookkeeping.
-    fn features_stepwise(&self, encoded: Encoded, tgt_in: &Array2<usize>, mut mode: Mode<'_>) -> Result<(Tensor, Option<Tensor>)> {
+    fn features_stepwise(
+        &self,
+        encoded: Encoded,
+        tgt_in: &Array2<usize>,
+        mut mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
         let ctx = self.decoder_context(&encoded)?;
-        let fused = self.config.attention == Some(Scorer::Additive) && self.config.rnn == RnnKind::Gru && self.config.num_layers == 1;
+        let fused = self.config.attention == Some(Scorer::Additive)
+            && self.config.rnn == RnnKind::Gru
+            && self.config.num_layers == 1;
         let (features, weights) = match &ctx.prepared {
             Some(prepared) if fused => {
                 // x_t = embed(y_{t-1}), dropped out when training: (batch, tgt_len, E)
@@ -571,7 +622,13 @@ impl Seq2Seq {
     /// assert_eq!(second.logits.shape(), &[2, 8]);            // (batch, tgt_vocab)
     /// assert_eq!(second.weights.unwrap().shape(), &[2, 3]);  // (batch, src_len)
     /// ```
-    pub fn decode_step(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize], mut mode: Mode<'_>) -> Result<Step> {
+    pub fn decode_step(
+        &self,
+        ctx: &DecoderContext,
+        state: &RnnState,
+        prev: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<Step> {
         let step = self.step_features(ctx, state, prev, mode.reborrow())?;
         let logits = self.out.forward(&self.dropout.forward(&step.features, mode)?)?;
         let squeeze = |t: Tensor| -> Result<Tensor> {
@@ -583,7 +640,13 @@ impl Seq2Seq {
 
     /// One decoder step up to the output layer: what the output layer reads
     /// `(batch, 1, H)`, this step's weights `(batch, 1, src_len)` and the new state.
-    fn step_features(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize], mut mode: Mode<'_>) -> Result<StepFeatures> {
+    fn step_features(
+        &self,
+        ctx: &DecoderContext,
+        state: &RnnState,
+        prev: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<StepFeatures> {
         let batch = prev.len();
         let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).unwrap_or_else(|_| unreachable!("batch × 1 ids"));
         let ones = vec![1; batch];
@@ -591,7 +654,12 @@ impl Seq2Seq {
             (prepared, Placement::Luong) | (prepared @ None, Placement::Bahdanau) => {
                 // No attention, or Luong's: the RNN steps on the token first.
                 let dropped = self.dropped_embeddings(&self.tgt_embedding, &ids, mode.reborrow())?;
-                let out = self.decoder.forward(rnn_input(&self.tgt_embedding, &ids, dropped.as_ref(), None), &ones, Some(state), mode.reborrow())?;
+                let out = self.decoder.forward(
+                    rnn_input(&self.tgt_embedding, &ids, dropped.as_ref(), None),
+                    &ones,
+                    Some(state),
+                    mode.reborrow(),
+                )?;
                 match prepared {
                     None => (out.output, None, out.state),
                     Some(prepared) => {
@@ -652,7 +720,12 @@ impl Seq2Seq {
         // The output layer and the loss in one op: no logits for padding, and
         // one (tokens, vocab) buffer for logits, probabilities and gradient.
         let out = &self.out;
-        Ok(features.reshape(&[b * t, h])?.linear_cross_entropy(out.weight().tensor(), out.bias().map(Param::tensor), &targets, opts)?)
+        Ok(features.reshape(&[b * t, h])?.linear_cross_entropy(
+            out.weight().tensor(),
+            out.bias().map(Param::tensor),
+            &targets,
+            opts,
+        )?)
     }
 }
 
@@ -662,10 +735,17 @@ impl Seq2Seq {
 /// and their table, so the fused op can use its product table
 /// (`embed(x)·W_ihᵀ = (E·W_ihᵀ)[x]`, see [`lingo_tensor::SeqInput`]) instead
 /// of embedding, concatenating and projecting.
-fn rnn_input<'t>(embedding: &'t Embedding, ids: &'t Array2<usize>, dense: Option<&'t Tensor>, features: Option<&'t Tensor>) -> SeqInput<'t> {
+fn rnn_input<'t>(
+    embedding: &'t Embedding,
+    ids: &'t Array2<usize>,
+    dense: Option<&'t Tensor>,
+    features: Option<&'t Tensor>,
+) -> SeqInput<'t> {
     match dense {
         Some(x) => SeqInput::Dense(x),
-        None => SeqInput::Tokens { table: embedding.weight().tensor(), ids, padding_idx: embedding.padding_idx(), features },
+        None => {
+            SeqInput::Tokens { table: embedding.weight().tensor(), ids, padding_idx: embedding.padding_idx(), features }
+        }
     }
 }
 
@@ -712,6 +792,8 @@ impl Forward {
     /// assert!((weights.sum() - 2.0).abs() < 1e-5);   // each row is a distribution
     /// ```
     pub fn weights_array(&self) -> Option<Array3<f32>> {
-        self.weights.as_ref().map(|w| w.data().clone().into_dimensionality().unwrap_or_else(|_| unreachable!("weights are 3-D")))
+        self.weights
+            .as_ref()
+            .map(|w| w.data().clone().into_dimensionality().unwrap_or_else(|_| unreachable!("weights are 3-D")))
     }
 }

@@ -23,9 +23,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lingo_data::{Batch, BatchConfig, SeqPair, Vocab};
 use lingo_tensor::{Gradients, no_grad};
 use ndarray::ArrayD;
+use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
-use rand::rngs::StdRng;
 
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem, remove_stale_temp_files};
 use crate::error::{CheckpointProblem, Error, Result};
@@ -101,7 +101,9 @@ impl CheckpointSpec {
         }
         let old = self.epoch_path(epoch - keep);
         match std::fs::remove_file(&old) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(checkpoint_problem(&old, CheckpointProblem::Io(e))),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(checkpoint_problem(&old, CheckpointProblem::Io(e)))
+            }
             _ => Ok(()),
         }
     }
@@ -354,7 +356,13 @@ pub struct TrainResult {
 /// assert!(err.contains("not from this run: lr 0.01 (saved) vs 0.1 (this run)"), "{err}");
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn load_resumable(path: &Path, model: &Seq2SeqConfig, config: &TrainConfig, src_vocab: &Vocab, tgt_vocab: &Vocab) -> Result<Checkpoint<TrainedModel>> {
+pub fn load_resumable(
+    path: &Path,
+    model: &Seq2SeqConfig,
+    config: &TrainConfig,
+    src_vocab: &Vocab,
+    tgt_vocab: &Vocab,
+) -> Result<Checkpoint<TrainedModel>> {
     let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(path)?;
     Seq2Seq::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
     let other_run = |reason: String| Err(checkpoint_problem(path, CheckpointProblem::OtherRun(reason)));
@@ -370,7 +378,11 @@ pub fn load_resumable(path: &Path, model: &Seq2SeqConfig, config: &TrainConfig, 
     }
     for (side, saved, ours) in [("source", &ckpt.src_vocab, src_vocab), ("target", &ckpt.tgt_vocab, tgt_vocab)] {
         if saved != ours {
-            return other_run(format!("the {side} vocabulary differs from this run's ({} tokens saved, {} in this run)", saved.len(), ours.len()));
+            return other_run(format!(
+                "the {side} vocabulary differs from this run's ({} tokens saved, {} in this run)",
+                saved.len(),
+                ours.len()
+            ));
         }
     }
     if ckpt.optimizer.is_none() {
@@ -416,14 +428,19 @@ fn fresh_run_id() -> u64 {
 /// `name saved (saved) vs ours (this run)` for every setting that differs
 /// (or that only one side has).
 fn setting_differences(saved: &[(String, String)], ours: &[(String, String)]) -> Vec<String> {
-    let find = |list: &[(String, String)], name: &str| list.iter().find(|(n, _)| n == name).map_or("(none)".to_string(), |(_, v)| v.clone());
+    let find = |list: &[(String, String)], name: &str| {
+        list.iter().find(|(n, _)| n == name).map_or("(none)".to_string(), |(_, v)| v.clone())
+    };
     let mut names: Vec<&str> = saved.iter().chain(ours).map(|(n, _)| n.as_str()).collect();
     let mut seen = std::collections::HashSet::new();
     names.retain(|n| seen.insert(*n));
-    names.into_iter().filter_map(|name| {
-        let (a, b) = (find(saved, name), find(ours, name));
-        (a != b).then(|| format!("{name} {a} (saved) vs {b} (this run)"))
-    }).collect()
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let (a, b) = (find(saved, name), find(ours, name));
+            (a != b).then(|| format!("{name} {a} (saved) vs {b} (this run)"))
+        })
+        .collect()
 }
 
 /// `field saved (saved) vs ours (this run)` for every field that differs.
@@ -436,7 +453,20 @@ fn config_differences(saved: &Seq2SeqConfig, ours: &Seq2SeqConfig) -> Vec<String
             }
         )*};
     }
-    compare!(src_vocab, tgt_vocab, rnn, emb_dim, hidden_dim, num_layers, bidirectional, dropout, attention, placement, attn_dim, init);
+    compare!(
+        src_vocab,
+        tgt_vocab,
+        rnn,
+        emb_dim,
+        hidden_dim,
+        num_layers,
+        bidirectional,
+        dropout,
+        attention,
+        placement,
+        attn_dim,
+        init
+    );
     out
 }
 
@@ -492,7 +522,12 @@ fn epoch_rng(seed: u64, epoch: u64) -> StdRng {
 /// let diff = (g1.get(w).unwrap() - g2.get(w).unwrap()).mapv(f32::abs).sum();
 /// assert!(diff < 1e-5);
 /// ```
-pub fn batch_gradients(model: &Seq2Seq, batch: &Batch, config: &TrainConfig, rng: &mut StdRng) -> Result<(f32, Gradients)> {
+pub fn batch_gradients(
+    model: &Seq2Seq,
+    batch: &Batch,
+    config: &TrainConfig,
+    rng: &mut StdRng,
+) -> Result<(f32, Gradients)> {
     if config.shards <= 1 {
         let loss = model.loss(batch, config.label_smoothing, Mode::Train(rng))?;
         return Ok((loss.item()?, loss.backward()?));
@@ -592,7 +627,13 @@ pub enum Next {
 /// assert_eq!(result.val_losses.len(), 3);
 /// assert!(result.train_losses[2] < result.train_losses[0]);
 /// ```
-pub fn train_model<E: SeqPair>(model: &mut Seq2Seq, train: &[E], val: &[E], config: &TrainConfig, resume: Option<&Checkpoint<TrainedModel>>) -> Result<TrainResult> {
+pub fn train_model<E: SeqPair>(
+    model: &mut Seq2Seq,
+    train: &[E],
+    val: &[E],
+    config: &TrainConfig,
+    resume: Option<&Checkpoint<TrainedModel>>,
+) -> Result<TrainResult> {
     train_model_with(model, train, val, config, resume, |_, _| Ok::<Next, Error>(Next::Continue))
 }
 
@@ -666,7 +707,16 @@ fn train_loop<E: SeqPair>(
     }
     let (mut first_epoch, mut step) = (1_u64, 0_u64);
     let mut run = TrainedModel::start(model.config().clone(), config, fresh_run_id());
-    let mut result = TrainResult { train_losses: vec![], val_losses: vec![], best_epoch: 0, best_checkpoint: None, steps: 0, seconds: 0.0, run_id: 0, interrupted: false };
+    let mut result = TrainResult {
+        train_losses: vec![],
+        val_losses: vec![],
+        best_epoch: 0,
+        best_checkpoint: None,
+        steps: 0,
+        seconds: 0.0,
+        run_id: 0,
+        interrupted: false,
+    };
     if let Some(ckpt) = resume {
         run.run_id = ckpt.config.run_id;
         ckpt.restore(model)?;
@@ -731,7 +781,11 @@ fn train_loop<E: SeqPair>(
         result.val_losses.push(val_loss);
         if matches!(config.progress, Progress::Auto | Progress::Lines) {
             // A closed standard output (`| head`) must not stop training.
-            let _ = writeln!(std::io::stdout(), "Epoch {epoch}/{} | Train: {train_loss:.4} | Val: {val_loss:.4}", config.epochs);
+            let _ = writeln!(
+                std::io::stdout(),
+                "Epoch {epoch}/{} | Train: {train_loss:.4} | Val: {val_loss:.4}",
+                config.epochs
+            );
         }
         let improved = val_loss < best;
         if improved {
@@ -741,7 +795,12 @@ fn train_loop<E: SeqPair>(
             since_best += 1;
         }
         if let Some(spec) = &config.checkpoints {
-            let run = TrainedModel { train_losses: result.train_losses.clone(), val_losses: result.val_losses.clone(), best_epoch: result.best_epoch, ..run.clone() };
+            let run = TrainedModel {
+                train_losses: result.train_losses.clone(),
+                val_losses: result.val_losses.clone(),
+                best_epoch: result.best_epoch,
+                ..run.clone()
+            };
             let mut ckpt = Checkpoint::new(run, model, spec.src_vocab.clone(), spec.tgt_vocab.clone())?;
             (ckpt.epoch, ckpt.step) = (epoch, step);
             if spec.keep_epochs > 0 {
@@ -764,7 +823,13 @@ fn train_loop<E: SeqPair>(
             // last.ckpt still finds every epoch it may average.
             spec.forget_epoch_before(epoch)?;
         }
-        let report = EpochReport { epoch: epoch as usize, train_loss, val_loss, steps: step, seconds: start.elapsed().as_secs_f64() };
+        let report = EpochReport {
+            epoch: epoch as usize,
+            train_loss,
+            val_loss,
+            steps: step,
+            seconds: start.elapsed().as_secs_f64(),
+        };
         let stop = match after_epoch(&report, model) {
             Next::Continue => false,
             Next::Stop => true,
@@ -772,7 +837,8 @@ fn train_loop<E: SeqPair>(
                 last_epoch = (config.epochs as u64).min(end as u64);
                 if scheduler.has_end() {
                     // The steps so far, then the plans of the epochs to come.
-                    let to_come = (epoch + 1..=last_epoch).map(|e| config.epoch_steps(&slices, e)).sum::<Result<u64>>()?;
+                    let to_come =
+                        (epoch + 1..=last_epoch).map(|e| config.epoch_steps(&slices, e)).sum::<Result<u64>>()?;
                     scheduler.end_at(step + to_come);
                 }
                 false

@@ -3,14 +3,14 @@
 
 use std::path::Path;
 
+use lingo_attention::Scorer;
 use lingo_data::Vocab;
 use lingo_nn::{
-    Algorithm, Checkpoint, CheckpointProblem, Embedding, Error, FORMAT_VERSION, Init, Linear, MAGIC, Optimizer, ParamProblem, Rnn, RnnConfig, RnnKind,
-    Schedule, Scheduler, fnv1a64,
+    Algorithm, Checkpoint, CheckpointProblem, Embedding, Error, FORMAT_VERSION, Init, Linear, MAGIC, Optimizer,
+    ParamProblem, Rnn, RnnConfig, RnnKind, Schedule, Scheduler, fnv1a64,
 };
-use lingo_tensor::{Module, Param};
-use lingo_attention::Scorer;
 use lingo_nn::{Seq2Seq, Seq2SeqConfig, TrainConfig, TrainedModel, load_resumable};
+use lingo_tensor::{Module, Param};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
@@ -33,7 +33,15 @@ impl Model {
         let mut rng = StdRng::seed_from_u64(seed);
         let init = Init::default();
         Model {
-            embedding: Embedding::new("encoder.embedding", config.vocab, config.rnn.input_size, Some(0), init, &mut rng).unwrap(),
+            embedding: Embedding::new(
+                "encoder.embedding",
+                config.vocab,
+                config.rnn.input_size,
+                Some(0),
+                init,
+                &mut rng,
+            )
+            .unwrap(),
             rnn: Rnn::new("encoder.rnn", config.rnn, init, &mut rng).unwrap(),
             out: Linear::new("out", config.rnn.output_size(), config.vocab, true, init, &mut rng).unwrap(),
         }
@@ -64,11 +72,13 @@ fn values(m: &dyn Module) -> Vec<Vec<f32>> {
 fn full_checkpoint() -> (Checkpoint<Config>, Model) {
     let config = config();
     let mut model = Model::new(&config, 1);
-    let loss = model.out.weight().tensor().sum_all().add(&model.rnn.params()[0].tensor().mul_scalar(2.0).sum_all()).unwrap();
+    let loss =
+        model.out.weight().tensor().sum_all().add(&model.rnn.params()[0].tensor().mul_scalar(2.0).sum_all()).unwrap();
     let grads = loss.backward().unwrap();
     drop(loss);
     let mut opt = Optimizer::new(Algorithm::adamw(0.01), 1e-3).unwrap().with_max_grad_norm(5.0).unwrap();
-    let mut sched = Scheduler::new(Schedule::WarmupCosine { warmup_steps: 2, total_steps: 10, min_lr: 0.0 }, 1e-3).unwrap();
+    let mut sched =
+        Scheduler::new(Schedule::WarmupCosine { warmup_steps: 2, total_steps: 10, min_lr: 0.0 }, 1e-3).unwrap();
     opt.set_lr(sched.step());
     opt.step(&mut model, &grads).unwrap();
     let src_vocab = Vocab::from_tokens(["the", "cat", "sat"]);
@@ -214,8 +224,15 @@ fn the_error_names_the_path_and_the_problem() {
 #[test]
 fn foreign_files_are_rejected() {
     for foreign in [&b"\x89PNG\r\n\x1a\n0000000000000000000000000000"[..], b"{\"json\": true}", b"LINGO", b"x"] {
-        let p = rejected(foreign, if MAGIC.starts_with(foreign) { "truncated" } else { "not a lingo checkpoint: the file starts with" });
-        let ok = if MAGIC.starts_with(foreign) { matches!(p, CheckpointProblem::Truncated { .. }) } else { matches!(p, CheckpointProblem::Magic { .. }) };
+        let p = rejected(
+            foreign,
+            if MAGIC.starts_with(foreign) { "truncated" } else { "not a lingo checkpoint: the file starts with" },
+        );
+        let ok = if MAGIC.starts_with(foreign) {
+            matches!(p, CheckpointProblem::Truncated { .. })
+        } else {
+            matches!(p, CheckpointProblem::Magic { .. })
+        };
         assert!(ok, "{foreign:?}: {p}");
     }
     assert!(matches!(problem(load_bytes(b"").unwrap_err()), CheckpointProblem::Truncated { found: 0, .. }));
@@ -226,8 +243,14 @@ fn another_format_version_is_rejected_even_with_a_valid_checksum() {
     let dir = tempfile::tempdir().unwrap();
     let (_, mut bytes) = saved_bytes(dir.path());
     bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
-    let p = rejected(&bytes, &format!("format version {} is not supported (this build reads version {FORMAT_VERSION})", FORMAT_VERSION + 1));
-    assert!(matches!(p, CheckpointProblem::Version { found, supported } if found == FORMAT_VERSION + 1 && supported == FORMAT_VERSION), "{p}");
+    let p = rejected(
+        &bytes,
+        &format!("format version {} is not supported (this build reads version {FORMAT_VERSION})", FORMAT_VERSION + 1),
+    );
+    assert!(
+        matches!(p, CheckpointProblem::Version { found, supported } if found == FORMAT_VERSION + 1 && supported == FORMAT_VERSION),
+        "{p}"
+    );
 }
 
 #[test]
@@ -254,7 +277,10 @@ fn restoring_into_a_different_model_names_the_parameter() {
     let mut model = Model::new(&wider, 2);
     let before = values(&model);
     let err = ckpt.restore(&mut model).unwrap_err();
-    assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Shape { .. } } if name == "encoder.rnn.weight_ih_l0"), "{err}");
+    assert!(
+        matches!(&err, Error::Param { name, problem: ParamProblem::Shape { .. } } if name == "encoder.rnn.weight_ih_l0"),
+        "{err}"
+    );
     assert_eq!(values(&model), before, "a failed restore changed the model");
     // Unidirectional: the _reverse weights in the checkpoint are not the model's.
     let one_way = Config { rnn: RnnConfig { bidirectional: false, ..ckpt.config.rnn }, vocab: ckpt.config.vocab };
@@ -263,7 +289,9 @@ fn restoring_into_a_different_model_names_the_parameter() {
     // out.weight (vocab, H) differs first, in model order
     assert!(matches!(&err, Error::Param { name, .. } if name == "out.weight"), "{err}");
     let mut no_out = Model::new(&ckpt.config, 2);
-    no_out.out = Linear::new("proj", ckpt.config.rnn.output_size(), 9, true, Init::default(), &mut StdRng::seed_from_u64(0)).unwrap();
+    no_out.out =
+        Linear::new("proj", ckpt.config.rnn.output_size(), 9, true, Init::default(), &mut StdRng::seed_from_u64(0))
+            .unwrap();
     let err = ckpt.restore(&mut no_out).unwrap_err();
     assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Missing } if name == "proj.weight"), "{err}");
 }
@@ -276,15 +304,29 @@ fn unexpected_saved_parameters_are_named() {
     ckpt.params = lingo_nn::StateDict::from_tensors(extra);
     let mut model = Model::new(&ckpt.config, 2);
     let err = ckpt.restore(&mut model).unwrap_err();
-    assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Unexpected } if name == "decoder.bridge.weight"), "{err}");
+    assert!(
+        matches!(&err, Error::Param { name, problem: ParamProblem::Unexpected } if name == "decoder.bridge.weight"),
+        "{err}"
+    );
 }
 
 /// A saved seq2seq checkpoint: its path, configuration and vocabularies.
 fn saved_seq2seq(dir: &Path) -> (std::path::PathBuf, Seq2SeqConfig, Vocab, Vocab) {
     let (src, tgt) = (Vocab::from_tokens(["the", "cat"]), Vocab::from_tokens(["el", "gato", "sat"]));
-    let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 6, attention: Some(Scorer::Additive), ..Seq2SeqConfig::new(src.len(), tgt.len()) };
+    let config = Seq2SeqConfig {
+        emb_dim: 4,
+        hidden_dim: 6,
+        attention: Some(Scorer::Additive),
+        ..Seq2SeqConfig::new(src.len(), tgt.len())
+    };
     let model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(3)).unwrap();
-    let mut ckpt = Checkpoint::new(TrainedModel::start(config.clone(), &TrainConfig::new(1, 1e-3), 1), &model, src.clone(), tgt.clone()).unwrap();
+    let mut ckpt = Checkpoint::new(
+        TrainedModel::start(config.clone(), &TrainConfig::new(1, 1e-3), 1),
+        &model,
+        src.clone(),
+        tgt.clone(),
+    )
+    .unwrap();
     ckpt.optimizer = Some(Optimizer::new(Algorithm::adam(), 1e-3).unwrap());
     let path = dir.join("last.ckpt");
     ckpt.save(&path).unwrap();
@@ -295,7 +337,10 @@ fn saved_seq2seq(dir: &Path) -> (std::path::PathBuf, Seq2SeqConfig, Vocab, Vocab
 #[track_caller]
 fn problem_at(err: Error, path: &Path, words: &str) -> CheckpointProblem {
     let msg = err.to_string();
-    assert!(msg.starts_with(&format!("checkpoint {}: ", path.display())) && msg.contains(words), "{msg:?} does not say {words:?}");
+    assert!(
+        msg.starts_with(&format!("checkpoint {}: ", path.display())) && msg.contains(words),
+        "{msg:?} does not say {words:?}"
+    );
     match err {
         Error::Checkpoint { problem, .. } => problem,
         other => panic!("not a checkpoint error: {other}"),
@@ -319,7 +364,11 @@ fn a_model_config_that_disagrees_with_the_vocabularies_or_the_weights_is_rejecte
     // The saved parameters' shapes against the configuration.
     let wider = Seq2SeqConfig { hidden_dim: 8, ..config.clone() };
     let err = Seq2Seq::from_checkpoint(&wider, &ckpt, &path).err().unwrap();
-    let p = problem_at(err, &path, "the saved parameters do not fit the model configuration: parameter encoder.rnn.weight_ih_l0: shape [24, 4]");
+    let p = problem_at(
+        err,
+        &path,
+        "the saved parameters do not fit the model configuration: parameter encoder.rnn.weight_ih_l0: shape [24, 4]",
+    );
     assert!(matches!(p, CheckpointProblem::Inconsistent(_)), "{p}");
     let other_scorer = Seq2SeqConfig { attention: Some(Scorer::General), ..config.clone() };
     let err = Seq2Seq::from_checkpoint(&other_scorer, &ckpt, &path).err().unwrap();
@@ -327,7 +376,10 @@ fn a_model_config_that_disagrees_with_the_vocabularies_or_the_weights_is_rejecte
     // A configuration no model can have.
     let invalid = Seq2SeqConfig { dropout: 2.0, ..config };
     let err = Seq2Seq::from_checkpoint(&invalid, &ckpt, &path).err().unwrap();
-    assert!(matches!(problem_at(err, &path, "the model configuration is not valid: invalid dropout"), CheckpointProblem::Inconsistent(_)));
+    assert!(matches!(
+        problem_at(err, &path, "the model configuration is not valid: invalid dropout"),
+        CheckpointProblem::Inconsistent(_)
+    ));
 }
 
 #[test]
@@ -339,7 +391,12 @@ fn resuming_needs_the_same_model_and_vocabularies() {
         let err = load_resumable(&path, config, &TrainConfig::new(1, 1e-3), src, tgt).unwrap_err();
         assert!(matches!(problem_at(err, &path, words), CheckpointProblem::OtherRun(_)));
     };
-    other_run(&Seq2SeqConfig { emb_dim: 5, dropout: 0.5, ..config.clone() }, &src, &tgt, "not from this run: emb_dim 4 (saved) vs 5 (this run), dropout 0.0 (saved) vs 0.5 (this run)");
+    other_run(
+        &Seq2SeqConfig { emb_dim: 5, dropout: 0.5, ..config.clone() },
+        &src,
+        &tgt,
+        "not from this run: emb_dim 4 (saved) vs 5 (this run), dropout 0.0 (saved) vs 0.5 (this run)",
+    );
     let (swapped, other_tgt) = (Vocab::from_tokens(["cat", "the"]), Vocab::from_tokens(["el", "gato", "perro"]));
     other_run(&config, &swapped, &tgt, "the source vocabulary differs from this run's (6 tokens saved, 6 in this run)");
     other_run(&config, &src, &other_tgt, "the target vocabulary differs");
@@ -349,9 +406,16 @@ fn resuming_needs_the_same_model_and_vocabularies() {
         let err = load_resumable(&path, &model_config, &config, &src, &tgt).unwrap_err();
         assert!(matches!(problem_at(err, &path, words), CheckpointProblem::OtherRun(_)));
     };
-    settings(TrainConfig { shards: 3, ..TrainConfig::new(1, 1e-3) }, "not from this run: shards 1 (saved) vs 3 (this run)");
-    settings(TrainConfig { label_smoothing: 0.1, seed: 4, ..TrainConfig::new(1, 1e-3) }, "label_smoothing 0 (saved) vs 0.1 (this run), seed 0 (saved) vs 4 (this run)");
-    let flagged = TrainConfig { lr: 1.0, extra_settings: vec![("--lr".into(), "1".into())], ..TrainConfig::new(1, 1e-3) };
+    settings(
+        TrainConfig { shards: 3, ..TrainConfig::new(1, 1e-3) },
+        "not from this run: shards 1 (saved) vs 3 (this run)",
+    );
+    settings(
+        TrainConfig { label_smoothing: 0.1, seed: 4, ..TrainConfig::new(1, 1e-3) },
+        "label_smoothing 0 (saved) vs 0.1 (this run), seed 0 (saved) vs 4 (this run)",
+    );
+    let flagged =
+        TrainConfig { lr: 1.0, extra_settings: vec![("--lr".into(), "1".into())], ..TrainConfig::new(1, 1e-3) };
     settings(flagged, "not from this run: --lr (none) (saved) vs 1 (this run)");
     // A checkpoint without optimizer state cannot continue training identically.
     let mut ckpt: Checkpoint<TrainedModel> = Checkpoint::load(&path).unwrap();
@@ -391,7 +455,13 @@ fn a_loaded_model_gives_the_saved_models_logits_bit_for_bit() {
     let base = Seq2SeqConfig { emb_dim: 5, hidden_dim: 6, attn_dim: 7, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
     let configs = [
         Seq2SeqConfig { attention: Some(Scorer::General), ..base.clone() },
-        Seq2SeqConfig { attention: Some(Scorer::Additive), placement: Placement::Bahdanau, rnn: RnnKind::Gru, bidirectional: true, ..base.clone() },
+        Seq2SeqConfig {
+            attention: Some(Scorer::Additive),
+            placement: Placement::Bahdanau,
+            rnn: RnnKind::Gru,
+            bidirectional: true,
+            ..base.clone()
+        },
         Seq2SeqConfig { attention: Some(Scorer::MultiHead { heads: 2 }), num_layers: 2, attn_dim: 6, ..base.clone() },
         Seq2SeqConfig { attention: None, bidirectional: true, ..base },
     ];
@@ -403,7 +473,15 @@ fn a_loaded_model_gives_the_saved_models_logits_bit_for_bit() {
         Checkpoint::new(config.clone(), &saved, src.clone(), tgt.clone()).unwrap().save(&path).unwrap();
         let ckpt: Checkpoint<Seq2SeqConfig> = Checkpoint::load(&path).unwrap();
         let loaded = Seq2Seq::from_checkpoint(&ckpt.config, &ckpt, &path).unwrap();
-        let logits = |m: &Seq2Seq| m.forward(&src_ids, &[5, 3], &tgt_in, &[4, 2], Mode::Eval).unwrap().logits.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let logits = |m: &Seq2Seq| {
+            m.forward(&src_ids, &[5, 3], &tgt_in, &[4, 2], Mode::Eval)
+                .unwrap()
+                .logits
+                .to_vec()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(logits(&loaded), logits(&saved), "config {i}");
     }
 }
@@ -422,7 +500,10 @@ fn building_from_a_state_dict_names_what_is_missing_or_misshapen() {
     misshapen.shape.reverse();
     tensors[0] = misshapen.clone();
     let err = Seq2Seq::from_state_dict(&config, &lingo_nn::StateDict::from_tensors(tensors)).err().unwrap();
-    assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Shape { .. } } if *name == misshapen.name), "{err}");
+    assert!(
+        matches!(&err, Error::Param { name, problem: ParamProblem::Shape { .. } } if *name == misshapen.name),
+        "{err}"
+    );
 }
 
 #[test]

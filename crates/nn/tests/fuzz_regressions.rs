@@ -13,17 +13,22 @@
 use std::path::Path;
 
 use lingo_data::{Bpe, Vocab};
-use lingo_nn::{Checkpoint, CheckpointProblem, Error, FORMAT_VERSION, MAGIC, ParamProblem, TrainedModel, decode_bounded, fnv1a64};
+use lingo_nn::{
+    Checkpoint, CheckpointProblem, Error, FORMAT_VERSION, MAGIC, ParamProblem, TrainedModel, decode_bounded, fnv1a64,
+};
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(name)).expect("the fixture is committed")
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(name))
+        .expect("the fixture is committed")
 }
 
 /// The decoder refused the input because of the limit, not for running out of bytes.
 #[track_caller]
 fn assert_limit_error<T: std::fmt::Debug>(result: lingo_nn::Result<T>) {
     match result {
-        Err(Error::Checkpoint { problem: CheckpointProblem::Decode(message), .. }) => assert!(message.contains("LimitExceeded"), "{message}"),
+        Err(Error::Checkpoint { problem: CheckpointProblem::Decode(message), .. }) => {
+            assert!(message.contains("LimitExceeded"), "{message}")
+        }
         other => panic!("expected a decode error, got {other:?}"),
     }
 }
@@ -73,7 +78,12 @@ struct FormatOneRun {
 #[test]
 fn a_tensor_shape_past_usize_max_is_a_length_error() {
     let ckpt = load_checkpoint_input::<FormatOneRun>("checkpoint-crash-5787bc674a").expect("the file itself decodes");
-    let overflowing = ckpt.params.tensors().iter().find(|t| t.shape.iter().try_fold(1_usize, |n, &d| n.checked_mul(d)).is_none()).expect("a shape that overflows");
+    let overflowing = ckpt
+        .params
+        .tensors()
+        .iter()
+        .find(|t| t.shape.iter().try_fold(1_usize, |n, &d| n.checked_mul(d)).is_none())
+        .expect("a shape that overflows");
     match overflowing.to_array() {
         // Past usize::MAX counts as usize::MAX, unless a 0 makes the true product 0.
         Err(Error::Param { problem: ParamProblem::Length { expected, .. }, .. }) => {

@@ -151,7 +151,15 @@ fn by_hand(rnn: &Rnn, x: &Tensor, lengths: &[usize], init: &RnnState) -> (Tensor
             let w: RnnWeights<'_> = rnn.weights(layer, reverse).unwrap();
             match c.kind {
                 RnnKind::Lstm => {
-                    let o = lstm_sequence(&input, &entry(&init.h, k), &entry(init.c.as_ref().unwrap(), k), lengths, reverse, w).unwrap();
+                    let o = lstm_sequence(
+                        &input,
+                        &entry(&init.h, k),
+                        &entry(init.c.as_ref().unwrap(), k),
+                        lengths,
+                        reverse,
+                        w,
+                    )
+                    .unwrap();
                     outs.push(o.output);
                     hs.push(o.h_n);
                     cs.push(o.c_n);
@@ -236,7 +244,8 @@ fn padding_steps_change_nothing() {
         // Row 1 alone, without padding, has the same final state as in the batch.
         let alone = rnn.forward(&x.narrow(0, 1, 1).unwrap().narrow(1, 0, 2).unwrap(), &[2], None, Mode::Eval).unwrap();
         let in_batch = short.state.h.narrow(1, 1, 1).unwrap();
-        let diff = alone.state.h.to_vec().iter().zip(in_batch.to_vec()).map(|(a, b)| (a - b).abs()).fold(0.0_f32, f32::max);
+        let diff =
+            alone.state.h.to_vec().iter().zip(in_batch.to_vec()).map(|(a, b)| (a - b).abs()).fold(0.0_f32, f32::max);
         assert!(diff < 1e-6, "{kind:?}: row alone differs by {diff}");
     }
 }
@@ -253,7 +262,9 @@ fn dropout_between_layers_only_in_training() {
     assert_ne!(eval, train_a);
     assert_eq!(train_a, train_b);
     // One layer: no dropout anywhere, so training equals evaluation.
-    let single = Rnn::new("rnn", RnnConfig { dropout: 0.5, ..RnnConfig::new(RnnKind::Lstm, 3, 4) }, Init::default(), &mut r).unwrap();
+    let single =
+        Rnn::new("rnn", RnnConfig { dropout: 0.5, ..RnnConfig::new(RnnKind::Lstm, 3, 4) }, Init::default(), &mut r)
+            .unwrap();
     let e = single.forward(&x, &[3, 3], None, Mode::Eval).unwrap().output.to_vec();
     assert_eq!(e, single.forward(&x, &[3, 3], None, Mode::Train(&mut rng(1))).unwrap().output.to_vec());
 }

@@ -8,7 +8,12 @@ use lingo_tensor::{Gradients, Param, Tensor};
 use ndarray::ArrayD;
 
 fn model(values: &[(&str, &[f32])]) -> Params {
-    Params(values.iter().map(|(n, v)| Param::new(*n, ArrayD::from_shape_vec(vec![v.len()], v.to_vec()).unwrap())).collect())
+    Params(
+        values
+            .iter()
+            .map(|(n, v)| Param::new(*n, ArrayD::from_shape_vec(vec![v.len()], v.to_vec()).unwrap()))
+            .collect(),
+    )
 }
 
 /// Gradients `g_p` for the listed parameters (others get none): backward of `Σ g·θ`.
@@ -97,7 +102,9 @@ fn adam_second_step_by_hand() {
         let gr = grads(&m, &[("w", &[g as f32])]);
         opt.step(&mut m, &gr).unwrap();
     }
-    let step = |theta: f64, m: f64, v: f64, t: i32| theta - lr / (1.0 - b1.powi(t)) * m / (v.sqrt() / (1.0 - b2.powi(t)).sqrt() + eps);
+    let step = |theta: f64, m: f64, v: f64, t: i32| {
+        theta - lr / (1.0 - b1.powi(t)) * m / (v.sqrt() / (1.0 - b2.powi(t)).sqrt() + eps)
+    };
     let (m1, v1) = ((1.0 - b1) * g1, (1.0 - b2) * g1 * g1);
     let theta1 = step(theta0, m1, v1, 1);
     let (m2, v2) = (b1 * m1 + (1.0 - b1) * g2, b2 * v1 + (1.0 - b2) * g2 * g2);
@@ -169,7 +176,11 @@ fn state_survives_serialization_and_resuming_is_bit_identical() {
             opt.step(m, &gr).unwrap();
         }
     };
-    let algorithms = [Algorithm::adam(), Algorithm::adamw(0.1), Algorithm::Sgd { momentum: 0.9, dampening: 0.1, nesterov: false, weight_decay: 0.01 }];
+    let algorithms = [
+        Algorithm::adam(),
+        Algorithm::adamw(0.1),
+        Algorithm::Sgd { momentum: 0.9, dampening: 0.1, nesterov: false, weight_decay: 0.01 },
+    ];
     for algorithm in algorithms {
         let mut straight = model(&[("w", &[0.5, -0.5])]);
         let mut opt = Optimizer::new(algorithm, 0.05).unwrap();
@@ -179,7 +190,8 @@ fn state_survives_serialization_and_resuming_is_bit_identical() {
         let mut first = Optimizer::new(algorithm, 0.05).unwrap();
         run(2, &mut first, &mut resumed);
         let bytes = bincode::serde::encode_to_vec(&first, bincode::config::standard()).unwrap();
-        let (mut second, _): (Optimizer, usize) = bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).unwrap();
+        let (mut second, _): (Optimizer, usize) =
+            bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).unwrap();
         assert_eq!(second, first);
         // continue with steps 2 and 3 of the same gradient sequence
         for k in 2..4 {
@@ -200,7 +212,10 @@ fn state_that_does_not_fit_names_the_parameter() {
     let mut big = model(&[("w", &[1.0, 2.0])]);
     let gr = grads(&big, &[("w", &[1.0, 1.0])]);
     let err = opt.step(&mut big, &gr).unwrap_err();
-    assert!(matches!(&err, Error::Param { name, problem: ParamProblem::Length { expected: 2, found: 1 } } if name == "w"), "{err}");
+    assert!(
+        matches!(&err, Error::Param { name, problem: ParamProblem::Length { expected: 2, found: 1 } } if name == "w"),
+        "{err}"
+    );
     assert_eq!(values(&big, 0), [1.0, 2.0]);
 
     let sgd_state = serde_json::to_value(Optimizer::new(Algorithm::sgd(0.9), 0.1).unwrap()).unwrap();
@@ -215,7 +230,10 @@ fn state_that_does_not_fit_names_the_parameter() {
     .unwrap();
     let gr = grads(&small, &[("w", &[1.0])]);
     let err = adam_with_sgd_state.step(&mut small, &gr).unwrap_err();
-    assert!(matches!(err, Error::Param { problem: ParamProblem::Algorithm { expected: "Adam", found: "SGD" }, .. }), "{err}");
+    assert!(
+        matches!(err, Error::Param { problem: ParamProblem::Algorithm { expected: "Adam", found: "SGD" }, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -225,7 +243,10 @@ fn duplicate_names_and_bad_settings_are_rejected() {
     let err = Optimizer::new(Algorithm::sgd(0.0), 0.1).unwrap().step(&mut twice, &gr).unwrap_err();
     assert!(matches!(err, Error::Param { problem: ParamProblem::Duplicate, .. }));
     assert!(Optimizer::new(Algorithm::Adam { beta1: 1.0, beta2: 0.999, eps: 1e-8, weight_decay: 0.0 }, 0.1).is_err());
-    assert!(Optimizer::new(Algorithm::Sgd { momentum: 0.0, dampening: 0.0, nesterov: true, weight_decay: 0.0 }, 0.1).is_err());
+    assert!(
+        Optimizer::new(Algorithm::Sgd { momentum: 0.0, dampening: 0.0, nesterov: true, weight_decay: 0.0 }, 0.1)
+            .is_err()
+    );
     let mut opt = Optimizer::new(Algorithm::sgd(0.0), 0.1).unwrap();
     opt.set_lr(f64::NAN);
     let mut m = model(&[("w", &[1.0])]);
@@ -254,7 +275,8 @@ fn parameters_updated_side_by_side_get_the_bits_of_one_after_another() {
         } else {
             rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| step(&mut m));
         }
-        let states: Vec<Option<ParamState>> = ["a", "b", "c", "d"].iter().map(|n| opt.param_state(n).cloned()).collect();
+        let states: Vec<Option<ParamState>> =
+            ["a", "b", "c", "d"].iter().map(|n| opt.param_state(n).cloned()).collect();
         ((0..4).map(|i| values(&m, i)).collect::<Vec<_>>(), states)
     };
     let (side_by_side, one_by_one) = (run(true), run(false));

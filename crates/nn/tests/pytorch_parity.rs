@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use lingo_nn::{Algorithm, Init, Mode, NamedTensor, Optimizer, Rnn, RnnConfig, RnnKind, RnnState, Schedule, Scheduler, StateDict};
+use lingo_nn::{
+    Algorithm, Init, Mode, NamedTensor, Optimizer, Rnn, RnnConfig, RnnKind, RnnState, Schedule, Scheduler, StateDict,
+};
 mod common;
 use common::{Params, assert_close};
 use lingo_tensor::{Gradients, Module, Param, Tensor};
@@ -112,7 +114,8 @@ fn optimizers_match_pytorch_step_for_step() {
     let fx = fixture();
     assert_eq!(fx.optim.len(), 9);
     for case in &fx.optim {
-        let mut model = Params(case.shapes.iter().map(|(n, s)| Param::new(n.clone(), array(s, &case.params[n]))).collect());
+        let mut model =
+            Params(case.shapes.iter().map(|(n, s)| Param::new(n.clone(), array(s, &case.params[n]))).collect());
         let mut opt = Optimizer::new(algorithm(&case.config), case.steps[0].lr).unwrap();
         if let Some(max) = case.config.get("max_norm").and_then(serde_json::Value::as_f64) {
             opt = opt.with_max_grad_norm(max).unwrap();
@@ -124,7 +127,13 @@ fn optimizers_match_pytorch_step_for_step() {
             assert_close(&case.name, &format!("grad norm at step {k}"), &[stats.grad_norm], &[step.grad_norm], 1e-6);
             for p in &model.0 {
                 // f32 arithmetic in the same order as PyTorch's kernels: equal to rounding.
-                assert_close(&case.name, &format!("{} after step {k}", p.name()), &p.tensor().to_vec(), &step.params_after[p.name()], 2e-6);
+                assert_close(
+                    &case.name,
+                    &format!("{} after step {k}", p.name()),
+                    &p.tensor().to_vec(),
+                    &step.params_after[p.name()],
+                    2e-6,
+                );
             }
         }
     }
@@ -133,7 +142,8 @@ fn optimizers_match_pytorch_step_for_step() {
 #[test]
 fn reduce_on_plateau_matches_pytorch() {
     let p = fixture().plateau;
-    let schedule = Schedule::ReduceOnPlateau { factor: p.factor, patience: p.patience, min_lr: p.min_lr, threshold: p.threshold };
+    let schedule =
+        Schedule::ReduceOnPlateau { factor: p.factor, patience: p.patience, min_lr: p.min_lr, threshold: p.threshold };
     let mut s = Scheduler::new(schedule, p.base_lr).unwrap();
     let lrs: Vec<f64> = p.losses.iter().map(|&l| s.observe(l)).collect();
     for (i, (got, want)) in lrs.iter().zip(&p.lrs).enumerate() {
@@ -146,7 +156,8 @@ fn two_layer_bidirectional_rnns_match_pytorch() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     for case in fixture().rnn {
         let kind = if case.kind == "lstm" { RnnKind::Lstm } else { RnnKind::Gru };
-        let config = RnnConfig { num_layers: case.layers, bidirectional: true, ..RnnConfig::new(kind, case.input, case.hidden) };
+        let config =
+            RnnConfig { num_layers: case.layers, bidirectional: true, ..RnnConfig::new(kind, case.input, case.hidden) };
         let mut rnn = Rnn::new("", config, Init::default(), &mut rng).unwrap();
         // PyTorch's named_parameters() order and names, one to one.
         let ours: Vec<&str> = rnn.params().iter().map(|p| p.name()).collect();

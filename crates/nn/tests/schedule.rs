@@ -28,7 +28,8 @@ fn warmup_cosine_hits_its_landmarks() {
     assert_eq!(s.lr_at(12), 0.1);
     assert_eq!(s.lr_at(1000), 0.1);
     // Without warm-up the decay starts at step 0 from the peak.
-    let no_warmup = Scheduler::new(Schedule::WarmupCosine { warmup_steps: 0, total_steps: 10, min_lr: 0.0 }, 1.0).unwrap();
+    let no_warmup =
+        Scheduler::new(Schedule::WarmupCosine { warmup_steps: 0, total_steps: 10, min_lr: 0.0 }, 1.0).unwrap();
     assert_eq!(no_warmup.lr_at(0), 1.0);
     assert!((no_warmup.lr_at(5) - 0.5).abs() < 1e-15);
 }
@@ -82,7 +83,8 @@ fn resuming_from_serialized_state_continues_the_curve() {
         let mut first = Scheduler::new(schedule, 0.1).unwrap();
         let mut resumed: Vec<(f64, f64)> = losses[..4].iter().map(|&l| (first.step(), first.observe(l))).collect();
         let bytes = bincode::serde::encode_to_vec(&first, bincode::config::standard()).unwrap();
-        let (mut second, _): (Scheduler, usize) = bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).unwrap();
+        let (mut second, _): (Scheduler, usize) =
+            bincode::serde::decode_from_slice(&bytes, bincode::config::standard()).unwrap();
         assert_eq!(second, first);
         resumed.extend(losses[4..].iter().map(|&l| (second.step(), second.observe(l))));
         assert_eq!(all, resumed, "{schedule:?}");

@@ -3,8 +3,9 @@
 use lingo_attention::Scorer;
 use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, SOS, Task};
 use lingo_nn::{
-    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Next, Optimizer, ParamProblem, Placement, Progress, RnnKind, Schedule, Seq2Seq,
-    Seq2SeqConfig, StateDict, TrainConfig, TrainedModel, beam_search, evaluate, greedy_decode, train_model, train_model_with,
+    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Next, Optimizer, ParamProblem, Placement, Progress,
+    RnnKind, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, TrainedModel, beam_search, evaluate,
+    greedy_decode, train_model, train_model_with,
 };
 use lingo_tensor::{Module, RnnWeights, Tensor, lstm_sequence, no_grad};
 use ndarray::{Array2, Axis};
@@ -48,7 +49,8 @@ fn every_rnn_and_attention_configuration_overfits_a_small_set() {
     let batch = batch_of(&examples);
     for rnn in [RnnKind::Lstm, RnnKind::Gru] {
         for (attention, placement) in all_attention() {
-            let mut model = Seq2Seq::new(tiny(&task, rnn, attention, placement), &mut StdRng::seed_from_u64(2)).expect("valid config");
+            let mut model = Seq2Seq::new(tiny(&task, rnn, attention, placement), &mut StdRng::seed_from_u64(2))
+                .expect("valid config");
             let mut opt = Optimizer::new(Algorithm::adam(), 2e-2).expect("valid optimizer");
             let first = model.loss(&batch, 0.0, Mode::Eval).unwrap().item().unwrap();
             let mut last = first;
@@ -71,12 +73,22 @@ fn gradients_reach_every_parameter() {
     let batch = batch_of(&task.generate(8, &mut StdRng::seed_from_u64(3)));
     for rnn in [RnnKind::Lstm, RnnKind::Gru] {
         for (attention, placement) in all_attention() {
-            let config = Seq2SeqConfig { num_layers: 2, bidirectional: attention != Some(Scorer::Dot) && attention != Some(Scorer::ScaledDot), ..tiny(&task, rnn, attention, placement) };
+            let config = Seq2SeqConfig {
+                num_layers: 2,
+                bidirectional: attention != Some(Scorer::Dot) && attention != Some(Scorer::ScaledDot),
+                ..tiny(&task, rnn, attention, placement)
+            };
             let model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(4)).expect("valid config");
             let grads = model.loss(&batch, 0.1, Mode::Eval).unwrap().backward().unwrap();
             for p in model.params() {
-                let g = grads.get(p.tensor()).unwrap_or_else(|| panic!("{rnn:?}/{attention:?}/{placement:?}: {} got no gradient", p.name()));
-                assert!(g.iter().any(|&v| v != 0.0), "{rnn:?}/{attention:?}/{placement:?}: {} has an all-zero gradient", p.name());
+                let g = grads
+                    .get(p.tensor())
+                    .unwrap_or_else(|| panic!("{rnn:?}/{attention:?}/{placement:?}: {} got no gradient", p.name()));
+                assert!(
+                    g.iter().any(|&v| v != 0.0),
+                    "{rnn:?}/{attention:?}/{placement:?}: {} has an all-zero gradient",
+                    p.name()
+                );
             }
         }
     }
@@ -105,7 +117,10 @@ fn whole_and_stepwise(model: &Seq2Seq, batch: &Batch) -> (TwoWays, Option<TwoWay
             let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
             let stepwise = ndarray::stack(Axis(1), &views).unwrap();
             let n = full.len() / full.shape()[full.ndim() - 1];
-            (full.data().to_shape((n, full.shape()[full.ndim() - 1])).unwrap().to_owned(), stepwise.to_shape((n, full.shape()[full.ndim() - 1])).unwrap().to_owned())
+            (
+                full.data().to_shape((n, full.shape()[full.ndim() - 1])).unwrap().to_owned(),
+                stepwise.to_shape((n, full.shape()[full.ndim() - 1])).unwrap().to_owned(),
+            )
         };
         (flat(&logits, &whole.logits), whole.weights.as_ref().map(|w| flat(&weights, w)))
     })
@@ -143,9 +158,25 @@ fn attention_off_is_exactly_the_plain_encoder_decoder() {
     // project: composed by hand from the fused ops and the model's own weights.
     let task = reverse_task();
     let batch = batch_of(&task.generate(6, &mut StdRng::seed_from_u64(7)));
-    let model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, None, Placement::Luong), &mut StdRng::seed_from_u64(8)).unwrap();
-    let p = |name: &str| model.params().into_iter().find(|p| p.name() == name).unwrap_or_else(|| panic!("no parameter {name}")).tensor().clone();
-    let weights = |side: &str| [p(&format!("{side}.rnn.weight_ih_l0")), p(&format!("{side}.rnn.weight_hh_l0")), p(&format!("{side}.rnn.bias_ih_l0")), p(&format!("{side}.rnn.bias_hh_l0"))];
+    let model =
+        Seq2Seq::new(tiny(&task, RnnKind::Lstm, None, Placement::Luong), &mut StdRng::seed_from_u64(8)).unwrap();
+    let p = |name: &str| {
+        model
+            .params()
+            .into_iter()
+            .find(|p| p.name() == name)
+            .unwrap_or_else(|| panic!("no parameter {name}"))
+            .tensor()
+            .clone()
+    };
+    let weights = |side: &str| {
+        [
+            p(&format!("{side}.rnn.weight_ih_l0")),
+            p(&format!("{side}.rnn.weight_hh_l0")),
+            p(&format!("{side}.rnn.bias_ih_l0")),
+            p(&format!("{side}.rnn.bias_hh_l0")),
+        ]
+    };
     let (enc_w, dec_w) = (weights("encoder"), weights("decoder"));
     let zeros = Tensor::zeros(&[batch.len(), 16]);
     let x = p("encoder.embedding.weight").embedding(batch.src.view().into_dyn(), None).unwrap();
@@ -163,7 +194,12 @@ fn attention_off_is_exactly_the_plain_encoder_decoder() {
 
 /// Checkpoints of `task`'s models into `dir`.
 fn checkpoints_in(task: &DigitTask, dir: &std::path::Path) -> CheckpointSpec {
-    CheckpointSpec { dir: dir.to_path_buf(), src_vocab: task.src_vocab().clone(), tgt_vocab: task.tgt_vocab().clone(), keep_epochs: 0 }
+    CheckpointSpec {
+        dir: dir.to_path_buf(),
+        src_vocab: task.src_vocab().clone(),
+        tgt_vocab: task.tgt_vocab().clone(),
+        keep_epochs: 0,
+    }
 }
 
 /// The reverse task with 96 training and 16 validation examples, and
@@ -176,7 +212,8 @@ fn small_training_set() -> (DigitTask, Vec<AlignedExample>, Vec<AlignedExample>)
 }
 
 /// Shuffled batches of 16, no bucketing.
-const BATCHES_OF_16: lingo_data::BatchConfig = lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true, max_tokens: None };
+const BATCHES_OF_16: lingo_data::BatchConfig =
+    lingo_data::BatchConfig { batch_size: 16, bucket: false, shuffle: true, max_tokens: None };
 
 fn quiet(epochs: usize) -> TrainConfig {
     TrainConfig { progress: Progress::Silent, label_smoothing: 0.1, ..TrainConfig::new(epochs, 1e-2) }
@@ -205,7 +242,13 @@ fn sharded_training_is_the_same_training_and_the_same_bits_on_any_thread_count()
         pool.install(|| {
             let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(3)).unwrap();
             // Plain SGD: a wrongly scaled gradient shows (Adam would divide it away).
-            let settings = TrainConfig { shards, batching: BATCHES_OF_16, algorithm: lingo_nn::Algorithm::sgd(0.0), lr: 0.5, ..quiet(2) };
+            let settings = TrainConfig {
+                shards,
+                batching: BATCHES_OF_16,
+                algorithm: lingo_nn::Algorithm::sgd(0.0),
+                lr: 0.5,
+                ..quiet(2)
+            };
             train_model(&mut model, &train, &val, &settings, None).unwrap().train_losses
         })
     };
@@ -265,11 +308,19 @@ fn ending_at_an_epoch_stops_there_with_the_decay_finished() {
     let config = tiny(&task, RnnKind::Gru, None, Placement::Luong);
     let dir = tempfile::tempdir().unwrap();
     let schedule = Schedule::WarmupCosine { warmup_steps: 2, total_steps: 1000, min_lr: 1e-4 };
-    let settings = TrainConfig { batching: BATCHES_OF_16, schedule, checkpoints: Some(checkpoints_in(&task, dir.path())), ..quiet(10) };
+    let settings = TrainConfig {
+        batching: BATCHES_OF_16,
+        schedule,
+        checkpoints: Some(checkpoints_in(&task, dir.path())),
+        ..quiet(10)
+    };
     // `ends[e - 1]`: the end the hook asks for after epoch e.
     let run = |ends: &[usize]| {
         let mut model = Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(4)).unwrap();
-        let r = train_model_with(&mut model, &train, &val, &settings, None, |r, _| Ok::<_, Error>(ends.get(r.epoch - 1).map_or(Next::Continue, |&e| Next::EndAt(e)))).unwrap();
+        let r = train_model_with(&mut model, &train, &val, &settings, None, |r, _| {
+            Ok::<_, Error>(ends.get(r.epoch - 1).map_or(Next::Continue, |&e| Next::EndAt(e)))
+        })
+        .unwrap();
         let last: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("last.ckpt")).unwrap();
         (r.val_losses.len(), r.steps, last.scheduler.unwrap())
     };
@@ -303,7 +354,8 @@ fn the_last_epochs_weights_are_kept_for_averaging_and_older_ones_removed() {
     for epoch in 1..=2 {
         assert!(!spec.epoch_path(epoch).exists(), "epoch {epoch} outlived the window");
     }
-    let kept: Vec<StateDict> = (3..=4).map(|e| Checkpoint::<TrainedModel>::load(spec.epoch_path(e)).unwrap().params).collect();
+    let kept: Vec<StateDict> =
+        (3..=4).map(|e| Checkpoint::<TrainedModel>::load(spec.epoch_path(e)).unwrap().params).collect();
     assert_eq!(kept, weights[2..], "each file holds its epoch's weights");
 
     // The mean of the two is a model of its own, scored on the epochs' validation batches.
@@ -314,7 +366,9 @@ fn the_last_epochs_weights_are_kept_for_averaging_and_older_ones_removed() {
     let loss = evaluate(&averaged, &settings.validation_batches(&val).unwrap(), settings.label_smoothing).unwrap();
     assert!(loss.is_finite() && loss > 0.0);
     // Dicts of different models do not average.
-    let other = Seq2Seq::new(Seq2SeqConfig { hidden_dim: config.hidden_dim + 1, ..config }, &mut StdRng::seed_from_u64(3)).unwrap();
+    let other =
+        Seq2Seq::new(Seq2SeqConfig { hidden_dim: config.hidden_dim + 1, ..config }, &mut StdRng::seed_from_u64(3))
+            .unwrap();
     let err = StateDict::average(&[mean, StateDict::from_module(&other).unwrap()]).unwrap_err();
     assert!(matches!(err, Error::Param { problem: ParamProblem::Shape { .. }, .. }), "{err}");
 }
@@ -324,11 +378,13 @@ fn an_exploding_learning_rate_stops_with_an_error_naming_the_step() {
     let task = reverse_task();
     let mut rng = StdRng::seed_from_u64(13);
     let (train, val) = (task.generate(64, &mut rng), task.generate(8, &mut rng));
-    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(14)).unwrap();
+    let mut model =
+        Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(14)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let spec = checkpoints_in(&task, dir.path());
     let batching = lingo_data::BatchConfig { batch_size: 8, bucket: false, shuffle: true, max_tokens: None };
-    let settings = TrainConfig { algorithm: Algorithm::sgd(0.0), lr: 1e38, batching, checkpoints: Some(spec), ..quiet(5) };
+    let settings =
+        TrainConfig { algorithm: Algorithm::sgd(0.0), lr: 1e38, batching, checkpoints: Some(spec), ..quiet(5) };
     let err = train_model(&mut model, &train, &val, &settings, None).unwrap_err();
     assert!(matches!(err, Error::NonFiniteLoss { .. } | Error::Training { .. }), "{err}");
     assert!(err.to_string().contains("step"), "{err}");
@@ -340,9 +396,17 @@ fn an_exploding_learning_rate_stops_with_an_error_naming_the_step() {
     // in f32) the first update breaks every weight. The loss of that step was
     // still finite, so it is the validation after it that stops training,
     // before the broken weights are saved.
-    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong), &mut StdRng::seed_from_u64(14)).unwrap();
+    let mut model =
+        Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong), &mut StdRng::seed_from_u64(14))
+            .unwrap();
     let fresh = tempfile::tempdir().unwrap();
-    let settings = TrainConfig { lr: 1e300, batching, checkpoints: Some(checkpoints_in(&task, fresh.path())), epoch_size: Some(8), ..quiet(5) };
+    let settings = TrainConfig {
+        lr: 1e300,
+        batching,
+        checkpoints: Some(checkpoints_in(&task, fresh.path())),
+        epoch_size: Some(8),
+        ..quiet(5)
+    };
     let err = train_model(&mut model, &train, &val, &settings, None).unwrap_err();
     assert!(matches!(err, Error::NonFiniteLoss { what: "validation", epoch: 1, step: 1, .. }), "{err}");
     assert!(err.to_string().starts_with("validation loss is NaN at epoch 1, step 1: stopped"), "{err}");
@@ -379,7 +443,14 @@ fn an_all_padding_source_row_gives_finite_outputs_for_every_scorer() {
                 assert!(row.iter().all(|&x| (x - 0.2).abs() < 1e-6), "{name}: {row}");
             }
             let greedy = greedy_decode(&model, &src, &src_lens, 6, true).unwrap();
-            let beam = beam_search(&model, &src, &src_lens, BeamConfig { beam_size: 3, n_best: 2, ..BeamConfig::default() }, true).unwrap();
+            let beam = beam_search(
+                &model,
+                &src,
+                &src_lens,
+                BeamConfig { beam_size: 3, n_best: 2, ..BeamConfig::default() },
+                true,
+            )
+            .unwrap();
             for hyp in greedy.iter().chain(beam.iter().flatten()) {
                 assert!(hyp.log_prob.is_finite() && hyp.score.is_finite(), "{name}: {hyp:?}");
                 assert!(hyp.attention.as_ref().is_none_or(all_finite), "{name}: attention");
@@ -391,7 +462,9 @@ fn an_all_padding_source_row_gives_finite_outputs_for_every_scorer() {
 #[test]
 fn an_empty_batch_decodes_to_no_hypotheses() {
     let task = reverse_task();
-    let model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong), &mut StdRng::seed_from_u64(4)).unwrap();
+    let model =
+        Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong), &mut StdRng::seed_from_u64(4))
+            .unwrap();
     let src = Array2::<usize>::zeros((0, 5));
     assert!(greedy_decode(&model, &src, &[], 6, true).unwrap().is_empty());
     assert!(beam_search(&model, &src, &[], BeamConfig::default(), true).unwrap().is_empty());
@@ -408,13 +481,25 @@ fn sources_five_times_longer_than_in_training_decode_within_the_cap() {
     let long = DigitTask::new(DigitOp::Reverse, 6, 20, 20).unwrap().generate(3, &mut rng);
     let batch = batch_of(&long);
     for (attention, placement) in all_attention() {
-        let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, attention, placement), &mut StdRng::seed_from_u64(18)).unwrap();
+        let mut model =
+            Seq2Seq::new(tiny(&task, RnnKind::Gru, attention, placement), &mut StdRng::seed_from_u64(18)).unwrap();
         train_model(&mut model, &train, &val, &quiet(1), None).unwrap();
         for cap in [1, 25, 60] {
             let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, cap, true).unwrap();
-            let beam = beam_search(&model, &batch.src, &batch.src_lens, BeamConfig { beam_size: 3, max_len: cap, ..BeamConfig::default() }, true).unwrap();
+            let beam = beam_search(
+                &model,
+                &batch.src,
+                &batch.src_lens,
+                BeamConfig { beam_size: 3, max_len: cap, ..BeamConfig::default() },
+                true,
+            )
+            .unwrap();
             for hyp in greedy.iter().chain(beam.iter().flatten()) {
-                assert!(!hyp.tokens.is_empty() && hyp.tokens.len() <= cap, "{attention:?}: {} tokens, cap {cap}", hyp.tokens.len());
+                assert!(
+                    !hyp.tokens.is_empty() && hyp.tokens.len() <= cap,
+                    "{attention:?}: {} tokens, cap {cap}",
+                    hyp.tokens.len()
+                );
                 assert!(hyp.log_prob.is_finite(), "{attention:?}: {hyp:?}");
                 if let Some(a) = &hyp.attention {
                     assert_eq!(a.dim(), (hyp.tokens.len(), batch.src.ncols()));
@@ -430,7 +515,11 @@ fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
     let task = reverse_task();
     let mut rng = StdRng::seed_from_u64(15);
     let (train, val) = (task.generate(512, &mut rng), task.generate(32, &mut rng));
-    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau), &mut StdRng::seed_from_u64(16)).unwrap();
+    let mut model = Seq2Seq::new(
+        tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau),
+        &mut StdRng::seed_from_u64(16),
+    )
+    .unwrap();
     train_model(&mut model, &train, &val, &TrainConfig { label_smoothing: 0.0, ..quiet(20) }, None).unwrap();
     let batch = batch_of(&val);
     let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 8, true).unwrap();
@@ -460,20 +549,29 @@ fn a_batch_decodes_as_each_row_alone_while_its_rows_finish_at_different_steps() 
     let (train, val) = (task.generate(256, &mut rng), task.generate(8, &mut rng));
     let batch = batch_of(&task.generate(6, &mut rng));
     for (attention, placement) in all_attention() {
-        let mut model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, attention, placement), &mut StdRng::seed_from_u64(22)).unwrap();
+        let mut model =
+            Seq2Seq::new(tiny(&task, RnnKind::Lstm, attention, placement), &mut StdRng::seed_from_u64(22)).unwrap();
         train_model(&mut model, &train, &val, &quiet(8), None).unwrap();
         let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, max_len: 9 };
         let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 9, true).unwrap();
         let beams = beam_search(&model, &batch.src, &batch.src_lens, beam, true).unwrap();
         let lengths: std::collections::BTreeSet<usize> = greedy.iter().map(|h| h.tokens.len()).collect();
-        assert!(lengths.len() >= 2, "{attention:?}: every row finished at the same step {lengths:?}, so none was dropped");
+        assert!(
+            lengths.len() >= 2,
+            "{attention:?}: every row finished at the same step {lengths:?}, so none was dropped"
+        );
         for b in 0..batch.src.nrows() {
             let (src, lens) = (batch.src.select(Axis(0), &[b]), &batch.src_lens[b..=b]);
             let alone = greedy_decode(&model, &src, lens, 9, true).unwrap().remove(0);
             let beam_alone = beam_search(&model, &src, lens, beam, true).unwrap().remove(0);
             for (batched, alone) in std::iter::once((&greedy[b], &alone)).chain(beams[b].iter().zip(&beam_alone)) {
                 assert_eq!(batched.tokens, alone.tokens, "{attention:?} {placement:?}: row {b}");
-                assert!((batched.log_prob - alone.log_prob).abs() <= 1e-5, "{attention:?}: row {b}: {} vs {}", batched.log_prob, alone.log_prob);
+                assert!(
+                    (batched.log_prob - alone.log_prob).abs() <= 1e-5,
+                    "{attention:?}: row {b}: {} vs {}",
+                    batched.log_prob,
+                    alone.log_prob
+                );
                 let (with, without) = (batched.attention.as_ref(), alone.attention.as_ref());
                 assert_eq!(with.is_some(), without.is_some());
                 if let (Some(w), Some(a)) = (with, without) {
@@ -491,14 +589,17 @@ fn a_teacher_forced_rerun_gives_the_attention_of_a_decoded_output() {
     let task = reverse_task();
     let batch = batch_of(&task.generate(4, &mut StdRng::seed_from_u64(17)));
     for placement in [Placement::Luong, Placement::Bahdanau] {
-        let model = Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::General), placement), &mut StdRng::seed_from_u64(18)).unwrap();
+        let model =
+            Seq2Seq::new(tiny(&task, RnnKind::Lstm, Some(Scorer::General), placement), &mut StdRng::seed_from_u64(18))
+                .unwrap();
         let hyps = greedy_decode(&model, &batch.src, &batch.src_lens, 6, true).unwrap();
         for (b, hyp) in hyps.iter().enumerate() {
             let mut tgt_in = vec![SOS];
             tgt_in.extend(&hyp.tokens[..hyp.tokens.len() - 1]);
             let src = batch.src.select(Axis(0), &[b]);
             let tgt = Array2::from_shape_vec((1, tgt_in.len()), tgt_in.clone()).unwrap();
-            let rerun = no_grad(|| model.forward(&src, &batch.src_lens[b..=b], &tgt, &[tgt_in.len()], Mode::Eval)).unwrap();
+            let rerun =
+                no_grad(|| model.forward(&src, &batch.src_lens[b..=b], &tgt, &[tgt_in.len()], Mode::Eval)).unwrap();
             let rerun = rerun.weights_array().unwrap().index_axis(Axis(0), 0).to_owned();
             let decoded = hyp.attention.as_ref().unwrap();
             assert_eq!(decoded.dim(), rerun.dim());
@@ -511,10 +612,14 @@ fn a_teacher_forced_rerun_gives_the_attention_of_a_decoded_output() {
 fn bad_configurations_are_rejected_at_construction() {
     let task = reverse_task();
     let rng = &mut StdRng::seed_from_u64(19);
-    let dot_bidir = Seq2SeqConfig { bidirectional: true, ..tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong) };
+    let dot_bidir =
+        Seq2SeqConfig { bidirectional: true, ..tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong) };
     let err = Seq2Seq::new(dot_bidir, rng).err().expect("dot needs equal sizes").to_string();
     assert!(err.contains("general") && err.contains("additive"), "{err}");
-    let heads = Seq2SeqConfig { attn_dim: 15, ..tiny(&task, RnnKind::Lstm, Some(Scorer::MultiHead { heads: 4 }), Placement::Luong) };
+    let heads = Seq2SeqConfig {
+        attn_dim: 15,
+        ..tiny(&task, RnnKind::Lstm, Some(Scorer::MultiHead { heads: 4 }), Placement::Luong)
+    };
     assert!(Seq2Seq::new(heads, rng).is_err());
     let zero = Seq2SeqConfig { hidden_dim: 0, ..tiny(&task, RnnKind::Lstm, None, Placement::Luong) };
     assert!(Seq2Seq::new(zero, rng).is_err());
@@ -527,7 +632,8 @@ fn epochs_can_be_slices_of_the_data_and_a_hook_can_stop_training() {
     let task = reverse_task();
     let mut rng = StdRng::seed_from_u64(20);
     let (train, val) = (task.generate(40, &mut rng), task.generate(8, &mut rng));
-    let mut model = Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(21)).unwrap();
+    let mut model =
+        Seq2Seq::new(tiny(&task, RnnKind::Gru, None, Placement::Luong), &mut StdRng::seed_from_u64(21)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let spec = checkpoints_in(&task, dir.path());
     // 40 examples in slices of 16: 16, 16, 8; each slice is one batch of up to 64.
@@ -553,7 +659,10 @@ fn epochs_can_be_slices_of_the_data_and_a_hook_can_stop_training() {
             Mine::Lingo(e.to_string())
         }
     }
-    let err = lingo_nn::train_model_with(&mut model, &train, &val, &quiet(3), None, |_, _| Err::<lingo_nn::Next, Mine>(Mine::Enough)).unwrap_err();
+    let err = lingo_nn::train_model_with(&mut model, &train, &val, &quiet(3), None, |_, _| {
+        Err::<lingo_nn::Next, Mine>(Mine::Enough)
+    })
+    .unwrap_err();
     assert_eq!(err, Mine::Enough);
 }
 
@@ -565,8 +674,16 @@ fn a_stop_request_drops_the_epoch_in_progress_and_a_resume_redoes_it() {
     let config = tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau);
     let dir = tempfile::tempdir().unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let settings = TrainConfig { checkpoints: Some(checkpoints_in(&task, dir.path())), stop: Some(stop.clone()), ..quiet(4) };
-    let straight = train_model(&mut Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap(), &train, &val, &quiet(4), None).unwrap();
+    let settings =
+        TrainConfig { checkpoints: Some(checkpoints_in(&task, dir.path())), stop: Some(stop.clone()), ..quiet(4) };
+    let straight = train_model(
+        &mut Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap(),
+        &train,
+        &val,
+        &quiet(4),
+        None,
+    )
+    .unwrap();
     assert!(!straight.interrupted);
 
     let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(11)).unwrap();

@@ -7,7 +7,10 @@
 use std::collections::BTreeMap;
 
 use lingo_data::{Batch, Example};
-use lingo_nn::{Algorithm, Mode, NamedTensor, Optimizer, Schedule, Scheduler, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, batch_gradients};
+use lingo_nn::{
+    Algorithm, Mode, NamedTensor, Optimizer, Schedule, Scheduler, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig,
+    batch_gradients,
+};
 use lingo_tensor::Module;
 use rand::SeedableRng;
 use serde::Deserialize;
@@ -68,12 +71,14 @@ fn model(case: &Case) -> Seq2Seq {
         attention: (case.attention != "none").then(|| case.attention.parse().unwrap()),
         ..Seq2SeqConfig::new(case.src_vocab, case.tgt_vocab)
     };
-    Seq2Seq::from_state_dict(&config, &StateDict::from_tensors(case.params.clone())).unwrap_or_else(|e| panic!("{}: {e}", case.name))
+    Seq2Seq::from_state_dict(&config, &StateDict::from_tensors(case.params.clone()))
+        .unwrap_or_else(|e| panic!("{}: {e}", case.name))
 }
 
 /// Batch `i` of the case, padded as lingo pads.
 fn batch(case: &Case, i: usize) -> Batch {
-    let examples: Vec<Example> = case.batches[i].iter().map(|p| Example { src: p.src.clone(), tgt: p.tgt.clone() }).collect();
+    let examples: Vec<Example> =
+        case.batches[i].iter().map(|p| Example { src: p.src.clone(), tgt: p.tgt.clone() }).collect();
     Batch::from_examples(&examples).unwrap()
 }
 
@@ -90,7 +95,13 @@ fn loss_and_every_gradient_match_pytorch() {
         assert_eq!(model.params().len(), case.grads.len(), "{}: every parameter has a gradient", case.name);
         for p in model.params() {
             let got = grads.get(p.tensor()).unwrap_or_else(|| panic!("{}: no gradient for {}", case.name, p.name()));
-            assert_close(&case.name, &format!("gradient of {}", p.name()), &got.iter().copied().collect::<Vec<_>>(), &case.grads[p.name()], 1e-5);
+            assert_close(
+                &case.name,
+                &format!("gradient of {}", p.name()),
+                &got.iter().copied().collect::<Vec<_>>(),
+                &case.grads[p.name()],
+                1e-5,
+            );
         }
     }
 }
@@ -101,8 +112,10 @@ fn training_steps_match_pytorch_whole_and_sharded() {
         for shards in [1, 2] {
             let what = format!("{} with {shards} shard(s)", case.name);
             let mut model = model(case);
-            let settings = TrainConfig { shards, label_smoothing: case.label_smoothing, ..TrainConfig::new(1, case.lr) };
-            let mut optimizer = Optimizer::new(Algorithm::adam(), case.lr).unwrap().with_max_grad_norm(case.max_norm).unwrap();
+            let settings =
+                TrainConfig { shards, label_smoothing: case.label_smoothing, ..TrainConfig::new(1, case.lr) };
+            let mut optimizer =
+                Optimizer::new(Algorithm::adam(), case.lr).unwrap().with_max_grad_norm(case.max_norm).unwrap();
             let mut schedule = Scheduler::new(Schedule::LinearWarmup { warmup_steps: case.warmup }, case.lr).unwrap();
             let rng = &mut rand::rngs::StdRng::seed_from_u64(0);
             for (k, step) in case.steps.iter().enumerate() {
@@ -116,7 +129,13 @@ fn training_steps_match_pytorch_whole_and_sharded() {
                 assert_close(&what, &format!("gradient norm at step {k}"), &[stats.grad_norm], &[step.grad_norm], 1e-5);
             }
             for p in model.params() {
-                assert_close(&what, &format!("{} after the steps", p.name()), &p.tensor().to_vec(), &case.params_after[p.name()], 1e-4);
+                assert_close(
+                    &what,
+                    &format!("{} after the steps", p.name()),
+                    &p.tensor().to_vec(),
+                    &case.params_after[p.name()],
+                    1e-4,
+                );
             }
         }
     }

@@ -25,7 +25,11 @@ const PRODUCTS: [(&str, usize, usize, usize, bool); 5] = [
 fn operands(m: usize, k: usize, n: usize, transposed: bool) -> (Array2<f32>, Array2<f32>) {
     let value = |i: usize, j: usize| ((i * 31 + j * 17) % 97) as f32 / 48.5 - 1.0;
     let a = Array2::from_shape_fn((m, k), |(i, j)| value(i, j));
-    let b = if transposed { Array2::from_shape_fn((n, k), |(j, p)| value(p, j)).reversed_axes() } else { Array2::from_shape_fn((k, n), |(p, j)| value(p, j)) };
+    let b = if transposed {
+        Array2::from_shape_fn((n, k), |(j, p)| value(p, j)).reversed_axes()
+    } else {
+        Array2::from_shape_fn((k, n), |(p, j)| value(p, j))
+    };
     (a, b)
 }
 
@@ -33,7 +37,24 @@ fn sgemm(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, mut c: ArrayViewMut2<'_
     let ((m, k), n) = (a.dim(), b.ncols());
     let (sa, sb, sc) = (a.strides().to_vec(), b.strides().to_vec(), c.strides().to_vec());
     // SAFETY: views of the stated shapes and strides; `c` is unique.
-    unsafe { matrixmultiply::sgemm(m, k, n, 1.0, a.as_ptr(), sa[0], sa[1], b.as_ptr(), sb[0], sb[1], 0.0, c.as_mut_ptr(), sc[0], sc[1]) };
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            sa[0],
+            sa[1],
+            b.as_ptr(),
+            sb[0],
+            sb[1],
+            0.0,
+            c.as_mut_ptr(),
+            sc[0],
+            sc[1],
+        )
+    };
 }
 
 #[path = "../../../benches/common/timing.rs"]
@@ -42,14 +63,23 @@ use timing::median_seconds;
 
 fn main() {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool");
-    let mut c = Criterion::default().sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(2)).configure_from_args();
-    let cases: Vec<_> = PRODUCTS.iter().map(|&(name, m, k, n, t)| (name, operands(m, k, n, t), Array2::<f32>::zeros((m, n)))).collect();
+    let mut c = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .configure_from_args();
+    let cases: Vec<_> =
+        PRODUCTS.iter().map(|&(name, m, k, n, t)| (name, operands(m, k, n, t), Array2::<f32>::zeros((m, n)))).collect();
     let mut group = c.benchmark_group("gemm");
     for (name, (a, b), out) in &cases {
         let mut out = out.clone();
         group.throughput(Throughput::Elements((2 * a.nrows() * a.ncols() * b.ncols()) as u64));
-        group.bench_function(format!("lingo/{name}"), |bench| bench.iter(|| pool.install(|| lingo_tensor::gemm(1.0, black_box(a.view()), b.view(), 0.0, out.view_mut()))));
-        group.bench_function(format!("matrixmultiply/{name}"), |bench| bench.iter(|| pool.install(|| sgemm(black_box(a.view()), b.view(), out.view_mut()))));
+        group.bench_function(format!("lingo/{name}"), |bench| {
+            bench.iter(|| pool.install(|| lingo_tensor::gemm(1.0, black_box(a.view()), b.view(), 0.0, out.view_mut())))
+        });
+        group.bench_function(format!("matrixmultiply/{name}"), |bench| {
+            bench.iter(|| pool.install(|| sgemm(black_box(a.view()), b.view(), out.view_mut())))
+        });
     }
     group.finish();
     c.final_summary();
@@ -59,7 +89,9 @@ fn main() {
     for (name, (a, b), out) in &cases {
         let mut out = out.clone();
         let flops = 2.0 * (a.nrows() * a.ncols() * b.ncols()) as f64;
-        let lingo = flops / median_seconds(|| pool.install(|| lingo_tensor::gemm(1.0, a.view(), b.view(), 0.0, out.view_mut()))) / 1e9;
+        let lingo = flops
+            / median_seconds(|| pool.install(|| lingo_tensor::gemm(1.0, a.view(), b.view(), 0.0, out.view_mut())))
+            / 1e9;
         let plain = flops / median_seconds(|| pool.install(|| sgemm(a.view(), b.view(), out.view_mut()))) / 1e9;
         let dims = format!("{}×{}×{}", a.nrows(), a.ncols(), b.ncols());
         println!("{name:<22} {dims:>18} {lingo:>8.1} {plain:>15.1} {:>6.2}×", lingo / plain);

@@ -98,7 +98,22 @@ fn gemm_once(a: &Array2<f32>, b: &Array2<f32>, c: &mut Array2<f32>) {
     let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
     // SAFETY: contiguous row-major arrays of the stated sizes; `c` is unique.
     unsafe {
-        matrixmultiply::sgemm(m, k, n, 1.0, a.as_ptr(), k as isize, 1, b.as_ptr(), n as isize, 1, 0.0, c.as_mut_ptr(), n as isize, 1);
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
     }
 }
 
@@ -108,7 +123,11 @@ use timing::median_seconds;
 
 fn main() {
     lingo_tensor::keep_freed_memory(); // as the `lingo` binary does: freed buffers are reused, not faulted in again
-    let mut c = Criterion::default().sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3)).configure_from_args();
+    let mut c = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
     let (a, b) = gemm_reference();
     let mut out = Array2::zeros((64, 256));
     let gemm_flops = 2 * 64 * 128 * 256;
@@ -117,7 +136,8 @@ fn main() {
     group.bench_function("sgemm_64x128x256", |bench| bench.iter(|| gemm_once(black_box(&a), black_box(&b), &mut out)));
     group.finish();
 
-    let workloads: Vec<Workload> = [Kind::Lstm, Kind::Gru].iter().flat_map(|&k| SIZES.iter().map(move |&d| Workload::new(k, d))).collect();
+    let workloads: Vec<Workload> =
+        [Kind::Lstm, Kind::Gru].iter().flat_map(|&k| SIZES.iter().map(move |&d| Workload::new(k, d))).collect();
     for w in &workloads {
         let (bs, t, i, h) = w.dims;
         let mut group = c.benchmark_group(format!("{}_sequence", w.kind.name()));
@@ -135,7 +155,13 @@ fn main() {
     let gemm_rate = gemm_flops as f64 / median_seconds(|| gemm_once(&a, &b, &mut out)) / 1e9;
     println!("\nsummary (median of repeated runs; GFLOP/s of GEMM work)");
     println!("{:<34} {:>10} {:>10} {:>12}", "workload", "ms", "GFLOP/s", "of sgemm");
-    println!("{:<34} {:>10.4} {:>10.1} {:>11.0}%", "sgemm 64x128x256", gemm_flops as f64 / gemm_rate / 1e6, gemm_rate, 100.0);
+    println!(
+        "{:<34} {:>10.4} {:>10.1} {:>11.0}%",
+        "sgemm 64x128x256",
+        gemm_flops as f64 / gemm_rate / 1e6,
+        gemm_rate,
+        100.0
+    );
     for w in &workloads {
         let (bs, t, i, h) = w.dims;
         for backward in [false, true] {

@@ -175,7 +175,11 @@ impl Tensor {
     /// ```
     pub fn backward(&self) -> Result<Gradients> {
         if self.len() != 1 {
-            return Err(bad_shape("backward", self.shape(), "the loss must have exactly one element; use backward_with for others"));
+            return Err(bad_shape(
+                "backward",
+                self.shape(),
+                "the loss must have exactly one element; use backward_with for others",
+            ));
         }
         self.backward_with(ArrayD::ones(self.shape()))
     }
@@ -193,7 +197,12 @@ impl Tensor {
     /// ```
     pub fn backward_with(&self, grad: ArrayD<f32>) -> Result<Gradients> {
         if grad.shape() != self.shape() {
-            return Err(mismatch("backward_with", self.shape(), grad.shape(), "the seed gradient must have the output's shape"));
+            return Err(mismatch(
+                "backward_with",
+                self.shape(),
+                grad.shape(),
+                "the seed gradient must have the output's shape",
+            ));
         }
         let mut grads = Gradients::default();
         if !self.requires_grad() {

@@ -124,14 +124,23 @@ mod avx2 {
     /// contiguous floats, `B` `n` such rows, and `C` `m × n` writable
     /// elements at the given strides, not overlapping `A` or `B`.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tiles(alpha: f32, (m, k, n): (usize, usize, usize), (a, lda): (*const f32, isize), (b, ldb): (*const f32, isize), beta: f32, (c, rsc, csc): (*mut f32, isize, isize)) {
+    pub(super) unsafe fn tiles(
+        alpha: f32,
+        (m, k, n): (usize, usize, usize),
+        (a, lda): (*const f32, isize),
+        (b, ldb): (*const f32, isize),
+        beta: f32,
+        (c, rsc, csc): (*mut f32, isize, isize),
+    ) {
         let lanes = k / 8 * 8;
         for i0 in (0..m).step_by(R) {
             // SAFETY (all pointer arithmetic below): rows and columns are
             // clamped to m - 1 and n - 1, and p stays below k.
-            let rows: [*const f32; R] = std::array::from_fn(|r| unsafe { a.offset((i0 + r).min(m - 1) as isize * lda) });
+            let rows: [*const f32; R] =
+                std::array::from_fn(|r| unsafe { a.offset((i0 + r).min(m - 1) as isize * lda) });
             for j0 in (0..n).step_by(Q) {
-                let cols: [*const f32; Q] = std::array::from_fn(|q| unsafe { b.offset((j0 + q).min(n - 1) as isize * ldb) });
+                let cols: [*const f32; Q] =
+                    std::array::from_fn(|q| unsafe { b.offset((j0 + q).min(n - 1) as isize * ldb) });
                 let mut acc = [[_mm256_setzero_ps(); Q]; R];
                 for p in (0..lanes).step_by(8) {
                     let a_p: [__m256; R] = std::array::from_fn(|r| unsafe { _mm256_loadu_ps(rows[r].add(p)) });

@@ -26,7 +26,9 @@ pub(crate) fn exp(x: f32) -> f32 {
     let shifted = x * LOG2E + ROUND;
     let n = shifted - ROUND;
     let r = x - n * LN2_HI - n * LN2_LO;
-    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1) * r + 0.5;
+    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1)
+        * r
+        + 0.5;
     let e_r = p * r * r + r + 1.0;
     // 2ⁿ, built in the exponent field. `n` as an integer is read from the bits
     // of `shifted` (its low mantissa bits hold ROUND + n), because a float to

@@ -125,7 +125,9 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
         Path::Direct => small_gemm(alpha, a, b, beta, c),
         // SAFETY: `c` is a unique view of written floats, so `Out` describes
         // memory the kernel may read and write and no operand aliases.
-        Path::Kernel(kernel) => unsafe { product(kernel, alpha, a, b, beta, Out::new(c.as_mut_ptr(), c.dim(), c.strides())) },
+        Path::Kernel(kernel) => unsafe {
+            product(kernel, alpha, a, b, beta, Out::new(c.as_mut_ptr(), c.dim(), c.strides()))
+        },
     }
 }
 
@@ -146,7 +148,12 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
 /// let c = lingo_tensor::gemm_uninit(1.0, a.view(), a.t(), fresh.view_mut());
 /// assert_eq!(c, arr2(&[[5.0, 11.0], [11.0, 25.0]]));
 /// ```
-pub fn gemm_uninit<'c>(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, mut c: ArrayViewMut2<'c, MaybeUninit<f32>>) -> ArrayViewMut2<'c, f32> {
+pub fn gemm_uninit<'c>(
+    alpha: f32,
+    a: ArrayView2<'_, f32>,
+    b: ArrayView2<'_, f32>,
+    mut c: ArrayViewMut2<'c, MaybeUninit<f32>>,
+) -> ArrayViewMut2<'c, f32> {
     let k = checked_dims(a, b, c.dim());
     match Path::of(a, b, c.strides()) {
         Path::Kernel(kernel) if k > 0 => {
@@ -208,7 +215,13 @@ impl<'b> Prepared<'b> {
 
 /// [`gemm`] with a [`Prepared`] right operand: the same product and bits,
 /// without packing `b` when the product takes the panel path.
-pub(crate) fn gemm_prepared(alpha: f32, a: ArrayView2<'_, f32>, b: &Prepared<'_>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+pub(crate) fn gemm_prepared(
+    alpha: f32,
+    a: ArrayView2<'_, f32>,
+    b: &Prepared<'_>,
+    beta: f32,
+    mut c: ArrayViewMut2<'_, f32>,
+) {
     let k = checked_dims(a, b.view(), c.dim());
     match (&b.panels, Path::of(a, b.view(), c.strides())) {
         (Some(panels), Path::Kernel(Kernel::Panels)) if k > 0 => {
@@ -217,7 +230,9 @@ pub(crate) fn gemm_prepared(alpha: f32, a: ArrayView2<'_, f32>, b: &Prepared<'_>
             // SAFETY: `c` is a unique view of written floats, so `Out` describes
             // memory the kernel may read and write and no operand aliases; each
             // block writes only its part of it.
-            let block = |rows: Range<usize>, cols, c| unsafe { panel_tiles::gemm(alpha, a.slice(s![rows, ..]), panel_tiles::Rhs::Packed(panels, cols), beta, c) };
+            let block = |rows: Range<usize>, cols, c| unsafe {
+                panel_tiles::gemm(alpha, a.slice(s![rows, ..]), panel_tiles::Rhs::Packed(panels, cols), beta, c)
+            };
             // SAFETY: as above.
             unsafe { shared((a.nrows(), k, b.view().ncols()), out, block) }
         }
@@ -329,7 +344,9 @@ pub(crate) fn avx2_and_fma() -> bool {
 /// else accesses during the call, written ones unless `beta` is 0.
 unsafe fn product(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
     // SAFETY: the caller's promise, for each block `shared` hands out.
-    let block = |rows: Range<usize>, cols: Range<usize>, c| unsafe { one_thread(kernel, alpha, a.slice(s![rows, ..]), b.slice(s![.., cols]), beta, c) };
+    let block = |rows: Range<usize>, cols: Range<usize>, c| unsafe {
+        one_thread(kernel, alpha, a.slice(s![rows, ..]), b.slice(s![.., cols]), beta, c)
+    };
     // SAFETY: the caller's promise.
     unsafe { shared((a.nrows(), a.ncols(), b.ncols()), c, block) }
 }
@@ -473,7 +490,11 @@ mod tests {
     /// A deterministic `(rows, cols)` matrix, stored transposed when `t`.
     fn matrix(rows: usize, cols: usize, seed: usize, t: bool) -> Array2<f32> {
         let value = |i: usize, j: usize| ((i * 31 + j * 17 + seed * 7) % 97) as f32 / 48.5 - 1.0;
-        if t { Array2::from_shape_fn((cols, rows), |(j, i)| value(i, j)).reversed_axes() } else { Array2::from_shape_fn((rows, cols), |(i, j)| value(i, j)) }
+        if t {
+            Array2::from_shape_fn((cols, rows), |(j, i)| value(i, j)).reversed_axes()
+        } else {
+            Array2::from_shape_fn((rows, cols), |(i, j)| value(i, j))
+        }
     }
 
     #[test]
@@ -484,7 +505,11 @@ mod tests {
             for tb in [false, true] {
                 let (a, b) = (matrix(m, k, 1, false), matrix(k, n, 2, tb));
                 let prepared = Prepared::new(CowArray::from(b.view()), 2);
-                assert_eq!(prepared.panels.is_some(), panel_tiles::applies(&[1, 1]), "panels exactly where the path runs");
+                assert_eq!(
+                    prepared.panels.is_some(),
+                    panel_tiles::applies(&[1, 1]),
+                    "panels exactly where the path runs"
+                );
                 for beta in [0.0, 0.5] {
                     let start = matrix(m, n, 3, false);
                     let (mut plain, mut split, mut whole) = (start.clone(), start.clone(), start.clone());
@@ -492,7 +517,14 @@ mod tests {
                     gemm_prepared(0.75, a.view(), &prepared, beta, split.view_mut());
                     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
                     pool.install(|| gemm_prepared(0.75, a.view(), &prepared, beta, whole.view_mut()));
-                    assert!(plain.iter().zip(&split).chain(plain.iter().zip(&whole)).all(|(x, y)| x.to_bits() == y.to_bits()), "{m}x{k}x{n} tb={tb} β={beta}");
+                    assert!(
+                        plain
+                            .iter()
+                            .zip(&split)
+                            .chain(plain.iter().zip(&whole))
+                            .all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "{m}x{k}x{n} tb={tb} β={beta}"
+                    );
                 }
             }
         }

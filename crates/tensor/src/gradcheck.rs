@@ -74,7 +74,11 @@ pub struct GradReport {
 /// let report = check_gradients(|t| t[0].matmul(&t[1]), &[a, b], GradCheck::default()).unwrap();
 /// assert_eq!(report.checked, 6);
 /// ```
-pub fn check_gradients(f: impl Fn(&[Tensor]) -> Result<Tensor>, inputs: &[ArrayD<f32>], opts: GradCheck) -> Result<GradReport> {
+pub fn check_gradients(
+    f: impl Fn(&[Tensor]) -> Result<Tensor>,
+    inputs: &[ArrayD<f32>],
+    opts: GradCheck,
+) -> Result<GradReport> {
     let inputs: Vec<ArrayD<f32>> = inputs.iter().map(|a| a.as_standard_layout().into_owned()).collect();
     let vars: Vec<Tensor> = inputs.iter().cloned().map(Tensor::variable).collect();
     let out = f(&vars)?;

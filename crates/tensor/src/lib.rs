@@ -82,9 +82,9 @@
 
 mod alloc;
 mod backprop;
+mod dot_tiles;
 mod error;
 pub mod fastmath;
-mod dot_tiles;
 mod gemm;
 mod gradcheck;
 pub mod init;
@@ -98,11 +98,11 @@ mod tensor;
 pub use alloc::keep_freed_memory;
 pub use backprop::Gradients;
 pub use error::{Error, Result};
+pub use gemm::{PARALLEL_MACS, SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
 pub use gradcheck::{GradCheck, GradReport, check_gradients};
 pub use ops::CrossEntropy;
 pub use param::{Module, Param};
-pub use rnn::{RnnWeights, SeqInput};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
-pub use gemm::{PARALLEL_MACS, SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
+pub use rnn::{RnnWeights, SeqInput};
 pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad, will_record};

@@ -165,9 +165,15 @@ impl Rhs<'_> {
 /// `c` must describe `m × n` elements that neither operand overlaps and no
 /// one else accesses during the call, written ones unless `beta` is 0.
 pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: Rhs<'_>, beta: f32, c: Out) {
-    assert!(applies(&c.strides) && c.dim == (a.nrows(), b.ncols()), "panel_tiles::gemm called on a product it does not take");
+    assert!(
+        applies(&c.strides) && c.dim == (a.nrows(), b.ncols()),
+        "panel_tiles::gemm called on a product it does not take"
+    );
     if let Rhs::Packed(p, cols) = &b {
-        assert!(p.dim.0 == a.ncols() && cols.start.is_multiple_of(NR) && cols.end <= p.dim.1, "panel_tiles::gemm: packed columns out of place");
+        assert!(
+            p.dim.0 == a.ncols() && cols.start.is_multiple_of(NR) && cols.end <= p.dim.1,
+            "panel_tiles::gemm: packed columns out of place"
+        );
     }
     let ((m, k), n) = (a.dim(), b.ncols());
     PANELS.with_borrow_mut(|(a_buf, b_buf)| {
@@ -176,7 +182,11 @@ pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: Rhs<'_>, beta: 
             // Rows of A contiguous: read in place, one pointer per row of a tile;
             // otherwise (Aᵀ of a weight gradient) copied into panels first.
             let a_block = a.slice(s![.., pc..pc + kc]);
-            let lhs = if a.strides()[1] == 1 { Lhs::Rows(a_block) } else { Lhs::Panels(pack::<MR>(a_buf, a_block.reversed_axes())) };
+            let lhs = if a.strides()[1] == 1 {
+                Lhs::Rows(a_block)
+            } else {
+                Lhs::Panels(pack::<MR>(a_buf, a_block.reversed_axes()))
+            };
             // β scales C once, with the first block along k; later blocks add to it.
             let beta = if pc == 0 { beta } else { 1.0 };
             for jc in (0..n).step_by(NC) {
@@ -266,7 +276,9 @@ fn pack_into<const WIDTH: usize>(out: &mut [f32], x: ArrayView2<'_, f32>) {
                 let row = row.to_slice().unwrap_or_else(|| unreachable!("unit column stride"));
                 match <&mut [f32; WIDTH]>::try_from(step) {
                     // A whole panel's width: a copy of known size, done in registers.
-                    Ok(step) if cols == WIDTH => *step = row.try_into().unwrap_or_else(|_| unreachable!("cols == WIDTH")),
+                    Ok(step) if cols == WIDTH => {
+                        *step = row.try_into().unwrap_or_else(|_| unreachable!("cols == WIDTH"))
+                    }
                     Ok(step) => {
                         step[..cols].copy_from_slice(row);
                         step[cols..].fill(0.0);
@@ -323,7 +335,9 @@ mod avx512 {
             }
         }
         // Lanes of each vector that are inside the tile's `cols` columns.
-        let lanes = |v: usize| -> __mmask16 { if EDGE { ((1_u32 << cols.saturating_sub(16 * v).min(16)) - 1) as __mmask16 } else { !0 } };
+        let lanes = |v: usize| -> __mmask16 {
+            if EDGE { ((1_u32 << cols.saturating_sub(16 * v).min(16)) - 1) as __mmask16 } else { !0 }
+        };
         let masks = [lanes(0), lanes(1)];
         let (alpha_v, beta_v) = (_mm512_set1_ps(alpha), _mm512_set1_ps(beta));
         for (r, acc_r) in acc.iter().enumerate().take(rows) {
@@ -343,4 +357,3 @@ mod avx512 {
         }
     }
 }
-

@@ -97,7 +97,12 @@ impl Param {
     /// ```
     pub fn set(&mut self, data: ArrayD<f32>) -> Result<()> {
         if data.shape() != self.shape() {
-            return Err(mismatch("Param::set", self.shape(), data.shape(), format!("parameter {} keeps its shape", self.name)));
+            return Err(mismatch(
+                "Param::set",
+                self.shape(),
+                data.shape(),
+                format!("parameter {} keeps its shape", self.name),
+            ));
         }
         self.update(|d| d.assign(&data));
         Ok(())

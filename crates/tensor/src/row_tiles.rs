@@ -159,7 +159,10 @@ unsafe fn transpose(b: ArrayView2<'_, f32>, dst: *mut f32, ldd: usize) {
 /// `c` must describe `m × n` elements that neither operand overlaps and no
 /// one else accesses during the call, written ones unless `beta` is 0.
 pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
-    assert!(applies(a, b, &c.strides) && c.dim == (a.nrows(), b.ncols()), "row_tiles::gemm called on a product it does not take");
+    assert!(
+        applies(a, b, &c.strides) && c.dim == (a.nrows(), b.ncols()),
+        "row_tiles::gemm called on a product it does not take"
+    );
     let ((m, k), n) = (a.dim(), b.ncols());
     if m == 0 || n == 0 {
         return;
@@ -220,8 +223,12 @@ mod avx2 {
                 ];
                 for i in 0..4 {
                     // Row p + i of dst takes the low halves, row p + 4 + i the high ones.
-                    unsafe { _mm256_storeu_ps(dst.add((p + i) * ldd + j), _mm256_permute2f128_ps::<0x20>(u[i], u[4 + i])) };
-                    unsafe { _mm256_storeu_ps(dst.add((p + 4 + i) * ldd + j), _mm256_permute2f128_ps::<0x31>(u[i], u[4 + i])) };
+                    unsafe {
+                        _mm256_storeu_ps(dst.add((p + i) * ldd + j), _mm256_permute2f128_ps::<0x20>(u[i], u[4 + i]))
+                    };
+                    unsafe {
+                        _mm256_storeu_ps(dst.add((p + 4 + i) * ldd + j), _mm256_permute2f128_ps::<0x31>(u[i], u[4 + i]))
+                    };
                 }
             }
         }
@@ -246,7 +253,14 @@ mod avx2 {
     /// `n` contiguous floats, and `C` `m` rows of `n` contiguous writable
     /// floats, not overlapping `A` or `B`.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tiles(alpha: f32, (m, k, n): (usize, usize, usize), a: (*const f32, isize, isize), b: (*const f32, isize), beta: f32, c: (*mut f32, isize)) {
+    pub(super) unsafe fn tiles(
+        alpha: f32,
+        (m, k, n): (usize, usize, usize),
+        a: (*const f32, isize, isize),
+        b: (*const f32, isize),
+        beta: f32,
+        c: (*mut f32, isize),
+    ) {
         for i in (0..m).step_by(R) {
             // A const number of rows per band lets the compiler keep the
             // accumulators in registers.
@@ -270,7 +284,15 @@ mod avx2 {
     ///
     /// As for [`tiles`], with rows `i..i + ROWS` inside `C`.
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn band<const ROWS: usize>(alpha: f32, i: usize, (k, n): (usize, usize), a: (*const f32, isize, isize), b: (*const f32, isize), beta: f32, c: (*mut f32, isize)) {
+    unsafe fn band<const ROWS: usize>(
+        alpha: f32,
+        i: usize,
+        (k, n): (usize, usize),
+        a: (*const f32, isize, isize),
+        b: (*const f32, isize),
+        beta: f32,
+        c: (*mut f32, isize),
+    ) {
         let mut j = 0;
         while j + 16 <= n {
             unsafe { tile::<ROWS, 2>(alpha, (i, j), k, a, b, beta, c) };
@@ -321,7 +343,11 @@ mod avx2 {
                 for (v, &acc_rv) in acc_r.iter().enumerate() {
                     let out = unsafe { c_r.add(8 * v) };
                     // β = 0 overwrites (NaN included) without reading, as BLAS does.
-                    let value = if beta == 0.0 { _mm256_mul_ps(alpha_v, acc_rv) } else { _mm256_fmadd_ps(alpha_v, acc_rv, _mm256_mul_ps(unsafe { _mm256_loadu_ps(out) }, beta_v)) };
+                    let value = if beta == 0.0 {
+                        _mm256_mul_ps(alpha_v, acc_rv)
+                    } else {
+                        _mm256_fmadd_ps(alpha_v, acc_rv, _mm256_mul_ps(unsafe { _mm256_loadu_ps(out) }, beta_v))
+                    };
                     unsafe { _mm256_storeu_ps(out, value) };
                 }
             }

@@ -298,9 +298,9 @@ impl Tensor {
     /// ```
     pub fn from_vec(values: Vec<f32>, shape: &[usize]) -> Result<Tensor> {
         let n = values.len();
-        ArrayD::from_shape_vec(IxDyn(shape), values)
-            .map(Tensor::new)
-            .map_err(|_| bad_shape("from_vec", shape, format!("needs {} values, got {n}", shape.iter().product::<usize>())))
+        ArrayD::from_shape_vec(IxDyn(shape), values).map(Tensor::new).map_err(|_| {
+            bad_shape("from_vec", shape, format!("needs {} values, got {n}", shape.iter().product::<usize>()))
+        })
     }
 
     /// A 0-dimensional constant.
@@ -348,7 +348,8 @@ impl Tensor {
     /// assert!(t.to_vec().iter().all(|v| (-0.5..0.5).contains(v)));
     /// ```
     pub fn rand_uniform(shape: &[usize], low: f32, high: f32, rng: &mut impl Rng) -> Result<Tensor> {
-        let dist = Uniform::new(low, high).map_err(|e| bad_arg("rand_uniform", format!("range [{low}, {high}): {e}")))?;
+        let dist =
+            Uniform::new(low, high).map_err(|e| bad_arg("rand_uniform", format!("range [{low}, {high}): {e}")))?;
         Ok(Tensor::new(ArrayD::random_using(IxDyn(shape), dist, rng)))
     }
 
@@ -443,7 +444,9 @@ impl Tensor {
         outputs
             .into_iter()
             .enumerate()
-            .map(|(k, data)| Tensor::wrap(data, true, Some(GradFn { name, inputs: vec![node.clone()], rule: Rule::Part(k) })))
+            .map(|(k, data)| {
+                Tensor::wrap(data, true, Some(GradFn { name, inputs: vec![node.clone()], rule: Rule::Part(k) }))
+            })
             .collect()
     }
 

@@ -77,7 +77,8 @@ fn recurrent_shape_errors_name_both_shapes() {
     let state = Tensor::zeros(&[2, h]);
     let err = lstm_sequence(&Tensor::zeros(&[2, 5, 7]), &state, &state, &[5, 5], false, w).unwrap_err();
     assert!(err.to_string().contains("[2, 5, 7] and [12, 2]"), "{err}");
-    let err = lstm_sequence(&Tensor::zeros(&[2, 5, i]), &Tensor::zeros(&[3, h]), &state, &[5, 5], false, w).unwrap_err();
+    let err =
+        lstm_sequence(&Tensor::zeros(&[2, 5, i]), &Tensor::zeros(&[3, h]), &state, &[5, 5], false, w).unwrap_err();
     assert!(err.to_string().contains("[3, 3] and [2, 3]"), "{err}");
     let err = lstm_sequence(&Tensor::zeros(&[2, 5, i]), &state, &state, &[5, 6], false, w).unwrap_err();
     assert!(err.to_string().contains("length 6 exceeds"), "{err}");
@@ -143,7 +144,10 @@ fn cat_and_stack_give_row_major_results() {
     assert!(stacked.data().is_standard_layout(), "strides {:?}", stacked.data().strides());
     assert_eq!(stacked.shape(), &[1, 2, 2, 3]);
     // Empty pieces, and a result with no elements at all, join and split back.
-    let (x, empty) = (Tensor::variable(ndarray::ArrayD::ones(ndarray::IxDyn(&[2, 2, 3]))), Tensor::variable(ndarray::ArrayD::zeros(ndarray::IxDyn(&[2, 0, 3]))));
+    let (x, empty) = (
+        Tensor::variable(ndarray::ArrayD::ones(ndarray::IxDyn(&[2, 2, 3]))),
+        Tensor::variable(ndarray::ArrayD::zeros(ndarray::IxDyn(&[2, 0, 3]))),
+    );
     let joined = Tensor::cat(&[empty.clone(), x.clone()], 1).unwrap();
     let grads = joined.sum_all().backward().unwrap();
     assert_eq!((grads.get(&empty).unwrap().shape(), grads.get(&x).unwrap().sum()), (&[2, 0, 3][..], 12.0));

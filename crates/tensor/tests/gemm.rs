@@ -20,7 +20,11 @@ fn reference(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f
 /// or transposed in memory (`t`), so both operand layouts are exercised.
 fn matrix(rows: usize, cols: usize, seed: usize, t: bool) -> Array2<f32> {
     let value = |i: usize, j: usize| ((i * 31 + j * 17 + seed * 7) % 97) as f32 / 48.5 - 1.0;
-    if t { Array2::from_shape_fn((cols, rows), |(j, i)| value(i, j)).reversed_axes() } else { Array2::from_shape_fn((rows, cols), |(i, j)| value(i, j)) }
+    if t {
+        Array2::from_shape_fn((cols, rows), |(j, i)| value(i, j)).reversed_axes()
+    } else {
+        Array2::from_shape_fn((rows, cols), |(i, j)| value(i, j))
+    }
 }
 
 #[test]
@@ -64,14 +68,20 @@ fn small_and_packed_products_agree_with_a_plain_loop() {
                 let want = reference(alpha, a.view(), b.view(), beta, &c);
                 gemm(alpha, a.view(), b.view(), beta, c.view_mut());
                 for (got, want) in c.iter().zip(&want) {
-                    assert!((f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs()), "{m}x{k}x{n} ta={ta} tb={tb} α={alpha} β={beta}: {got} vs {want}");
+                    assert!(
+                        (f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                        "{m}x{k}x{n} ta={ta} tb={tb} α={alpha} β={beta}: {got} vs {want}"
+                    );
                 }
                 if beta == 0.0 {
                     // Into memory not written yet: `gemm`'s bits, on every path. NaN
                     // stands for whatever was there; reading any of it would show.
                     let mut fresh = Array2::from_elem((m, n), MaybeUninit::new(f32::NAN));
                     let got = gemm_uninit(alpha, a.view(), b.view(), fresh.view_mut());
-                    assert!(got.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()), "{m}x{k}x{n} ta={ta} tb={tb} α={alpha}: gemm_uninit differs");
+                    assert!(
+                        got.iter().zip(&c).all(|(x, y)| x.to_bits() == y.to_bits()),
+                        "{m}x{k}x{n} ta={ta} tb={tb} α={alpha}: gemm_uninit differs"
+                    );
                 }
             }
         }
@@ -91,9 +101,15 @@ fn strided_operands_and_results() {
     let mut c_t = Array2::<f32>::zeros((10, 9));
     gemm(1.0, a, b.view(), 0.0, c_t.view_mut().reversed_axes());
     for ((got, got_t), want) in wide_c.slice(ndarray::s![.., 2..12]).iter().zip(c_t.t().iter()).zip(&want) {
-        assert!((f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs()) && got == got_t, "{got} / {got_t} vs {want}");
+        assert!(
+            (f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs()) && got == got_t,
+            "{got} / {got_t} vs {want}"
+        );
     }
-    assert!(wide_c.slice(ndarray::s![.., ..2]).iter().chain(wide_c.slice(ndarray::s![.., 12..]).iter()).all(|v| v.is_nan()), "nothing outside the view is written");
+    assert!(
+        wide_c.slice(ndarray::s![.., ..2]).iter().chain(wide_c.slice(ndarray::s![.., 12..]).iter()).all(|v| v.is_nan()),
+        "nothing outside the view is written"
+    );
 }
 
 #[test]
@@ -199,7 +215,10 @@ fn a_product_shared_between_threads_has_the_bits_of_one_call() {
     // which `gemm` splits work when called from outside rayon's pool; `B`
     // stored both ways, so the dot-product tiles, the row tiles and the packed
     // kernel all split.
-    for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400), (256, 256, 64), (40, 160, 400)].iter().flat_map(|s| [(s, false), (s, true)]) {
+    for (&(m, k, n), tb) in [(300, 200, 100), (20, 300, 500), (20, 300, 400), (256, 256, 64), (40, 160, 400)]
+        .iter()
+        .flat_map(|s| [(s, false), (s, true)])
+    {
         assert!(m * k * n >= PARALLEL_MACS);
         let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, tb));
         let mut split = Array2::zeros((m, n));

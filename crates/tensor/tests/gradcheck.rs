@@ -5,7 +5,10 @@
 // `&[x.clone()]` reads better here than `std::slice::from_ref(&x)`.
 #![allow(clippy::cloned_ref_to_slice_refs)]
 
-use lingo_tensor::{CrossEntropy, GradCheck, Result, RnnWeights, SeqInput, Tensor, check_gradients, gru_cell, gru_sequence, lstm_cell, lstm_sequence};
+use lingo_tensor::{
+    CrossEntropy, GradCheck, Result, RnnWeights, SeqInput, Tensor, check_gradients, gru_cell, gru_sequence, lstm_cell,
+    lstm_sequence,
+};
 use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
@@ -262,7 +265,12 @@ proptest! {
 /// Random `[weight_ih, weight_hh, bias_ih, bias_hh]` for `gates` gates.
 fn rnn_weights(gates: usize, input: usize, hidden: usize, seed: u64) -> Vec<ArrayD<f32>> {
     let rows = gates * hidden;
-    vec![values(&[rows, input], -0.8, 0.8, seed), values(&[rows, hidden], -0.8, 0.8, seed + 1), values(&[rows], -0.5, 0.5, seed + 2), values(&[rows], -0.5, 0.5, seed + 3)]
+    vec![
+        values(&[rows, input], -0.8, 0.8, seed),
+        values(&[rows, hidden], -0.8, 0.8, seed + 1),
+        values(&[rows], -0.5, 0.5, seed + 2),
+        values(&[rows], -0.5, 0.5, seed + 3),
+    ]
 }
 
 fn weights(t: &[Tensor]) -> RnnWeights<'_> {

@@ -13,7 +13,9 @@ use rand::{Rng, SeedableRng};
 /// about one in five of them the padding class 0.
 fn problem(rows: usize, input: usize, classes: usize, seed: u64) -> (Tensor, Tensor, Tensor, Vec<usize>) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut uniform = |shape: &[usize], scale: f32| Tensor::variable(ArrayD::from_shape_simple_fn(IxDyn(shape), || rng.random_range(-scale..scale)));
+    let mut uniform = |shape: &[usize], scale: f32| {
+        Tensor::variable(ArrayD::from_shape_simple_fn(IxDyn(shape), || rng.random_range(-scale..scale)))
+    };
     let (x, w, b) = (uniform(&[rows, input], 1.0), uniform(&[classes, input], 0.5), uniform(&[classes], 0.5));
     let targets = (0..rows).map(|_| if rng.random_bool(0.2) { 0 } else { rng.random_range(1..classes) }).collect();
     (x, w, b, targets)
@@ -27,9 +29,12 @@ fn largest_difference(a: &Gradients, b: &Gradients, t: &Tensor) -> f32 {
 
 #[test]
 fn fused_output_layer_equals_linear_then_cross_entropy() {
-    for (rows, input, classes, ignore, smoothing, seed) in
-        [(37, 24, 50, Some(0), 0.0, 1), (200, 64, 700, Some(0), 0.1, 2), (130, 128, 1500, None, 0.1, 3), (64, 40, 333, Some(0), 0.3, 4)]
-    {
+    for (rows, input, classes, ignore, smoothing, seed) in [
+        (37, 24, 50, Some(0), 0.0, 1),
+        (200, 64, 700, Some(0), 0.1, 2),
+        (130, 128, 1500, None, 0.1, 3),
+        (64, 40, 333, Some(0), 0.3, 4),
+    ] {
         let (x, w, b, targets) = problem(rows, input, classes, seed);
         let opts = CrossEntropy { ignore_index: ignore, label_smoothing: smoothing };
         let fused = x.linear_cross_entropy(&w, Some(&b), &targets, opts).unwrap();
@@ -69,7 +74,8 @@ fn the_same_bits_for_one_thread_or_two_and_for_a_second_backward() {
         pool.install(|| {
             let loss = x.linear_cross_entropy(&w, Some(&b), &targets, opts).unwrap();
             let (first, second) = (loss.backward().unwrap(), loss.backward().unwrap());
-            let bits = |g: &Gradients| [&x, &w, &b].map(|t| g.get(t).unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            let bits =
+                |g: &Gradients| [&x, &w, &b].map(|t| g.get(t).unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
             assert_eq!(bits(&first), bits(&second), "a second backward recomputes the same probabilities");
             (loss.item().unwrap().to_bits(), bits(&first))
         })
@@ -95,6 +101,8 @@ fn shape_and_target_errors_name_the_op() {
 fn broken_weights_give_a_nan_loss_not_zero() {
     let (x, _, b, targets) = problem(6, 4, 9, 8);
     let broken = Tensor::variable(ArrayD::from_elem(IxDyn(&[9, 4]), f32::INFINITY));
-    let loss = x.linear_cross_entropy(&broken, Some(&b), &targets, CrossEntropy { ignore_index: Some(0), label_smoothing: 0.1 }).unwrap();
+    let loss = x
+        .linear_cross_entropy(&broken, Some(&b), &targets, CrossEntropy { ignore_index: Some(0), label_smoothing: 0.1 })
+        .unwrap();
     assert!(loss.item().unwrap().is_nan());
 }

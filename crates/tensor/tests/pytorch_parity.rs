@@ -51,8 +51,18 @@ fn load_cases() -> Vec<Case> {
                 .expect("tensors is an object")
                 .iter()
                 .map(|(name, t)| {
-                    let shape: Vec<usize> = t["shape"].as_array().expect("shape").iter().map(|v| v.as_u64().expect("dim") as usize).collect();
-                    let data: Vec<f32> = t["data"].as_array().expect("data").iter().map(|v| v.as_f64().expect("number") as f32).collect();
+                    let shape: Vec<usize> = t["shape"]
+                        .as_array()
+                        .expect("shape")
+                        .iter()
+                        .map(|v| v.as_u64().expect("dim") as usize)
+                        .collect();
+                    let data: Vec<f32> = t["data"]
+                        .as_array()
+                        .expect("data")
+                        .iter()
+                        .map(|v| v.as_f64().expect("number") as f32)
+                        .collect();
                     (name.clone(), ArrayD::from_shape_vec(IxDyn(&shape), data).expect("shape matches data"))
                 })
                 .collect();
@@ -60,7 +70,10 @@ fn load_cases() -> Vec<Case> {
                 name: c["name"].as_str().expect("name").to_string(),
                 kind: c["kind"].as_str().expect("kind").to_string(),
                 bidirectional: c["bidirectional"].as_bool().unwrap_or(false),
-                lengths: c["lengths"].as_array().map(|l| l.iter().map(|v| v.as_u64().expect("length") as usize).collect()).unwrap_or_default(),
+                lengths: c["lengths"]
+                    .as_array()
+                    .map(|l| l.iter().map(|v| v.as_u64().expect("length") as usize).collect())
+                    .unwrap_or_default(),
                 arrays,
             }
         })
@@ -118,7 +131,8 @@ fn run_sequence(case: &Case) {
         let reverse = k == 1;
         let h = direction_of(&h0, k);
         if let Some(c0) = &c0 {
-            let out = lstm_sequence(&x, &h, &direction_of(c0, k), &case.lengths, reverse, dir.weights()).expect("lstm runs");
+            let out =
+                lstm_sequence(&x, &h, &direction_of(c0, k), &case.lengths, reverse, dir.weights()).expect("lstm runs");
             outputs.push(out.output);
             h_n.push(out.h_n);
             c_n.push(out.c_n);

@@ -13,8 +13,7 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use lingo_viz::{
-    CellStyle, HeatmapOptions, LineOptions, Series, TextOptions, format_attention, plot_attention,
-    plot_lines,
+    CellStyle, HeatmapOptions, LineOptions, Series, TextOptions, format_attention, plot_attention, plot_lines,
 };
 use ndarray::Array2;
 
@@ -56,13 +55,7 @@ fn text_and_picture(
     println!("{text}\n");
     std::fs::write(out.join(format!("{name}.txt")), format!("{text}\n"))?;
     let options = HeatmapOptions::default().title(title).show_values(true);
-    plot_attention(
-        weights.view(),
-        src,
-        tgt,
-        out.join(format!("{name}.png")),
-        &options,
-    )?;
+    plot_attention(weights.view(), src, tgt, out.join(format!("{name}.png")), &options)?;
     Ok(())
 }
 
@@ -80,23 +73,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     let tgt = ["<sos>", "perro", "gato", "un", "quiere", "pájaro"];
     let weights = synthetic_attention(
         src.len(),
-        &[
-            &[(5, 0.78)],
-            &[(4, 0.86)],
-            &[(3, 0.9)],
-            &[(2, 0.88)],
-            &[(1, 0.9)],
-            &[(6, 0.8)],
-        ],
+        &[&[(5, 0.78)], &[(4, 0.86)], &[(3, 0.9)], &[(2, 0.88)], &[(1, 0.9)], &[(6, 0.8)]],
         0.06,
     );
-    text_and_picture(
-        &out,
-        "reverse",
-        (&weights, &src, &tgt),
-        &TextOptions::default(),
-        "Lexicon reverse (synthetic)",
-    )?;
+    text_and_picture(&out, "reverse", (&weights, &src, &tgt), &TextOptions::default(), "Lexicon reverse (synthetic)")?;
 
     // 2. Sorting with duplicates: 3 1 4 1 5 9 2 6 5 3 -> 1 1 2 3 3 4 5 5 6 9.
     //    Each row splits its attention between the copies of the digit it
@@ -123,79 +103,51 @@ fn main() -> Result<(), Box<dyn Error>> {
         ],
         0.02,
     );
-    let numbers = TextOptions::default()
-        .cells(CellStyle::ShadeAndNumber)
-        .mark_peak(true);
-    text_and_picture(
-        &out,
-        "sorting",
-        (&weights, &src, &tgt),
-        &numbers,
-        "Sorting with duplicates (synthetic)",
-    )?;
+    let numbers = TextOptions::default().cells(CellStyle::ShadeAndNumber).mark_peak(true);
+    text_and_picture(&out, "sorting", (&weights, &src, &tgt), &numbers, "Sorting with duplicates (synthetic)")?;
 
     // 3. Readability at 30 x 30 with accented tokens: a Spanish sentence
     //    and its English translation, mostly monotonic with local swaps
     //    (adjective-noun) and one word translated by two ("después").
-    let src: Vec<&str> =
-        "<sos> el niño pequeño de España comió una manzana roja en la cocina , y después José \
+    let src: Vec<&str> = "<sos> el niño pequeño de España comió una manzana roja en la cocina , y después José \
                           también leyó un libro muy antiguo sobre la historia de Málaga . <eos>"
-            .split_whitespace()
-            .collect();
-    let outputs: Vec<&str> =
-        "the small boy from Spain ate a red apple in the kitchen , and after that José also \
-                              read a very old book about the history of Málaga . <eos>"
-            .split_whitespace()
-            .collect();
-    // Decoder inputs: <sos> then every output but the last.
-    let tgt: Vec<&str> = std::iter::once("<sos>")
-        .chain(outputs[..outputs.len() - 1].iter().copied())
+        .split_whitespace()
         .collect();
-    let aligned_to = [
-        1, 3, 2, 4, 5, 6, 7, 9, 8, 10, 11, 12, 13, 14, 15, 15, 16, 17, 18, 19, 21, 22, 20, 23, 24,
-        25, 26, 27, 28, 29,
-    ];
+    let outputs: Vec<&str> = "the small boy from Spain ate a red apple in the kitchen , and after that José also \
+                              read a very old book about the history of Málaga . <eos>"
+        .split_whitespace()
+        .collect();
+    // Decoder inputs: <sos> then every output but the last.
+    let tgt: Vec<&str> = std::iter::once("<sos>").chain(outputs[..outputs.len() - 1].iter().copied()).collect();
+    let aligned_to =
+        [1, 3, 2, 4, 5, 6, 7, 9, 8, 10, 11, 12, 13, 14, 15, 15, 16, 17, 18, 19, 21, 22, 20, 23, 24, 25, 26, 27, 28, 29];
     let rows: Vec<[(usize, f32); 1]> = aligned_to.iter().map(|&j| [(j, 0.8)]).collect();
     let row_refs: Vec<&[(usize, f32)]> = rows.iter().map(|r| r.as_slice()).collect();
     let weights = synthetic_attention(src.len(), &row_refs, 0.07);
     let options = HeatmapOptions::default().title("30 × 30 tokens, Spanish → English (synthetic)");
-    plot_attention(
-        weights.view(),
-        &src,
-        &tgt,
-        out.join("readability-30x30.png"),
-        &options,
-    )?;
+    plot_attention(weights.view(), &src, &tgt, out.join("readability-30x30.png"), &options)?;
 
     // 4. Training curves over 16 epochs. Loss falls in a sigmoid from about
     //    3 to 0.6, the validation curve a little behind and above.
-    let per_epoch =
-        |curve: &dyn Fn(f32) -> f32| -> Vec<f32> { (1..=16).map(|e| curve(e as f32)).collect() };
-    let sigmoid_loss = |floor: f32, mid: f32| {
-        move |e: f32| floor + (3.05 - floor) / (1.0 + ((e - mid) / 1.3).exp())
-    };
+    let per_epoch = |curve: &dyn Fn(f32) -> f32| -> Vec<f32> { (1..=16).map(|e| curve(e as f32)).collect() };
+    let sigmoid_loss = |floor: f32, mid: f32| move |e: f32| floor + (3.05 - floor) / (1.0 + ((e - mid) / 1.3).exp());
     let loss = [
         Series::new("train", &per_epoch(&sigmoid_loss(0.6, 7.0))),
         Series::new("validation", &per_epoch(&sigmoid_loss(0.64, 7.3))),
     ];
-    let options = LineOptions::default()
-        .title("Loss (synthetic)")
-        .y_label("cross-entropy (nats)");
+    let options = LineOptions::default().title("Loss (synthetic)").y_label("cross-entropy (nats)");
     plot_lines(&loss, out.join("loss.png"), &options)?;
 
     // 5. Attention entropy per target token, H = -sum_j w_j ln w_j, decays
     //    roughly exponentially as attention sharpens, from ln 7 = 1.95 nats
     //    (uniform attention over 7 positions) to a floor.
-    let decay =
-        |floor: f32, tau: f32| move |e: f32| floor + (7f32.ln() - floor) * (-(e - 1.0) / tau).exp();
+    let decay = |floor: f32, tau: f32| move |e: f32| floor + (7f32.ln() - floor) * (-(e - 1.0) / tau).exp();
     let entropy = [
         Series::new("dot (Luong)", &per_epoch(&decay(0.18, 2.5))),
         Series::new("additive (Bahdanau)", &per_epoch(&decay(0.35, 3.5))),
     ];
-    let options = LineOptions::default()
-        .title("Attention entropy (synthetic)")
-        .y_label("entropy (nats)")
-        .y_range(0.0, 2.0);
+    let options =
+        LineOptions::default().title("Attention entropy (synthetic)").y_label("entropy (nats)").y_range(0.0, 2.0);
     plot_lines(&entropy, out.join("entropy.png"), &options)?;
 
     println!("wrote the gallery to {}", out.display());

@@ -18,9 +18,7 @@ pub(crate) struct Canvas {
 impl Canvas {
     /// A `width × height` canvas filled with `background`.
     pub(crate) fn new(width: u32, height: u32, background: Rgb<u8>) -> Self {
-        Canvas {
-            image: RgbImage::from_pixel(width, height, background),
-        }
+        Canvas { image: RgbImage::from_pixel(width, height, background) }
     }
 
     /// The finished picture.
@@ -47,12 +45,7 @@ impl Canvas {
 
     /// Fills the rectangle with top-left `(x, y)` and size `width × height`,
     /// clipped to the canvas.
-    pub(crate) fn fill_rect(
-        &mut self,
-        (x, y): (i64, i64),
-        (width, height): (i64, i64),
-        color: Rgb<u8>,
-    ) {
+    pub(crate) fn fill_rect(&mut self, (x, y): (i64, i64), (width, height): (i64, i64), color: Rgb<u8>) {
         let clip = |from: i64, len: i64, max: u32| (from.max(0), (from + len).min(i64::from(max)));
         let (x0, x1) = clip(x, width, self.image.width());
         let (y0, y1) = clip(y, height, self.image.height());
@@ -80,24 +73,13 @@ impl Coverage {
     /// nothing outside this rectangle will be painted.
     pub(crate) fn new((left, top): (i64, i64), (width, height): (i64, i64)) -> Self {
         let (width, height) = (width.max(0), height.max(0));
-        Coverage {
-            left,
-            top,
-            width,
-            height,
-            data: vec![0.0; (width * height) as usize],
-        }
+        Coverage { left, top, width, height, data: vec![0.0; (width * height) as usize] }
     }
 
     /// Calls `distance(px, py)` for each pixel centre in the box
     /// `[x0, x1] × [y0, y1]` (clipped), turning the distance from the shape's
     /// edge into coverage.
-    fn add(
-        &mut self,
-        (x0, y0): (f32, f32),
-        (x1, y1): (f32, f32),
-        edge_distance: impl Fn(f32, f32) -> f32,
-    ) {
+    fn add(&mut self, (x0, y0): (f32, f32), (x1, y1): (f32, f32), edge_distance: impl Fn(f32, f32) -> f32) {
         let px0 = (x0.floor() as i64).max(self.left);
         let px1 = (x1.ceil() as i64).min(self.left + self.width - 1);
         let py0 = (y0.floor() as i64).max(self.top);
@@ -107,8 +89,7 @@ impl Coverage {
                 // Pixel (px, py) covers [px, px+1) × [py, py+1); its centre is +0.5.
                 let d = edge_distance(px as f32 + 0.5, py as f32 + 0.5);
                 let c = (0.5 - d).clamp(0.0, 1.0);
-                let cell =
-                    &mut self.data[((py - self.top) * self.width + (px - self.left)) as usize];
+                let cell = &mut self.data[((py - self.top) * self.width + (px - self.left)) as usize];
                 *cell = cell.max(c);
             }
         }
@@ -124,11 +105,7 @@ impl Coverage {
         let hi = (a.0.max(b.0) + r + 1.0, a.1.max(b.1) + r + 1.0);
         self.add(lo, hi, |x, y| {
             // Distance to the segment: project onto it, clamp to the ends.
-            let t = if len2 > 0.0 {
-                (((x - a.0) * dx + (y - a.1) * dy) / len2).clamp(0.0, 1.0)
-            } else {
-                0.0
-            };
+            let t = if len2 > 0.0 { (((x - a.0) * dx + (y - a.1) * dy) / len2).clamp(0.0, 1.0) } else { 0.0 };
             let (cx, cy) = (a.0 + t * dx, a.1 + t * dy);
             ((x - cx).powi(2) + (y - cy).powi(2)).sqrt() - r
         });
@@ -138,9 +115,7 @@ impl Coverage {
     pub(crate) fn disc(&mut self, center: (f32, f32), radius: f32) {
         let lo = (center.0 - radius - 1.0, center.1 - radius - 1.0);
         let hi = (center.0 + radius + 1.0, center.1 + radius + 1.0);
-        self.add(lo, hi, |x, y| {
-            ((x - center.0).powi(2) + (y - center.1).powi(2)).sqrt() - radius
-        });
+        self.add(lo, hi, |x, y| ((x - center.0).powi(2) + (y - center.1).powi(2)).sqrt() - radius);
     }
 
     /// Blends `color` onto the canvas with the collected coverage.
@@ -148,12 +123,7 @@ impl Coverage {
         for (i, &c) in self.data.iter().enumerate() {
             if c > 0.0 {
                 let i = i as i64;
-                canvas.blend(
-                    self.left + i % self.width,
-                    self.top + i / self.width,
-                    color,
-                    c,
-                );
+                canvas.blend(self.left + i % self.width, self.top + i / self.width, color, c);
             }
         }
     }

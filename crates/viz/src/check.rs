@@ -16,14 +16,7 @@ pub(crate) fn check_attention<S: AsRef<str>, T: AsRef<str>>(
     tgt_tokens: &[T],
 ) -> Result<(), Error> {
     let (tgt_len, src_len) = weights.dim();
-    let count_error = |side, axis, expected, got| Error::TokenCount {
-        side,
-        axis,
-        expected,
-        got,
-        tgt_len,
-        src_len,
-    };
+    let count_error = |side, axis, expected, got| Error::TokenCount { side, axis, expected, got, tgt_len, src_len };
     if src_tokens.len() != src_len {
         return Err(count_error("source", "columns", src_len, src_tokens.len()));
     }
@@ -44,8 +37,6 @@ pub(crate) fn check_attention<S: AsRef<str>, T: AsRef<str>>(
 pub(crate) fn peak(row: ndarray::ArrayView1<f32>) -> usize {
     row.iter()
         .enumerate()
-        .fold((0, f32::NEG_INFINITY), |(best, best_w), (j, &w)| {
-            if w > best_w { (j, w) } else { (best, best_w) }
-        })
+        .fold((0, f32::NEG_INFINITY), |(best, best_w), (j, &w)| if w > best_w { (j, w) } else { (best, best_w) })
         .0
 }

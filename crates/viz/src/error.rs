@@ -45,9 +45,7 @@ pub enum Error {
         src_len: usize,
     },
     /// The weights have no rows or no columns, so there is nothing to draw.
-    #[error(
-        "the weights are empty (shape ({tgt_len}, {src_len})); a heatmap needs at least one row and one column"
-    )]
+    #[error("the weights are empty (shape ({tgt_len}, {src_len})); a heatmap needs at least one row and one column")]
     EmptyWeights {
         /// Rows of the weights.
         tgt_len: usize,

@@ -25,9 +25,7 @@ fn font() -> &'static FontRef<'static> {
     static FONT: OnceLock<FontRef<'static>> = OnceLock::new();
     // The bytes are a fixed asset checked by the tests, not user input, so a
     // parse failure is a build defect, not a runtime condition to report.
-    FONT.get_or_init(|| {
-        FontRef::try_from_slice(DEJAVU_SANS).expect("embedded DejaVuSans.ttf parses")
-    })
+    FONT.get_or_init(|| FontRef::try_from_slice(DEJAVU_SANS).expect("embedded DejaVuSans.ttf parses"))
 }
 
 /// ab_glyph's `PxScale` is the height of ascent − descent in pixels; our sizes
@@ -50,10 +48,7 @@ pub(crate) struct Metrics {
 /// The font's ascent and descent at `size` pixels per em.
 pub(crate) fn metrics(size: f32) -> Metrics {
     let scaled = font().as_scaled(px_scale(size));
-    Metrics {
-        ascent: scaled.ascent(),
-        descent: scaled.descent(),
-    }
+    Metrics { ascent: scaled.ascent(), descent: scaled.descent() }
 }
 
 /// The baseline that centres a line of text vertically on `center`: the
@@ -91,11 +86,7 @@ pub(crate) fn text_width(text: &str, size: f32) -> f32 {
 /// labels that would overflow their slot are drawn smaller, never clipped.
 pub(crate) fn fit_size(text: &str, size: f32, max_width: f32) -> f32 {
     let width = text_width(text, size);
-    if width > max_width && width > 0.0 {
-        size * max_width / width
-    } else {
-        size
-    }
+    if width > max_width && width > 0.0 { size * max_width / width } else { size }
 }
 
 /// Calls `plot(dx, dy, coverage)` for every pixel the text touches, with
@@ -152,10 +143,7 @@ mod tests {
     #[test]
     fn the_embedded_font_has_accented_latin() {
         // A glyph id of 0 is the font's "missing glyph" box.
-        for c in "España niño pequeño àéîõü ÇŒß"
-            .chars()
-            .filter(|c| !c.is_whitespace())
-        {
+        for c in "España niño pequeño àéîõü ÇŒß".chars().filter(|c| !c.is_whitespace()) {
             assert_ne!(font().glyph_id(c).0, 0, "no glyph for {c:?}");
         }
     }

@@ -47,13 +47,7 @@ pub struct HeatmapOptions {
 
 impl Default for HeatmapOptions {
     fn default() -> Self {
-        HeatmapOptions {
-            cell_size: 32,
-            font_size: 14,
-            title: None,
-            show_values: false,
-            colorbar: true,
-        }
+        HeatmapOptions { cell_size: 32, font_size: 14, title: None, show_values: false, colorbar: true }
     }
 }
 
@@ -101,10 +95,7 @@ fn layout(
         if (lo..=hi).contains(&value) {
             Ok(i64::from(value))
         } else {
-            Err(Error::InvalidOption {
-                option,
-                problem: format!("{value} is outside {lo}..={hi}"),
-            })
+            Err(Error::InvalidOption { option, problem: format!("{value} is outside {lo}..={hi}") })
         }
     };
     let cell = check_range("cell_size", options.cell_size, 4, 512)?;
@@ -116,37 +107,15 @@ fn layout(
     let row_label_width = cw * as_px(tgt_chars);
     let col_label_height = cw * as_px(src_chars);
     let title_band = if options.title.is_some() { 2 * font } else { 0 };
-    let bar_band = if options.colorbar {
-        2 * font + gap + 3 * cw
-    } else {
-        0
-    };
-    let grid = (
-        font + row_label_width + gap,
-        font + title_band + col_label_height + gap,
-    );
-    let grid_size = (
-        as_px(src_len).saturating_mul(cell),
-        as_px(tgt_len).saturating_mul(cell),
-    );
+    let bar_band = if options.colorbar { 2 * font + gap + 3 * cw } else { 0 };
+    let grid = (font + row_label_width + gap, font + title_band + col_label_height + gap);
+    let grid_size = (as_px(src_len).saturating_mul(cell), as_px(tgt_len).saturating_mul(cell));
     let width = grid.0 + grid_size.0 + bar_band + font;
     let height = grid.1 + grid_size.1 + font;
     if (width as u64).saturating_mul(height as u64) > MAX_PIXELS {
-        return Err(Error::TooLarge {
-            width: width as u64,
-            height: height as u64,
-            max_pixels: MAX_PIXELS,
-        });
+        return Err(Error::TooLarge { width: width as u64, height: height as u64, max_pixels: MAX_PIXELS });
     }
-    Ok(Layout {
-        font,
-        cell,
-        grid,
-        grid_size,
-        row_label_width,
-        col_label_height,
-        size: (width as u32, height as u32),
-    })
+    Ok(Layout { font, cell, grid, grid_size, row_label_width, col_label_height, size: (width as u32, height as u32) })
 }
 
 /// Renders attention `weights` `(tgt_len, src_len)` as a heatmap picture in
@@ -205,9 +174,7 @@ pub fn render_attention<S: AsRef<str>, T: AsRef<str>>(
     options: &HeatmapOptions,
 ) -> Result<RgbImage, Error> {
     check_attention(weights, src_tokens, tgt_tokens)?;
-    let longest = |tokens: &mut dyn Iterator<Item = &str>| {
-        tokens.map(|t| t.chars().count()).max().unwrap_or(0)
-    };
+    let longest = |tokens: &mut dyn Iterator<Item = &str>| tokens.map(|t| t.chars().count()).max().unwrap_or(0);
     let src_chars = longest(&mut src_tokens.iter().map(AsRef::as_ref));
     let tgt_chars = longest(&mut tgt_tokens.iter().map(AsRef::as_ref));
     let layout = layout(src_chars, tgt_chars, weights.dim(), options)?;
@@ -219,22 +186,11 @@ pub fn render_attention<S: AsRef<str>, T: AsRef<str>>(
         draw_colorbar(&mut canvas, &layout);
     }
     if let Some(title) = &options.title {
-        let size = fit_size(
-            title,
-            1.2 * layout.font as f32,
-            (i64::from(layout.size.0) - 2 * layout.font) as f32,
-        );
+        let size = fit_size(title, 1.2 * layout.font as f32, (i64::from(layout.size.0) - 2 * layout.font) as f32);
         let width = crate::font::text_width(title, size);
         let x = ((layout.size.0 as f32 - width) / 2.0).round() as i64;
         let baseline = centered_baseline(2.0 * layout.font as f32, size);
-        draw_text(
-            &mut canvas,
-            title,
-            (x, baseline),
-            size,
-            INK,
-            Direction::Horizontal,
-        );
+        draw_text(&mut canvas, title, (x, baseline), size, INK, Direction::Horizontal);
     }
     Ok(canvas.into_image())
 }
@@ -291,24 +247,12 @@ fn draw_cells(canvas: &mut Canvas, layout: &Layout, weights: ArrayView2<f32>, sh
             let ink = if is_light(color) { INK } else { WHITE };
             let tx = (x as f32 + (c as f32 - width) / 2.0).round() as i64;
             let baseline = centered_baseline(y as f32 + c as f32 / 2.0, size);
-            draw_text(
-                canvas,
-                &text,
-                (tx, baseline),
-                size,
-                ink,
-                Direction::Horizontal,
-            );
+            draw_text(canvas, &text, (tx, baseline), size, ink, Direction::Horizontal);
         }
     }
 }
 
-fn draw_labels<S: AsRef<str>, T: AsRef<str>>(
-    canvas: &mut Canvas,
-    layout: &Layout,
-    src: &[S],
-    tgt: &[T],
-) {
+fn draw_labels<S: AsRef<str>, T: AsRef<str>>(canvas: &mut Canvas, layout: &Layout, src: &[S], tgt: &[T]) {
     let c = layout.cell as f32;
     let gap = layout.font / 2;
     // The label's line height (about 1.16 em) must fit inside one cell.
@@ -319,28 +263,14 @@ fn draw_labels<S: AsRef<str>, T: AsRef<str>>(
         let width = crate::font::text_width(token, size);
         let x = (layout.grid.0 - gap) as f32 - width;
         let baseline = centered_baseline(layout.grid.1 as f32 + (i as f32 + 0.5) * c, size);
-        draw_text(
-            canvas,
-            token,
-            (x.round() as i64, baseline),
-            size,
-            INK,
-            Direction::Horizontal,
-        );
+        draw_text(canvas, token, (x.round() as i64, baseline), size, INK, Direction::Horizontal);
     }
     for (j, token) in src.iter().enumerate() {
         let token = token.as_ref();
         let size = fit_size(token, size, layout.col_label_height as f32);
         // Rotated text: its "vertical" centring becomes horizontal.
         let x = centered_baseline(layout.grid.0 as f32 + (j as f32 + 0.5) * c, size);
-        draw_text(
-            canvas,
-            token,
-            (x, layout.grid.1 - gap),
-            size,
-            INK,
-            Direction::Up,
-        );
+        draw_text(canvas, token, (x, layout.grid.1 - gap), size, INK, Direction::Up);
     }
 }
 
@@ -357,23 +287,13 @@ fn draw_colorbar(canvas: &mut Canvas, layout: &Layout) {
     }
     // As many evenly spaced ticks as fit with a line of space for each label.
     let line = 1.2 * f as f32;
-    let steps = [5, 2, 1]
-        .into_iter()
-        .find(|&n| height as f32 >= (n + 1) as f32 * line)
-        .unwrap_or(1);
+    let steps = [5, 2, 1].into_iter().find(|&n| height as f32 >= (n + 1) as f32 * line).unwrap_or(1);
     for k in 0..=steps {
         let w = k as f32 / steps as f32;
         let y = top as f32 + (1.0 - w) * height as f32;
         let tick_y = (y.round() as i64).min(top + height - 1);
         canvas.fill_rect((left + f, tick_y), (f / 4, 1), INK);
         let baseline = centered_baseline(y, f as f32);
-        draw_text(
-            canvas,
-            &format!("{w:.1}"),
-            (left + f + f / 2, baseline),
-            f as f32,
-            INK,
-            Direction::Horizontal,
-        );
+        draw_text(canvas, &format!("{w:.1}"), (left + f + f / 2, baseline), f as f32, INK, Direction::Horizontal);
     }
 }

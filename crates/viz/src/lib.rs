@@ -168,8 +168,5 @@ pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
 fn save_png(image: &image::RgbImage, path: &Path) -> Result<(), Error> {
     image
         .save_with_format(path, image::ImageFormat::Png)
-        .map_err(|source| Error::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+        .map_err(|source| Error::Write { path: path.to_path_buf(), source })
 }

@@ -52,15 +52,8 @@ impl Series {
     /// assert_eq!(s.points[1], (2.0, 0.7));
     /// ```
     pub fn new(label: impl Into<String>, ys: &[f32]) -> Self {
-        let points = ys
-            .iter()
-            .enumerate()
-            .map(|(k, &y)| ((k + 1) as f32, y))
-            .collect();
-        Series {
-            label: label.into(),
-            points,
-        }
+        let points = ys.iter().enumerate().map(|(k, &y)| ((k + 1) as f32, y)).collect();
+        Series { label: label.into(), points }
     }
 
     /// A series with explicit `(x, y)` points, e.g. steps instead of epochs.
@@ -70,10 +63,7 @@ impl Series {
     /// assert_eq!(s.points.len(), 2);
     /// ```
     pub fn from_points(label: impl Into<String>, points: Vec<(f32, f32)>) -> Self {
-        Series {
-            label: label.into(),
-            points,
-        }
+        Series { label: label.into(), points }
     }
 }
 
@@ -189,11 +179,7 @@ impl Axis {
         };
         let step = nice_step(high - low, target_ticks);
         if snap_to_ticks {
-            Axis {
-                low: (low / step).floor() * step,
-                high: (high / step).ceil() * step,
-                step,
-            }
+            Axis { low: (low / step).floor() * step, high: (high / step).ceil() * step, step }
         } else {
             Axis { low, high, step }
         }
@@ -210,11 +196,7 @@ impl Axis {
     fn label(&self, value: f64) -> String {
         let decimals = (-self.step.log10()).ceil().max(0.0) as usize;
         // Snap -0.0 and float noise like 0.30000000000000004.
-        let value = if value.abs() < self.step * 1e-6 {
-            0.0
-        } else {
-            value
-        };
+        let value = if value.abs() < self.step * 1e-6 { 0.0 } else { value };
         format!("{value:.decimals$}")
     }
 
@@ -226,10 +208,7 @@ impl Axis {
 
 fn check_series(series: &[Series]) -> Result<(), Error> {
     if series.is_empty() {
-        return Err(Error::InvalidOption {
-            option: "series",
-            problem: "no series to draw".to_string(),
-        });
+        return Err(Error::InvalidOption { option: "series", problem: "no series to draw".to_string() });
     }
     for (index, s) in series.iter().enumerate() {
         let problem = if s.points.is_empty() {
@@ -238,19 +217,10 @@ fn check_series(series: &[Series]) -> Result<(), Error> {
             s.points
                 .iter()
                 .position(|(x, y)| !x.is_finite() || !y.is_finite())
-                .map(|k| {
-                    format!(
-                        "point {k} is ({}, {}), not finite",
-                        s.points[k].0, s.points[k].1
-                    )
-                })
+                .map(|k| format!("point {k} is ({}, {}), not finite", s.points[k].0, s.points[k].1))
         };
         if let Some(problem) = problem {
-            return Err(Error::InvalidSeries {
-                index,
-                label: s.label.clone(),
-                problem,
-            });
+            return Err(Error::InvalidSeries { index, label: s.label.clone(), problem });
         }
     }
     Ok(())
@@ -264,10 +234,7 @@ fn check_options(options: &LineOptions) -> Result<(), Error> {
     ];
     for (option, value, lo, hi) in ranges {
         if !(lo..=hi).contains(&value) {
-            return Err(Error::InvalidOption {
-                option,
-                problem: format!("{value} is outside {lo}..={hi}"),
-            });
+            return Err(Error::InvalidOption { option, problem: format!("{value} is outside {lo}..={hi}") });
         }
     }
     if u64::from(options.width) * u64::from(options.height) > MAX_PIXELS {
@@ -278,12 +245,10 @@ fn check_options(options: &LineOptions) -> Result<(), Error> {
         });
     }
     match options.y_range {
-        Some((low, high)) if !(low.is_finite() && high.is_finite() && low < high) => {
-            Err(Error::InvalidOption {
-                option: "y_range",
-                problem: format!("({low}, {high}) is not a finite range with low < high"),
-            })
-        }
+        Some((low, high)) if !(low.is_finite() && high.is_finite() && low < high) => Err(Error::InvalidOption {
+            option: "y_range",
+            problem: format!("({low}, {high}) is not a finite range with low < high"),
+        }),
         _ => Ok(()),
     }
 }
@@ -331,62 +296,27 @@ pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage
     let font = f as f32;
 
     let all = || series.iter().flat_map(|s| s.points.iter());
-    let (x_lo, x_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| {
-        (lo.min(x.into()), hi.max(x.into()))
-    });
-    let (y_lo, y_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| {
-        (lo.min(y.into()), hi.max(y.into()))
-    });
+    let (x_lo, x_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| (lo.min(x.into()), hi.max(x.into())));
+    let (y_lo, y_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| (lo.min(y.into()), hi.max(y.into())));
 
     // Vertical layout first: it fixes the plot height, which fixes the y
     // ticks, whose labels fix the left margin.
-    let top =
-        f + if options.title.is_some() {
-            2.0 * f
-        } else {
-            0.0
-        } + 0.5 * f;
+    let top = f + if options.title.is_some() { 2.0 * f } else { 0.0 } + 0.5 * f;
     let tick = (f / 3.0).round();
-    let bottom = height
-        - f
-        - if options.x_label.is_some() {
-            1.5 * f
-        } else {
-            0.0
-        }
-        - 1.5 * f
-        - tick;
+    let bottom = height - f - if options.x_label.is_some() { 1.5 * f } else { 0.0 } - 1.5 * f - tick;
     let y_axis = match options.y_range {
-        Some((lo, hi)) => Axis::new(
-            lo.into(),
-            hi.into(),
-            ((bottom - top) / (3.0 * f)).min(10.0),
-            false,
-        ),
+        Some((lo, hi)) => Axis::new(lo.into(), hi.into(), ((bottom - top) / (3.0 * f)).min(10.0), false),
         None => Axis::new(y_lo, y_hi, ((bottom - top) / (3.0 * f)).min(10.0), true),
     };
     let y_ticks = y_axis.ticks();
     let y_labels: Vec<String> = y_ticks.iter().map(|&v| y_axis.label(v)).collect();
-    let y_label_width = y_labels
-        .iter()
-        .map(|l| f64::from(text_width(l, font)))
-        .fold(0.0, f64::max);
-    let left =
-        f + if options.y_label.is_some() {
-            1.5 * f
-        } else {
-            0.0
-        } + y_label_width
-            + 0.5 * f
-            + tick;
+    let y_label_width = y_labels.iter().map(|l| f64::from(text_width(l, font))).fold(0.0, f64::max);
+    let left = f + if options.y_label.is_some() { 1.5 * f } else { 0.0 } + y_label_width + 0.5 * f + tick;
     let right = width - 2.0 * f;
     if right - left < 2.0 * f || bottom - top < 2.0 * f {
         return Err(Error::InvalidOption {
             option: "width",
-            problem: format!(
-                "{}x{} leaves no room for the plot at font size {f}",
-                options.width, options.height
-            ),
+            problem: format!("{}x{} leaves no room for the plot at font size {f}", options.width, options.height),
         });
     }
     let x_axis = Axis::new(x_lo, x_hi, ((right - left) / (5.0 * f)).min(10.0), false);
@@ -418,14 +348,7 @@ pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage
         let text = x_axis.label(v);
         let tx = px(v) - text_width(&text, font) / 2.0;
         let baseline = centered_baseline((bottom + tick + 0.75 * f) as f32, font);
-        draw_text(
-            &mut canvas,
-            &text,
-            (tx.round() as i64, baseline),
-            font,
-            INK,
-            Direction::Horizontal,
-        );
+        draw_text(&mut canvas, &text, (tx.round() as i64, baseline), font, INK, Direction::Horizontal);
     }
     // The axes: a frame on the left and bottom of the plot area.
     canvas.fill_rect((l - 1, t), (1, b - t + 1), AXIS);
@@ -437,11 +360,7 @@ pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage
     let pad = radius.ceil() as i64 + 1;
     for (k, s) in series.iter().enumerate() {
         let mut coverage = Coverage::new((l - pad, t - pad), (r - l + 2 * pad, b - t + 2 * pad));
-        let points: Vec<(f32, f32)> = s
-            .points
-            .iter()
-            .map(|&(x, y)| (px(x.into()), py(y.into())))
-            .collect();
+        let points: Vec<(f32, f32)> = s.points.iter().map(|&(x, y)| (px(x.into()), py(y.into()))).collect();
         for pair in points.windows(2) {
             coverage.segment(pair[0], pair[1], thickness);
         }
@@ -453,55 +372,27 @@ pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage
         coverage.paint(&mut canvas, PALETTE[k % PALETTE.len()]);
     }
 
-    draw_legend(
-        &mut canvas,
-        series,
-        (left, right, top),
-        f,
-        thickness,
-        radius,
-    );
+    draw_legend(&mut canvas, series, (left, right, top), f, thickness, radius);
 
     // Axis labels and the title, each shrunk if it would not fit.
     if let Some(x_label) = &options.x_label {
         let size = fit_size(x_label, font, (right - left) as f32);
         let tx = ((left + right) / 2.0) as f32 - text_width(x_label, size) / 2.0;
         let baseline = centered_baseline((height - f - 0.75 * f) as f32, size);
-        draw_text(
-            &mut canvas,
-            x_label,
-            (tx.round() as i64, baseline),
-            size,
-            INK,
-            Direction::Horizontal,
-        );
+        draw_text(&mut canvas, x_label, (tx.round() as i64, baseline), size, INK, Direction::Horizontal);
     }
     if let Some(y_label) = &options.y_label {
         let size = fit_size(y_label, font, (bottom - top) as f32);
         let start = ((top + bottom) / 2.0) as f32 + text_width(y_label, size) / 2.0;
         let x = centered_baseline((f + 0.75 * f) as f32, size);
-        draw_text(
-            &mut canvas,
-            y_label,
-            (x, start.round() as i64),
-            size,
-            INK,
-            Direction::Up,
-        );
+        draw_text(&mut canvas, y_label, (x, start.round() as i64), size, INK, Direction::Up);
     }
     if let Some(title) = &options.title {
         let size = fit_size(title, 1.2 * font, (width - 2.0 * f) as f32);
         let tx = ((left + right) / 2.0) as f32 - text_width(title, size) / 2.0;
         let tx = tx.clamp(f as f32, (width - f) as f32 - text_width(title, size));
         let baseline = centered_baseline(2.0 * font, size);
-        draw_text(
-            &mut canvas,
-            title,
-            (tx.round() as i64, baseline),
-            size,
-            INK,
-            Direction::Horizontal,
-        );
+        draw_text(&mut canvas, title, (tx.round() as i64, baseline), size, INK, Direction::Horizontal);
     }
     Ok(canvas.into_image())
 }
@@ -518,52 +409,27 @@ fn draw_legend(
 ) {
     let row = (1.5 * f).round();
     let sample = 2.0 * f;
-    let widest = |font: f32| {
-        series
-            .iter()
-            .map(|s| f64::from(text_width(&s.label, font)))
-            .fold(0.0, f64::max)
-    };
+    let widest = |font: f32| series.iter().map(|s| f64::from(text_width(&s.label, font))).fold(0.0, f64::max);
     // Labels too long for the plot area are set smaller so that the box
     // stays inside it: room = plot width − margins − line sample.
     let room = (right - left) - 3.0 * f - sample;
     let full = widest(f as f32);
-    let font = if full > room && full > 0.0 {
-        (f * room.max(0.0) / full) as f32
-    } else {
-        f as f32
-    };
+    let font = if full > room && full > 0.0 { (f * room.max(0.0) / full) as f32 } else { f as f32 };
     let label_width = widest(font);
-    let (w, h) = (
-        (0.5 * f + sample + 0.5 * f + label_width + 0.5 * f).ceil(),
-        (row * series.len() as f64 + 0.5 * f).ceil(),
-    );
+    let (w, h) =
+        ((0.5 * f + sample + 0.5 * f + label_width + 0.5 * f).ceil(), (row * series.len() as f64 + 0.5 * f).ceil());
     let (x0, y0) = ((right - 0.5 * f - w).round(), (top + 0.5 * f).round());
     canvas.fill_rect((x0 as i64, y0 as i64), (w as i64, h as i64), AXIS);
-    canvas.fill_rect(
-        (x0 as i64 + 1, y0 as i64 + 1),
-        (w as i64 - 2, h as i64 - 2),
-        WHITE,
-    );
+    canvas.fill_rect((x0 as i64 + 1, y0 as i64 + 1), (w as i64 - 2, h as i64 - 2), WHITE);
     for (k, s) in series.iter().enumerate() {
         let cy = y0 + 0.25 * f + row * (k as f64 + 0.5);
         let mut coverage = Coverage::new((x0 as i64, y0 as i64), (w as i64, h as i64));
-        let (a, b) = (
-            ((x0 + 0.5 * f) as f32, cy as f32),
-            ((x0 + 0.5 * f + sample) as f32, cy as f32),
-        );
+        let (a, b) = (((x0 + 0.5 * f) as f32, cy as f32), ((x0 + 0.5 * f + sample) as f32, cy as f32));
         coverage.segment(a, b, thickness);
         coverage.disc(((a.0 + b.0) / 2.0, cy as f32), radius);
         coverage.paint(canvas, PALETTE[k % PALETTE.len()]);
         let tx = (x0 + 0.5 * f + sample + 0.5 * f).round() as i64;
-        draw_text(
-            canvas,
-            &s.label,
-            (tx, centered_baseline(cy as f32, font)),
-            font,
-            INK,
-            Direction::Horizontal,
-        );
+        draw_text(canvas, &s.label, (tx, centered_baseline(cy as f32, font)), font, INK, Direction::Horizontal);
     }
 }
 
@@ -584,11 +450,7 @@ fn draw_legend(
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), lingo_viz::Error>(())
 /// ```
-pub fn plot_lines(
-    series: &[Series],
-    path: impl AsRef<Path>,
-    options: &LineOptions,
-) -> Result<(), Error> {
+pub fn plot_lines(series: &[Series], path: impl AsRef<Path>, options: &LineOptions) -> Result<(), Error> {
     let image = render_lines(series, options)?;
     save_png(&image, path.as_ref())
 }

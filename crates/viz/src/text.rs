@@ -170,23 +170,12 @@ pub fn format_attention<S: AsRef<str>, T: AsRef<str>>(
         .collect();
 
     let width = |s: &str| s.chars().count();
-    let col_width = src_tokens
-        .iter()
-        .map(|t| width(t.as_ref()))
-        .chain(cells.iter().flatten().map(|c| width(c)))
-        .max()
-        .unwrap_or(0);
-    let label_width = tgt_tokens
-        .iter()
-        .map(|t| width(t.as_ref()))
-        .max()
-        .unwrap_or(0);
+    let col_width =
+        src_tokens.iter().map(|t| width(t.as_ref())).chain(cells.iter().flatten().map(|c| width(c))).max().unwrap_or(0);
+    let label_width = tgt_tokens.iter().map(|t| width(t.as_ref())).max().unwrap_or(0);
 
     let mut lines = Vec::with_capacity(tgt_tokens.len() + 1);
-    let header: String = src_tokens
-        .iter()
-        .map(|t| format!(" {:>col_width$}", t.as_ref()))
-        .collect();
+    let header: String = src_tokens.iter().map(|t| format!(" {:>col_width$}", t.as_ref())).collect();
     lines.push(format!("{:label_width$}{header}", ""));
     for (token, row) in tgt_tokens.iter().zip(&cells) {
         let body: String = row.iter().map(|c| format!(" {c:>col_width$}")).collect();

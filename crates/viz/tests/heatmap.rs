@@ -23,10 +23,7 @@ fn temp_png(name: &str) -> PathBuf {
 /// w = ceil(0.65 · 14) = 10): the grid starts at
 /// x = 14 + 10·lt + 7, y = 14 + title + 10·ls + 7.
 fn cell_centre(lt: u32, ls: u32, title: u32, (i, j): (u32, u32)) -> (u32, u32) {
-    (
-        21 + 10 * lt + 32 * j + 16,
-        21 + title + 10 * ls + 32 * i + 16,
-    )
+    (21 + 10 * lt + 32 * j + 16, 21 + title + 10 * ls + 32 * i + 16)
 }
 
 #[test]
@@ -39,20 +36,11 @@ fn size_follows_the_documented_formula() {
     // height = 14 + 50 + 7 + 3·32 + 14 = 181
     assert_eq!(image.dimensions(), (300, 181));
 
-    let titled = render_attention(
-        weights.view(),
-        &src,
-        &tgt,
-        &HeatmapOptions::default().title("t"),
-    )
-    .unwrap();
+    let titled = render_attention(weights.view(), &src, &tgt, &HeatmapOptions::default().title("t")).unwrap();
     assert_eq!(titled.dimensions(), (300, 181 + 28));
 
     // f = 10: w = ceil(6.5) = 7, f/2 = 5; no colour bar; c = 20.
-    let options = HeatmapOptions::default()
-        .font_size(10)
-        .cell_size(20)
-        .colorbar(false);
+    let options = HeatmapOptions::default().font_size(10).cell_size(20).colorbar(false);
     let small = render_attention(weights.view(), &src, &tgt, &options).unwrap();
     // width  = 10 + 28 + 5 + 100 + 10 = 153; height = 10 + 35 + 5 + 60 + 10 = 120
     assert_eq!(small.dimensions(), (153, 120));
@@ -64,10 +52,7 @@ fn cells_have_the_viridis_colour_of_their_weight() {
     let src = ["a", "b", "c"];
     let tgt = ["x", "y"];
     let image = render_attention(weights.view(), &src, &tgt, &HeatmapOptions::default()).unwrap();
-    let expected = [
-        [VIRIDIS_0, VIRIDIS_HALF, VIRIDIS_1],
-        [VIRIDIS_0, VIRIDIS_HALF, VIRIDIS_1],
-    ];
+    let expected = [[VIRIDIS_0, VIRIDIS_HALF, VIRIDIS_1], [VIRIDIS_0, VIRIDIS_HALF, VIRIDIS_1]];
     for (i, row) in expected.iter().enumerate() {
         for (j, &colour) in row.iter().enumerate() {
             let (x, y) = cell_centre(1, 1, 0, (i as u32, j as u32));
@@ -97,10 +82,7 @@ fn the_file_decodes_to_the_rendered_picture() {
 /// Pixels that differ between two pictures of the same size.
 fn diff(a: &RgbImage, b: &RgbImage) -> Vec<(u32, u32)> {
     assert_eq!(a.dimensions(), b.dimensions());
-    a.enumerate_pixels()
-        .filter(|&(x, y, p)| p != b.get_pixel(x, y))
-        .map(|(x, y, _)| (x, y))
-        .collect()
+    a.enumerate_pixels().filter(|&(x, y, p)| p != b.get_pixel(x, y)).map(|(x, y, _)| (x, y)).collect()
 }
 
 #[test]
@@ -116,11 +98,7 @@ fn changing_one_weight_changes_exactly_its_cell() {
     let changed = diff(&a, &b);
     assert_eq!(changed.len(), 32 * 32);
     let (cx, cy) = cell_centre(1, 1, 0, (1, 0));
-    assert!(
-        changed
-            .iter()
-            .all(|&(x, y)| x.abs_diff(cx) <= 16 && y.abs_diff(cy) <= 16)
-    );
+    assert!(changed.iter().all(|&(x, y)| x.abs_diff(cx) <= 16 && y.abs_diff(cy) <= 16));
 }
 
 #[test]
@@ -129,22 +107,12 @@ fn values_and_labels_put_ink_on_the_picture() {
     let src = ["a", "b"];
     let tgt = ["x"];
     let plain = render_attention(weights.view(), &src, &tgt, &HeatmapOptions::default()).unwrap();
-    let numbers = render_attention(
-        weights.view(),
-        &src,
-        &tgt,
-        &HeatmapOptions::default().show_values(true),
-    )
-    .unwrap();
+    let numbers = render_attention(weights.view(), &src, &tgt, &HeatmapOptions::default().show_values(true)).unwrap();
     // Values are drawn only inside the cells.
     let changed = diff(&plain, &numbers);
     assert!(changed.len() > 20, "only {} pixels changed", changed.len());
     let grid = (21 + 10, 21 + 10); // lt = ls = 1
-    assert!(
-        changed
-            .iter()
-            .all(|&(x, y)| x >= grid.0 && x < grid.0 + 64 && y >= grid.1 && y < grid.1 + 32)
-    );
+    assert!(changed.iter().all(|&(x, y)| x >= grid.0 && x < grid.0 + 64 && y >= grid.1 && y < grid.1 + 32));
 }
 
 #[test]
@@ -152,20 +120,8 @@ fn accents_are_drawn() {
     // Same lengths, same letters but for the accent: only the label differs,
     // and the accent sits above the letters, inside the row-label band.
     let weights = array![[1.0_f32]];
-    let plain = render_attention(
-        weights.view(),
-        &["x"],
-        &["nino"],
-        &HeatmapOptions::default(),
-    )
-    .unwrap();
-    let accented = render_attention(
-        weights.view(),
-        &["x"],
-        &["niño"],
-        &HeatmapOptions::default(),
-    )
-    .unwrap();
+    let plain = render_attention(weights.view(), &["x"], &["nino"], &HeatmapOptions::default()).unwrap();
+    let accented = render_attention(weights.view(), &["x"], &["niño"], &HeatmapOptions::default()).unwrap();
     let changed = diff(&plain, &accented);
     assert!(!changed.is_empty(), "ñ was drawn like n");
     let grid_x = 21 + 10 * 4;
@@ -189,13 +145,7 @@ fn thirty_by_thirty_renders_at_its_documented_size() {
 fn the_colour_bar_runs_from_one_at_the_top_to_zero_at_the_bottom() {
     let weights = Array2::<f32>::zeros((6, 2));
     let tgt = ["a", "b", "c", "d", "e", "f"];
-    let image = render_attention(
-        weights.view(),
-        &["p", "q"],
-        &tgt,
-        &HeatmapOptions::default(),
-    )
-    .unwrap();
+    let image = render_attention(weights.view(), &["p", "q"], &tgt, &HeatmapOptions::default()).unwrap();
     // Bar at x = grid_x + 2·32 + f, 14 wide; grid from y = 31 to 31 + 192.
     let bar_x = 31 + 64 + 14 + 7;
     assert_eq!(*image.get_pixel(bar_x, 31), VIRIDIS_1);
@@ -219,44 +169,19 @@ fn bad_input_is_an_error_not_a_panic() {
         Err(Error::NonFiniteWeight { row: 0, col: 1, .. })
     ));
     assert!(matches!(
-        render_attention(
-            weights.view(),
-            &["a", "b"],
-            &["x"],
-            &options.clone().cell_size(0)
-        ),
-        Err(Error::InvalidOption {
-            option: "cell_size",
-            ..
-        })
+        render_attention(weights.view(), &["a", "b"], &["x"], &options.clone().cell_size(0)),
+        Err(Error::InvalidOption { option: "cell_size", .. })
     ));
     let huge = Array2::<f32>::zeros((1, 300_000));
     let many: Vec<&str> = vec!["t"; 300_000];
-    assert!(matches!(
-        render_attention(huge.view(), &many, &["x"], &options),
-        Err(Error::TooLarge { .. })
-    ));
+    assert!(matches!(render_attention(huge.view(), &many, &["x"], &options), Err(Error::TooLarge { .. })));
 }
 
 #[test]
 fn write_errors_name_the_path() {
     let weights = array![[1.0_f32]];
-    let path = std::env::temp_dir()
-        .join("lingo-viz-no-such-dir")
-        .join("deeper")
-        .join("x.png");
-    let err = plot_attention(
-        weights.view(),
-        &["a"],
-        &["b"],
-        &path,
-        &HeatmapOptions::default(),
-    )
-    .unwrap_err();
+    let path = std::env::temp_dir().join("lingo-viz-no-such-dir").join("deeper").join("x.png");
+    let err = plot_attention(weights.view(), &["a"], &["b"], &path, &HeatmapOptions::default()).unwrap_err();
     assert!(matches!(err, Error::Write { .. }));
-    assert!(
-        err.to_string()
-            .contains("lingo-viz-no-such-dir/deeper/x.png"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("lingo-viz-no-such-dir/deeper/x.png"), "{err}");
 }

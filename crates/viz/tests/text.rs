@@ -14,9 +14,7 @@ fn shades(weights: &Array2<f32>, src: &[&str], tgt: &[&str]) -> Result<String, E
 
 /// A row that puts `peak` on column `at` and `rest` on every other column.
 fn one_hot_row(len: usize, at: usize, peak: f32, rest: f32) -> Vec<f32> {
-    (0..len)
-        .map(|j| if j == at { peak } else { rest })
-        .collect()
+    (0..len).map(|j| if j == at { peak } else { rest }).collect()
 }
 
 #[test]
@@ -46,14 +44,9 @@ fn numbers_with_split_attention_on_duplicates() {
     // The sorting case study: 7 2 5 2 9 -> 2 2 5 7 9, the two 2s share.
     let src = ["7", "2", "5", "2", "9"];
     let tgt = ["2", "2", "5"];
-    let weights = array![
-        [0.05_f32, 0.48, 0.02, 0.43, 0.02],
-        [0.03, 0.41, 0.04, 0.48, 0.04],
-        [0.08, 0.05, 0.78, 0.06, 0.03],
-    ];
-    let options = TextOptions::default()
-        .cells(CellStyle::Number)
-        .mark_peak(true);
+    let weights =
+        array![[0.05_f32, 0.48, 0.02, 0.43, 0.02], [0.03, 0.41, 0.04, 0.48, 0.04], [0.08, 0.05, 0.78, 0.06, 0.03],];
+    let options = TextOptions::default().cells(CellStyle::Number).mark_peak(true);
     let text = format_attention(weights.view(), &src, &tgt, &options).unwrap();
     // Cells are at most 5 chars (">0.48"), wider than any token.
     let expected = [
@@ -99,13 +92,9 @@ fn out_of_range_weights_are_clamped_for_shading_and_printed_as_is() {
     let weights = array![[-0.25_f32, 1.5]];
     let shades = shades(&weights, &["a", "b"], &["t"]).unwrap();
     assert_eq!(shades, "    a   b\nt ··· ███");
-    let numbers = format_attention(
-        weights.view(),
-        &["a", "b"],
-        &["t"],
-        &TextOptions::default().cells(CellStyle::Number),
-    )
-    .unwrap();
+    let numbers =
+        format_attention(weights.view(), &["a", "b"], &["t"], &TextOptions::default().cells(CellStyle::Number))
+            .unwrap();
     assert_eq!(numbers, "      a     b\nt -0.25  1.50");
 }
 
@@ -132,15 +121,7 @@ fn shade_thresholds_are_fifths() {
 fn mismatched_sizes_name_the_side_and_both_counts() {
     let weights = Array2::<f32>::zeros((2, 3));
     let err = shades(&weights, &["a", "b"], &["x", "y"]).unwrap_err();
-    assert!(matches!(
-        err,
-        Error::TokenCount {
-            side: "source",
-            expected: 3,
-            got: 2,
-            ..
-        }
-    ));
+    assert!(matches!(err, Error::TokenCount { side: "source", expected: 3, got: 2, .. }));
     let err = shades(&weights, &["a", "b", "c"], &["x"]).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -153,18 +134,9 @@ fn empty_and_non_finite_weights_are_errors() {
     let none: [&str; 0] = [];
     let empty = Array2::<f32>::zeros((0, 2));
     let err = shades(&empty, &["a", "b"], &none).unwrap_err();
-    assert!(matches!(
-        err,
-        Error::EmptyWeights {
-            tgt_len: 0,
-            src_len: 2
-        }
-    ));
+    assert!(matches!(err, Error::EmptyWeights { tgt_len: 0, src_len: 2 }));
 
     let weights = array![[0.5_f32, 0.5], [f32::NAN, 1.0]];
     let err = shades(&weights, &["a", "b"], &["x", "y"]).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "the weight at row 1, column 0 is NaN, not a finite number"
-    );
+    assert_eq!(err.to_string(), "the weight at row 1, column 0 is NaN, not a finite number");
 }

@@ -46,9 +46,21 @@ use crate::mask::{Masking, RowMask, masked_softmax, masked_softmax_backward};
 
 /// Checks `q_proj (B, T, A)`, `k_proj (B, S, A)`, `v (A)`, `values (B, S, d_v)`
 /// and returns `(B, T, S, A)`.
-fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], values: &[usize], mask: &Masking) -> Result<(usize, usize, usize, usize)> {
+fn check(
+    op: &'static str,
+    q: &[usize],
+    k: &[usize],
+    v: &[usize],
+    values: &[usize],
+    mask: &Masking,
+) -> Result<(usize, usize, usize, usize)> {
     if q.len() != 3 || k.len() != 3 || q[0] != k[0] || q[2] != k[2] {
-        return Err(mismatch(op, q, k, "projected queries (batch, tgt_len, A) and keys (batch, src_len, A) must agree in batch and A"));
+        return Err(mismatch(
+            op,
+            q,
+            k,
+            "projected queries (batch, tgt_len, A) and keys (batch, src_len, A) must agree in batch and A",
+        ));
     }
     if v != [k[2]] {
         return Err(mismatch(op, k, v, format!("v must be a vector of the attention size {}", k[2])));
@@ -76,7 +88,14 @@ pub(super) fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize)
 /// One query's weights over the source: `H = tanh(q' + K')` into `h` (its
 /// visible rows), the scores `x_s = H_s·v`, then the masked softmax turns
 /// `x` into the weights in place.
-pub(super) fn query_weights(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, v: &[f32], x: &mut [f32], m: RowMask<'_>) {
+pub(super) fn query_weights(
+    h: &mut [f32],
+    q: &[f32],
+    k: ArrayView2<'_, f32>,
+    v: &[f32],
+    x: &mut [f32],
+    m: RowMask<'_>,
+) {
     if m.limit > 0 {
         hidden(h, q, k, m.limit); // H_t = tanh(Q'_t + K')
         for (x, h_s) in x[..m.limit].iter_mut().zip(h.chunks_exact(v.len())) {
@@ -114,7 +133,13 @@ fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
 
 /// The fused op: `softmax(tanh(Q' + K')·v)·V` for `q_proj (B, T, A)`,
 /// `k_proj (B, S, A)`, `v (A)`, `values (B, S, d_v)`.
-pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Tensor, mask: &Masking) -> Result<AttentionOutput> {
+pub(crate) fn additive(
+    q_proj: &Tensor,
+    k_proj: &Tensor,
+    v: &Tensor,
+    values: &Tensor,
+    mask: &Masking,
+) -> Result<AttentionOutput> {
     const OP: &str = "additive_attention";
     let (n_b, n_t, n_s, n_a) = check(OP, q_proj.shape(), k_proj.shape(), v.shape(), values.shape(), mask)?;
     let d_v = values.shape()[2];
@@ -129,8 +154,10 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
     let mut weights_all = unzeroed((n_b, n_t, n_s));
     // H kept for backward, one row (S·A) per query, when there will be a
     // backward pass and H is small enough.
-    let mut kept = (will_record([q_proj, k_proj, v, values]) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
-    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut kept, n_b)).collect();
+    let mut kept = (will_record([q_proj, k_proj, v, values]) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN)
+        .then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
+    let items: Vec<_> =
+        context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut kept, n_b)).collect();
     for_each_entry(items, flops, n_s * n_a, |b, ((context, weights), mut kept_b), scratch| {
         let mut weights = zeroed(weights);
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
@@ -140,7 +167,14 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
                 Some(k) => k.row_mut(t).into_slice().unwrap_or_else(|| unreachable!("standard layout")),
                 None => &mut *scratch,
             };
-            query_weights(h, row(qp, t), kp, v_slice, x.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
+            query_weights(
+                h,
+                row(qp, t),
+                kp,
+                v_slice,
+                x.as_slice_mut().unwrap_or_else(|| unreachable!()),
+                mask.row(b, t, n_t, n_s),
+            );
         }
         gemm_uninit(1.0, weights.view(), vals.index_axis(Axis(0), b), context); // C = W·V
     });
@@ -158,7 +192,8 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(bw.input(3)));
         let v = bw.input(2).as_standard_layout();
         let v = v.as_slice().unwrap_or_else(|| unreachable!());
-        let (d_context, d_weights) = (grad_or_zeros(bw.grad(0), (n_b, n_t, d_v)), grad_or_zeros(bw.grad(1), saved.dim()));
+        let (d_context, d_weights) =
+            (grad_or_zeros(bw.grad(0), (n_b, n_t, d_v)), grad_or_zeros(bw.grad(1), saved.dim()));
         let (d_context, d_weights) = (checked3(&d_context), checked3(&d_weights));
         let score_grads = bw.needs(0) || bw.needs(1) || bw.needs(2);
         let mut dq = Array3::<f32>::zeros(if score_grads { qp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
@@ -166,7 +201,12 @@ pub(crate) fn additive(q_proj: &Tensor, k_proj: &Tensor, v: &Tensor, values: &Te
         let mut dv_parts = Array2::<f32>::zeros((n_b, if score_grads { n_a } else { 0 }));
         let mut dvals = bw.needs(3).then(|| unzeroed(vals.dim()));
         let items: Vec<_> = if score_grads {
-            dq.outer_iter_mut().zip(dk.outer_iter_mut()).zip(dv_parts.outer_iter_mut()).map(Some).zip(entries(&mut dvals, n_b)).collect()
+            dq.outer_iter_mut()
+                .zip(dk.outer_iter_mut())
+                .zip(dv_parts.outer_iter_mut())
+                .map(Some)
+                .zip(entries(&mut dvals, n_b))
+                .collect()
         } else {
             (0..n_b).map(|_| None).zip(entries(&mut dvals, n_b)).collect()
         };

@@ -100,12 +100,25 @@ struct Dims {
 }
 
 impl Dims {
-    fn check(x: &Tensor, h0: &Tensor, k_proj: &Tensor, values: &Tensor, (w_q, v): (&Tensor, &Tensor), w: &RnnWeights<'_>, mask: &Masking) -> Result<Dims> {
+    fn check(
+        x: &Tensor,
+        h0: &Tensor,
+        k_proj: &Tensor,
+        values: &Tensor,
+        (w_q, v): (&Tensor, &Tensor),
+        w: &RnnWeights<'_>,
+        mask: &Masking,
+    ) -> Result<Dims> {
         const OP: &str = "bahdanau_gru";
         let hidden = w.hidden_size(3)?;
         let (xs, ks, vs) = (x.shape(), k_proj.shape(), values.shape());
         if xs.len() != 3 || ks.len() != 3 || xs[0] != ks[0] {
-            return Err(mismatch(OP, xs, ks, "x must be (batch, tgt_len, E) and the prepared keys (batch, src_len, A)"));
+            return Err(mismatch(
+                OP,
+                xs,
+                ks,
+                "x must be (batch, tgt_len, E) and the prepared keys (batch, src_len, A)",
+            ));
         }
         if vs.len() != 3 || vs[..2] != ks[..2] {
             return Err(mismatch(OP, ks, vs, "values must be (batch, src_len, d_v) like the keys"));
@@ -115,10 +128,20 @@ impl Dims {
             return Err(mismatch(OP, h0.shape(), &[d.batch, hidden], "the initial state must be (batch, H)"));
         }
         if w_q.shape() != [d.attn, hidden] || v.shape() != [d.attn] {
-            return Err(mismatch(OP, w_q.shape(), v.shape(), format!("W_q must be (A, H) = [{}, {hidden}] and v (A)", d.attn)));
+            return Err(mismatch(
+                OP,
+                w_q.shape(),
+                v.shape(),
+                format!("W_q must be (A, H) = [{}, {hidden}] and v (A)", d.attn),
+            ));
         }
         if w.weight_ih.shape()[1] != d.input + d.value {
-            return Err(mismatch(OP, w.weight_ih.shape(), xs, format!("weight_ih must read [x; context]: {} + {} features", d.input, d.value)));
+            return Err(mismatch(
+                OP,
+                w.weight_ih.shape(),
+                xs,
+                format!("weight_ih must read [x; context]: {} + {} features", d.input, d.value),
+            ));
         }
         mask.check(OP, ks)?;
         Ok(d)
@@ -154,7 +177,15 @@ fn rows(a: &Array3<f32>) -> ArrayView2<'_, f32> {
 /// The fused op; see the [module docs](self). `x (batch, tgt_len, E)`,
 /// `h0 (batch, H)`, `k_proj (batch, src_len, A)`, `values (batch, src_len, D_v)`,
 /// `w_q (A, H)`, `v (A)` and a GRU reading `E + D_v` features.
-pub(crate) fn bahdanau_gru(x: &Tensor, h0: &Tensor, k_proj: &Tensor, values: &Tensor, (w_q, v): (&Tensor, &Tensor), w: RnnWeights<'_>, mask: &Masking) -> Result<Recurrence> {
+pub(crate) fn bahdanau_gru(
+    x: &Tensor,
+    h0: &Tensor,
+    k_proj: &Tensor,
+    values: &Tensor,
+    (w_q, v): (&Tensor, &Tensor),
+    w: RnnWeights<'_>,
+    mask: &Masking,
+) -> Result<Recurrence> {
     let d = Dims::check(x, h0, k_proj, values, (w_q, v), &w, mask)?;
     let (n_b, n_t, n_e, n_s, n_a, n_h) = (d.batch, d.steps, d.input, d.src_len, d.attn, d.hidden);
     let (n_g, n_r) = (3 * n_h, d.recurrent());
@@ -171,14 +202,19 @@ pub(crate) fn bahdanau_gru(x: &Tensor, h0: &Tensor, k_proj: &Tensor, values: &Te
     let mut x_hat = Array3::<f32>::zeros((n_b, n_t, n_g));
     x_hat.assign(&w.bias_ih.data().broadcast((n_b, n_t, n_g)).unwrap_or_else(|| unreachable!("bias (3H)")));
     let x_rows = x.data().as_standard_layout();
-    let x_rows = x_rows.view().into_shape_with_order((n_b * n_t, n_e)).unwrap_or_else(|_| unreachable!("standard layout"));
-    let xe = x_hat.view_mut().into_shape_with_order((n_b * n_t, n_g)).unwrap_or_else(|_| unreachable!("standard layout"));
+    let x_rows =
+        x_rows.view().into_shape_with_order((n_b * n_t, n_e)).unwrap_or_else(|_| unreachable!("standard layout"));
+    let xe =
+        x_hat.view_mut().into_shape_with_order((n_b * n_t, n_g)).unwrap_or_else(|_| unreachable!("standard layout"));
     gemm(1.0, x_rows, w_ih.slice(s![.., ..n_e]).t(), 1.0, xe);
     // Row-major transposes, made once: W_ih[:, E:]ᵀ (D_v, 3H) and [W_hh; W_q]ᵀ (H, 3H + A).
     let w_ctx_t = w_ih.slice(s![.., n_e..]).t().as_standard_layout().into_owned();
-    let w_rec_t = concatenate(Axis(1), &[w_hh.t(), matrix(w_q.data()).t()]).unwrap_or_else(|_| unreachable!("both have H rows"));
+    let w_rec_t =
+        concatenate(Axis(1), &[w_hh.t(), matrix(w_q.data()).t()]).unwrap_or_else(|_| unreachable!("both have H rows"));
     let mut rec_bias = vec![0.0_f32; n_r];
-    rec_bias[..n_g].copy_from_slice(w.bias_hh.data().as_standard_layout().as_slice().unwrap_or_else(|| unreachable!("standard layout")));
+    rec_bias[..n_g].copy_from_slice(
+        w.bias_hh.data().as_standard_layout().as_slice().unwrap_or_else(|| unreachable!("standard layout")),
+    );
 
     // Saved for backward: the state each step read (time-major, as the
     // products that read it after the loop want), the gates, ĥ_n and q'.
@@ -186,9 +222,21 @@ pub(crate) fn bahdanau_gru(x: &Tensor, h0: &Tensor, k_proj: &Tensor, values: &Te
     let mut gates = Array3::<f32>::zeros((n_b, n_t, n_g));
     let mut h_hat_n = Array3::<f32>::zeros((n_b, n_t, n_h));
     let mut q_proj = Array3::<f32>::zeros((n_t, n_b, n_a));
-    let inputs = vec![x.clone(), h0.clone(), k_proj.clone(), values.clone(), w_q.clone(), v.clone(), w.weight_ih.clone(), w.weight_hh.clone(), w.bias_ih.clone(), w.bias_hh.clone()];
+    let inputs = vec![
+        x.clone(),
+        h0.clone(),
+        k_proj.clone(),
+        values.clone(),
+        w_q.clone(),
+        v.clone(),
+        w.weight_ih.clone(),
+        w.weight_hh.clone(),
+        w.bias_ih.clone(),
+        w.bias_hh.clone(),
+    ];
     // tanh(q' + K') kept when small, as in `additive` (see KEEP_HIDDEN).
-    let mut kept = (will_record(&inputs) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
+    let mut kept = (will_record(&inputs) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN)
+        .then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
     let mut scratch = vec![0.0_f32; n_s * n_a];
     let mut weights = Array3::<f32>::zeros((n_b, n_t, n_s));
     let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
@@ -208,15 +256,35 @@ pub(crate) fn bahdanau_gru(x: &Tensor, h0: &Tensor, k_proj: &Tensor, values: &Te
                 None => &mut scratch,
             };
             let q = &slice(rec.row(b))[n_g..];
-            query_weights(h, q, kp.index_axis(Axis(0), b), v_slice, slice_mut(weights.slice_mut(s![b, t, ..])), mask.row(b, 0, 1, n_s));
+            query_weights(
+                h,
+                q,
+                kp.index_axis(Axis(0), b),
+                v_slice,
+                slice_mut(weights.slice_mut(s![b, t, ..])),
+                mask.row(b, 0, 1, n_s),
+            );
             // context_t = weights_t·V
-            gemm(1.0, weights.slice(s![b, t..t + 1, ..]), vals.index_axis(Axis(0), b), 0.0, x_full.slice_mut(s![b, t..t + 1, n_e..]));
+            gemm(
+                1.0,
+                weights.slice(s![b, t..t + 1, ..]),
+                vals.index_axis(Axis(0), b),
+                0.0,
+                x_full.slice_mut(s![b, t..t + 1, n_e..]),
+            );
         }
         // x̂ = xe_t + context_t·W_ih[:, E:]ᵀ
         gemm(1.0, x_full.slice(s![.., t, n_e..]), w_ctx_t.view(), 1.0, x_hat.slice_mut(s![.., t, ..]));
         for b in 0..n_b {
-            let (gates_b, h_hat_n_b, state_b) = (gates.slice_mut(s![b, t, ..]), h_hat_n.slice_mut(s![b, t, ..]), state.row_mut(b));
-            step_forward(slice(x_hat.slice(s![b, t, ..])), &slice(rec.row(b))[..n_g], slice_mut(gates_b), slice_mut(h_hat_n_b), slice_mut(state_b));
+            let (gates_b, h_hat_n_b, state_b) =
+                (gates.slice_mut(s![b, t, ..]), h_hat_n.slice_mut(s![b, t, ..]), state.row_mut(b));
+            step_forward(
+                slice(x_hat.slice(s![b, t, ..])),
+                &slice(rec.row(b))[..n_g],
+                slice_mut(gates_b),
+                slice_mut(h_hat_n_b),
+                slice_mut(state_b),
+            );
             output.slice_mut(s![b, t, ..]).assign(&state.row(b));
         }
     }
@@ -249,7 +317,11 @@ pub(crate) fn bahdanau_gru(x: &Tensor, h0: &Tensor, k_proj: &Tensor, values: &Te
             }
             for b in 0..n_b {
                 let (dx_hat_b, d_rec_b) = (dx_hat.slice_mut(s![b, t, ..]), d_rec.slice_mut(s![t, b, ..n_g]));
-                let (g, hn, sp) = (slice(gates.slice(s![b, t, ..])), slice(h_hat_n.slice(s![b, t, ..])), slice(s_prev.slice(s![t, b, ..])));
+                let (g, hn, sp) = (
+                    slice(gates.slice(s![b, t, ..])),
+                    slice(h_hat_n.slice(s![b, t, ..])),
+                    slice(s_prev.slice(s![t, b, ..])),
+                );
                 step_backward(g, hn, sp, slice_mut(ds.row_mut(b)), slice_mut(dx_hat_b), slice_mut(d_rec_b));
             }
             // dcontext = dx̂·W_ih[:, E:]
@@ -275,7 +347,14 @@ pub(crate) fn bahdanau_gru(x: &Tensor, h0: &Tensor, k_proj: &Tensor, values: &Te
                     }
                 };
                 let dq = slice_mut(d_rec.slice_mut(s![t, b, n_g..]));
-                query_grads(&dx[..m.limit], h, v, dq, dk.index_axis_mut(Axis(0), b).into_slice().unwrap_or_else(|| unreachable!()), &mut dv);
+                query_grads(
+                    &dx[..m.limit],
+                    h,
+                    v,
+                    dq,
+                    dk.index_axis_mut(Axis(0), b).into_slice().unwrap_or_else(|| unreachable!()),
+                    &mut dv,
+                );
             }
             // ds_{t-1} = ds ⊙ z + [dĥ | dq']·[W_hh; W_q]
             gemm(1.0, d_rec.index_axis(Axis(0), t), w_rec.view(), 1.0, ds.view_mut());

@@ -44,7 +44,14 @@ use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
 
 /// Checks `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`
 /// and returns `(B, T, S)`.
-fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], heads: usize, mask: &Masking) -> Result<(usize, usize, usize)> {
+fn check(
+    op: &'static str,
+    q: &[usize],
+    k: &[usize],
+    v: &[usize],
+    heads: usize,
+    mask: &Masking,
+) -> Result<(usize, usize, usize)> {
     if q.len() != 3 || k.len() != 3 {
         return Err(mismatch(op, q, k, "queries (batch, tgt_len, d) and keys (batch, src_len, d) must be 3-D"));
     }
@@ -55,10 +62,23 @@ fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], heads: usize, 
         return Err(mismatch(op, q, k, format!("batch sizes {} and {} differ", q[0], k[0])));
     }
     if q[2] != k[2] {
-        return Err(mismatch(op, q, k, format!("query size {} and key size {} differ: a dot product needs equal sizes; the `general` or `additive` scorer compares vectors of different sizes", q[2], k[2])));
+        return Err(mismatch(
+            op,
+            q,
+            k,
+            format!(
+                "query size {} and key size {} differ: a dot product needs equal sizes; the `general` or `additive` scorer compares vectors of different sizes",
+                q[2], k[2]
+            ),
+        ));
     }
     if heads == 0 || !q[2].is_multiple_of(heads) || !v[2].is_multiple_of(heads) {
-        return Err(mismatch(op, q, v, format!("{heads} heads must divide the query size {} and the value size {}", q[2], v[2])));
+        return Err(mismatch(
+            op,
+            q,
+            v,
+            format!("{heads} heads must divide the query size {} and the value size {}", q[2], v[2]),
+        ));
     }
     mask.check(op, k)?;
     Ok((q[0], q[1], k[1]))
@@ -66,7 +86,14 @@ fn check(op: &'static str, q: &[usize], k: &[usize], v: &[usize], heads: usize, 
 
 /// The fused op: `heads` heads of `softmax(α Q·Kᵀ)·V` over the column blocks
 /// of `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`.
-pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, heads: usize, scale: f32, mask: &Masking) -> Result<AttentionOutput> {
+pub(crate) fn dot_product(
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    heads: usize,
+    scale: f32,
+    mask: &Masking,
+) -> Result<AttentionOutput> {
     const OP: &str = "dot_product_attention";
     let (n_b, n_t, n_s) = check(OP, queries.shape(), keys.shape(), values.shape(), heads, mask)?;
     let d_context = values.shape()[2];
@@ -85,7 +112,12 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     // thread while the others wait (10 MB for eight heads at the
     // benchmark's largest size). Without a backward pass (decoding), none.
     let mut saved = will_record([queries, keys, values]).then(|| unzeroed((n_b, heads * n_t, n_s)));
-    let items: Vec<_> = context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut heads_all, n_b)).zip(entries(&mut saved, n_b)).collect();
+    let items: Vec<_> = context_all
+        .outer_iter_mut()
+        .zip(weights_all.outer_iter_mut())
+        .zip(entries(&mut heads_all, n_b))
+        .zip(entries(&mut saved, n_b))
+        .collect();
     for_each_entry(items, flops, 0, |b, (((mut context, mut weights), mut head_weights), saved), _| {
         // Every result is written whole by a product that does not read it
         // (`gemm_uninit`), or by the mean: nothing is zeroed first.
@@ -98,9 +130,17 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
             };
             let mut w = gemm_uninit(scale, qh, kh.t(), scores); // X = α Q·Kᵀ
             for (t, mut row) in w.rows_mut().into_iter().enumerate() {
-                masked_softmax(row.as_slice_mut().unwrap_or_else(|| unreachable!("rows of an entry are contiguous")), mask.row(b, t, n_t, n_s));
+                masked_softmax(
+                    row.as_slice_mut().unwrap_or_else(|| unreachable!("rows of an entry are contiguous")),
+                    mask.row(b, t, n_t, n_s),
+                );
             }
-            gemm_uninit(1.0, w.view(), v.slice(s![b, .., h * dv..(h + 1) * dv]), context.slice_mut(s![.., h * dv..(h + 1) * dv])); // C = W·V
+            gemm_uninit(
+                1.0,
+                w.view(),
+                v.slice(s![b, .., h * dv..(h + 1) * dv]),
+                context.slice_mut(s![.., h * dv..(h + 1) * dv]),
+            ); // C = W·V
         }
         // SAFETY: the loop wrote each head's block of the heads' weights, or
         // (one head) the weights themselves.
@@ -119,8 +159,13 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
     // SAFETY: `for_each_entry` ran the closure on every entry, which wrote
     // every element of each result's entry (the context head by head) and
     // of `saved`'s.
-    let (context_all, weights_all, saved) = unsafe { (finished(context_all), finished(weights_all), saved.map(|s| finished(s))) };
-    let heads_all = heads_all.map(|all| unsafe { finished(all) }.into_shape_with_order((n_b, heads, n_t, n_s)).unwrap_or_else(|_| unreachable!("a fresh array")));
+    let (context_all, weights_all, saved) =
+        unsafe { (finished(context_all), finished(weights_all), saved.map(|s| finished(s))) };
+    let heads_all = heads_all.map(|all| {
+        unsafe { finished(all) }
+            .into_shape_with_order((n_b, heads, n_t, n_s))
+            .unwrap_or_else(|_| unreachable!("a fresh array"))
+    });
     let mask = mask.clone();
     // Keys and values are often one tensor (the encoder's outputs). Its
     // gradient is then dK + dV: summed entry by entry below while both are in
@@ -138,13 +183,16 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
         // What reaches the weights from outside the op: the mean's gradient and the heads' own.
         let d_mean = bw.grad(1).map(checked3);
         let d_heads = bw.grads.get(2).and_then(Option::as_ref).map(|g| g.as_standard_layout());
-        let d_heads = d_heads.as_ref().map(|g| g.view().into_shape_with_order((n_b, heads * n_t, n_s)).unwrap_or_else(|_| unreachable!("standard layout")));
+        let d_heads = d_heads.as_ref().map(|g| {
+            g.view().into_shape_with_order((n_b, heads * n_t, n_s)).unwrap_or_else(|_| unreachable!("standard layout"))
+        });
         let mut dq = bw.needs(0).then(|| unzeroed(q.dim()));
         let mut dk_ = bw.needs(1).then(|| unzeroed(k.dim()));
         // Summed into dK: dV goes to scratch, one entry at a time.
         let summed = shared_kv && bw.needs(1);
         let mut dv_ = (bw.needs(2) && !summed).then(|| unzeroed(v.dim()));
-        let items: Vec<_> = entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
+        let items: Vec<_> =
+            entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
         let scratch_len = n_t * n_s + if summed { v.len() / n_b } else { 0 };
         for_each_entry(items, 2 * flops, scratch_len, |b, ((dq_b, dk_b), dv_b), scratch| {
             let (dw, dv_scratch) = scratch.split_at_mut(n_t * n_s);
@@ -152,12 +200,16 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
             // are stored through this view (by `gemm_uninit`), so the scratch
             // stays valid floats.
             let dv_scratch = unsafe { &mut *(std::ptr::from_mut(dv_scratch) as *mut [MaybeUninit<f32>]) };
-            let dv_scratch = summed.then(|| ArrayViewMut2::from_shape((n_s, v.dim().2), dv_scratch).unwrap_or_else(|_| unreachable!("scratch holds S·d_v")));
+            let dv_scratch = summed.then(|| {
+                ArrayViewMut2::from_shape((n_s, v.dim().2), dv_scratch)
+                    .unwrap_or_else(|_| unreachable!("scratch holds S·d_v"))
+            });
             // Each gradient's entry is written whole, head by head, by products that do not read it.
             let (mut dq_b, mut dk_b, mut dv_b) = (dq_b, dk_b, dv_b.or(dv_scratch));
             let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
             let (w_all, grad) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
-            let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
+            let mut dw =
+                ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
             for h in 0..heads {
                 let cols = |d: usize| s![.., h * d..(h + 1) * d];
                 let rows = s![h * n_t..(h + 1) * n_t, ..];
@@ -176,7 +228,11 @@ pub(crate) fn dot_product(queries: &Tensor, keys: &Tensor, values: &Tensor, head
                 gemm(1.0, dc, vh.t(), if outside { 1.0 } else { 0.0 }, dw.view_mut());
                 for (t, (w_row, mut dw_row)) in w.rows().into_iter().zip(dw.rows_mut()).enumerate() {
                     let w_row = w_row.to_slice().unwrap_or_else(|| unreachable!());
-                    masked_softmax_backward(w_row, dw_row.as_slice_mut().unwrap_or_else(|| unreachable!()), mask.row(b, t, n_t, n_s));
+                    masked_softmax_backward(
+                        w_row,
+                        dw_row.as_slice_mut().unwrap_or_else(|| unreachable!()),
+                        mask.row(b, t, n_t, n_s),
+                    );
                 }
                 if let Some(dq_b) = dq_b.as_mut() {
                     gemm_uninit(scale, dw.view(), k.slice(s![b, .., h * dk..(h + 1) * dk]), dq_b.slice_mut(cols(dk))); // dQ = α dX·K
@@ -208,7 +264,11 @@ fn sum_into(mut sum: ArrayViewMut2<'_, f32>, part: ArrayView2<'_, f32>) {
 
 /// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, from `heads (H·T, S)`, head
 /// after head; heads are added in order, so the bits are fixed.
-fn mean_over_heads<'m>(all: ArrayView2<'_, f32>, mut mean: ArrayViewMut2<'m, MaybeUninit<f32>>, heads: usize) -> ArrayViewMut2<'m, f32> {
+fn mean_over_heads<'m>(
+    all: ArrayView2<'_, f32>,
+    mut mean: ArrayViewMut2<'m, MaybeUninit<f32>>,
+    heads: usize,
+) -> ArrayViewMut2<'m, f32> {
     let n_t = mean.nrows();
     Zip::from(&mut mean).and(all.slice(s![..n_t, ..])).for_each(|m, &w| {
         m.write(w);
@@ -227,7 +287,12 @@ fn mean_over_heads<'m>(all: ArrayView2<'_, f32>, mut mean: ArrayViewMut2<'m, May
 /// `dw (T, S)`: its own part (when a loss reads the heads' weights) plus
 /// `1/H` of the mean's (all of it with one head). Returns whether there
 /// was any (else `dw` is left as it was).
-fn weights_grad(mean: Option<ArrayView2<'_, f32>>, own: Option<ArrayView2<'_, f32>>, heads: usize, mut dw: ArrayViewMut2<'_, f32>) -> bool {
+fn weights_grad(
+    mean: Option<ArrayView2<'_, f32>>,
+    own: Option<ArrayView2<'_, f32>>,
+    heads: usize,
+    mut dw: ArrayViewMut2<'_, f32>,
+) -> bool {
     let inv = 1.0 / heads as f32;
     match (mean, own) {
         (None, None) => return false,

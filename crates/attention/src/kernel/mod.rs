@@ -42,12 +42,17 @@ const PARALLEL_MIN_FLOPS: usize = 1 << 20;
 /// the weights and, with several heads, the heads' weights.
 pub(crate) fn unpack(results: Vec<Tensor>) -> AttentionOutput {
     let mut results = results.into_iter();
-    let (Some(context), Some(weights)) = (results.next(), results.next()) else { unreachable!("kernels record the context and the weights") };
+    let (Some(context), Some(weights)) = (results.next(), results.next()) else {
+        unreachable!("kernels record the context and the weights")
+    };
     AttentionOutput { context, weights, head_weights: results.next() }
 }
 
 /// A 3-D gradient of an output, or zeros of `dim` when no loss depends on it.
-pub(crate) fn grad_or_zeros(grad: Option<&ndarray::ArrayD<f32>>, dim: (usize, usize, usize)) -> std::borrow::Cow<'_, ndarray::ArrayD<f32>> {
+pub(crate) fn grad_or_zeros(
+    grad: Option<&ndarray::ArrayD<f32>>,
+    dim: (usize, usize, usize),
+) -> std::borrow::Cow<'_, ndarray::ArrayD<f32>> {
     match grad {
         Some(g) => std::borrow::Cow::Borrowed(g),
         None => std::borrow::Cow::Owned(ndarray::ArrayD::zeros(IxDyn(&[dim.0, dim.1, dim.2]))),
@@ -112,10 +117,18 @@ pub(crate) fn entries<T>(buf: &mut Option<Array3<T>>, batch: usize) -> Vec<Optio
 /// side by side, say) stays on it: the cores are busy, and splitting small
 /// batches further only adds hand-offs (it made the side-by-side ablation
 /// about 10 % slower).
-pub(crate) fn for_each_entry<I: Send>(items: Vec<I>, flops_per_entry: usize, scratch_len: usize, f: impl Fn(usize, I, &mut [f32]) + Send + Sync) {
+pub(crate) fn for_each_entry<I: Send>(
+    items: Vec<I>,
+    flops_per_entry: usize,
+    scratch_len: usize,
+    f: impl Fn(usize, I, &mut [f32]) + Send + Sync,
+) {
     let outermost = rayon::current_thread_index().is_none();
     if outermost && items.len() > 1 && items.len() * flops_per_entry >= PARALLEL_MIN_FLOPS {
-        items.into_par_iter().enumerate().for_each_init(|| vec![0.0_f32; scratch_len], |scratch, (b, item)| f(b, item, scratch));
+        items
+            .into_par_iter()
+            .enumerate()
+            .for_each_init(|| vec![0.0_f32; scratch_len], |scratch, (b, item)| f(b, item, scratch));
     } else {
         let mut scratch = vec![0.0_f32; scratch_len];
         for (b, item) in items.into_iter().enumerate() {

@@ -59,7 +59,12 @@ pub fn to_tensor(e: lingo_attention::Error) -> lingo_tensor::Error {
 /// attend with the previous state, then a GRU cell on `[x_t; context_t]`.
 /// What [`Prepared::gru_recurrence`] fuses; returns the states
 /// `(batch, tgt_len, H)` and the weights `(batch, tgt_len, src_len)`.
-pub fn stepped_recurrence(prepared: &Prepared, x: &Tensor, h0: &Tensor, gru: RnnWeights<'_>) -> Result<(Tensor, Tensor)> {
+pub fn stepped_recurrence(
+    prepared: &Prepared,
+    x: &Tensor,
+    h0: &Tensor,
+    gru: RnnWeights<'_>,
+) -> Result<(Tensor, Tensor)> {
     let (b, t, e, h) = (x.shape()[0], x.shape()[1], x.shape()[2], h0.shape()[1]);
     let (mut state, mut states, mut weights) = (h0.clone(), vec![], vec![]);
     for step in 0..t {

@@ -43,18 +43,36 @@ impl Embedding {
     /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     /// assert!(Embedding::new("emb", 4, 2, Some(4), Init::default(), &mut rng).is_err());
     /// ```
-    pub fn new(prefix: &str, num_embeddings: usize, dim: usize, padding_idx: Option<usize>, init: Init, mut rng: &mut impl RngCore) -> Result<Embedding> {
+    pub fn new(
+        prefix: &str,
+        num_embeddings: usize,
+        dim: usize,
+        padding_idx: Option<usize>,
+        init: Init,
+        mut rng: &mut impl RngCore,
+    ) -> Result<Embedding> {
         Embedding::build(prefix, num_embeddings, dim, padding_idx, &mut Weights::Fresh(init, &mut rng))
     }
 
     /// [`Embedding::new`] with its weight drawn or taken from saved ones.
-    pub(crate) fn build(prefix: &str, num_embeddings: usize, dim: usize, padding_idx: Option<usize>, weights: &mut Weights<'_>) -> Result<Embedding> {
+    pub(crate) fn build(
+        prefix: &str,
+        num_embeddings: usize,
+        dim: usize,
+        padding_idx: Option<usize>,
+        weights: &mut Weights<'_>,
+    ) -> Result<Embedding> {
         positive("embedding vocabulary size", num_embeddings)?;
         positive("embedding dimension", dim)?;
         if let Some(pad) = padding_idx.filter(|&p| p >= num_embeddings) {
-            return Err(config("embedding padding_idx", format!("{pad} is not below the vocabulary size {num_embeddings}")));
+            return Err(config(
+                "embedding padding_idx",
+                format!("{pad} is not below the vocabulary size {num_embeddings}"),
+            ));
         }
-        let [weight] = weights.params([param_name(prefix, "weight")], [&[num_embeddings, dim]], |init, rng| Ok([init.embedding(num_embeddings, dim, padding_idx, rng)?]))?;
+        let [weight] = weights.params([param_name(prefix, "weight")], [&[num_embeddings, dim]], |init, rng| {
+            Ok([init.embedding(num_embeddings, dim, padding_idx, rng)?])
+        })?;
         Ok(Embedding { weight, padding_idx })
     }
 

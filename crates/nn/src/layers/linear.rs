@@ -42,18 +42,36 @@ impl Linear {
     /// assert!(w_c.bias().is_none());
     /// assert!(lingo_nn::Linear::new("x", 0, 4, true, lingo_nn::Init::default(), &mut rng).is_err());
     /// ```
-    pub fn new(prefix: &str, in_features: usize, out_features: usize, bias: bool, init: Init, mut rng: &mut impl RngCore) -> Result<Linear> {
+    pub fn new(
+        prefix: &str,
+        in_features: usize,
+        out_features: usize,
+        bias: bool,
+        init: Init,
+        mut rng: &mut impl RngCore,
+    ) -> Result<Linear> {
         Linear::build(prefix, in_features, out_features, bias, &mut Weights::Fresh(init, &mut rng))
     }
 
     /// [`Linear::new`] with its weights drawn or taken from saved ones.
-    pub(crate) fn build(prefix: &str, in_features: usize, out_features: usize, bias: bool, weights: &mut Weights<'_>) -> Result<Linear> {
+    pub(crate) fn build(
+        prefix: &str,
+        in_features: usize,
+        out_features: usize,
+        bias: bool,
+        weights: &mut Weights<'_>,
+    ) -> Result<Linear> {
         positive("linear in_features", in_features)?;
         positive("linear out_features", out_features)?;
-        let [weight] = weights.params([param_name(prefix, "weight")], [&[out_features, in_features]], |init, rng| Ok([init.linear_weight(out_features, in_features, rng)?]))?;
+        let [weight] =
+            weights.params([param_name(prefix, "weight")], [&[out_features, in_features]], |init, rng| {
+                Ok([init.linear_weight(out_features, in_features, rng)?])
+            })?;
         let bias = match bias {
             true => {
-                let [b] = weights.params([param_name(prefix, "bias")], [&[out_features]], |init, rng| Ok([init.linear_bias(out_features, in_features, rng)]))?;
+                let [b] = weights.params([param_name(prefix, "bias")], [&[out_features]], |init, rng| {
+                    Ok([init.linear_bias(out_features, in_features, rng)])
+                })?;
                 Some(b)
             }
             false => None,

@@ -236,7 +236,10 @@ impl Rnn {
                 let (rows, hidden) = (config.kind.gates() * config.hidden_size, config.hidden_size);
                 let names = [name("weight_ih"), name("weight_hh"), name("bias_ih"), name("bias_hh")];
                 let shapes: [&[usize]; 4] = [&[rows, input], &[rows, hidden], &[rows], &[rows]];
-                cells.push(weights.params(names, shapes, |init, rng| init.rnn_weights(config.kind.gates(), input, hidden, rng))?);
+                cells
+                    .push(weights.params(names, shapes, |init, rng| {
+                        init.rnn_weights(config.kind.gates(), input, hidden, rng)
+                    })?);
             }
         }
         Ok(Rnn { config, cells, dropout })
@@ -268,10 +271,21 @@ impl Rnn {
     pub fn weights(&self, layer: usize, reverse: bool) -> Result<RnnWeights<'_>> {
         let dirs = self.config.num_directions();
         if layer >= self.config.num_layers || (reverse && dirs == 1) {
-            return Err(config("rnn layer", format!("layer {layer} (reverse: {reverse}) does not exist in {} layers x {dirs} directions", self.config.num_layers)));
+            return Err(config(
+                "rnn layer",
+                format!(
+                    "layer {layer} (reverse: {reverse}) does not exist in {} layers x {dirs} directions",
+                    self.config.num_layers
+                ),
+            ));
         }
         let [weight_ih, weight_hh, bias_ih, bias_hh] = &self.cells[layer * dirs + usize::from(reverse)];
-        Ok(RnnWeights { weight_ih: weight_ih.tensor(), weight_hh: weight_hh.tensor(), bias_ih: bias_ih.tensor(), bias_hh: bias_hh.tensor() })
+        Ok(RnnWeights {
+            weight_ih: weight_ih.tensor(),
+            weight_hh: weight_hh.tensor(),
+            bias_ih: bias_ih.tensor(),
+            bias_hh: bias_hh.tensor(),
+        })
     }
 
     /// Runs the stack over `x (batch, time, input_size)` with `lengths[b]`
@@ -297,13 +311,24 @@ impl Rnn {
     /// }
     /// assert_eq!(state.unwrap().h.to_vec(), whole.state.h.to_vec());
     /// ```
-    pub fn forward<'a>(&self, x: impl Into<SeqInput<'a>>, lengths: &[usize], initial: Option<&RnnState>, mut mode: Mode<'_>) -> Result<RnnOutput> {
+    pub fn forward<'a>(
+        &self,
+        x: impl Into<SeqInput<'a>>,
+        lengths: &[usize],
+        initial: Option<&RnnState>,
+        mut mode: Mode<'_>,
+    ) -> Result<RnnOutput> {
         let RnnConfig { kind, input_size, hidden_size, num_layers, .. } = self.config;
         let dirs = self.config.num_directions();
         let x = x.into();
         let (batch, width) = match &x {
             SeqInput::Dense(x) if x.ndim() == 3 => (x.shape()[0], x.shape()[2]),
-            SeqInput::Dense(x) => return Err(config("rnn input", format!("expected x (batch, time, {input_size}), got shape {:?}", x.shape()))),
+            SeqInput::Dense(x) => {
+                return Err(config(
+                    "rnn input",
+                    format!("expected x (batch, time, {input_size}), got shape {:?}", x.shape()),
+                ));
+            }
             SeqInput::Tokens { table, ids, features, .. } => {
                 let extra = features.map_or(0, |f| f.shape().last().copied().unwrap_or(0));
                 (ids.nrows(), table.shape().get(1).copied().unwrap_or(0) + extra)
@@ -369,7 +394,13 @@ impl Rnn {
         match (self.config.kind, &s.c) {
             _ if !shapes_ok => {
                 let c = s.c.as_ref().map(|c| c.shape().to_vec());
-                Err(config("rnn initial state", format!("expected (layers·dirs, batch, hidden) = {expected:?}, got h {:?} and c {c:?}", s.h.shape())))
+                Err(config(
+                    "rnn initial state",
+                    format!(
+                        "expected (layers·dirs, batch, hidden) = {expected:?}, got h {:?} and c {c:?}",
+                        s.h.shape()
+                    ),
+                ))
             }
             (RnnKind::Lstm, None) => Err(config("rnn initial state", "an LSTM needs a cell state c")),
             (RnnKind::Gru, Some(_)) => Err(config("rnn initial state", "a GRU has no cell state c")),

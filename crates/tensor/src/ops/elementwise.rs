@@ -12,7 +12,12 @@ use crate::fastmath;
 use crate::tensor::Tensor;
 
 /// `f(a, b)` elementwise over the broadcast shape of `a` and `b`.
-fn zip_broadcast(op: &'static str, a: &ArrayD<f32>, b: &ArrayD<f32>, f: impl Fn(f32, f32) -> f32) -> Result<ArrayD<f32>> {
+fn zip_broadcast(
+    op: &'static str,
+    a: &ArrayD<f32>,
+    b: &ArrayD<f32>,
+    f: impl Fn(f32, f32) -> f32,
+) -> Result<ArrayD<f32>> {
     let shape = IxDyn(&broadcast_shape(op, a.shape(), b.shape())?);
     // Both broadcasts succeed: `shape` was derived from the two shapes above.
     let (Some(a), Some(b)) = (a.broadcast(shape.clone()), b.broadcast(shape)) else {
@@ -34,7 +39,10 @@ impl Tensor {
     pub fn add(&self, other: &Tensor) -> Result<Tensor> {
         let out = zip_broadcast("add", self.data(), other.data(), |x, y| x + y)?;
         Ok(Tensor::from_op("add", out, vec![self.clone(), other.clone()], |b| {
-            vec![b.needs(0).then(|| sum_to(b.grad, b.input(0).shape())), b.needs(1).then(|| sum_to(b.grad, b.input(1).shape()))]
+            vec![
+                b.needs(0).then(|| sum_to(b.grad, b.input(0).shape())),
+                b.needs(1).then(|| sum_to(b.grad, b.input(1).shape())),
+            ]
         }))
     }
 
@@ -48,7 +56,10 @@ impl Tensor {
     pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
         let out = zip_broadcast("sub", self.data(), other.data(), |x, y| x - y)?;
         Ok(Tensor::from_op("sub", out, vec![self.clone(), other.clone()], |b| {
-            vec![b.needs(0).then(|| sum_to(b.grad, b.input(0).shape())), b.needs(1).then(|| -sum_to(b.grad, b.input(1).shape()))]
+            vec![
+                b.needs(0).then(|| sum_to(b.grad, b.input(0).shape())),
+                b.needs(1).then(|| -sum_to(b.grad, b.input(1).shape())),
+            ]
         }))
     }
 

@@ -63,7 +63,8 @@ impl Tensor {
         }
         let mut shape = ids.shape().to_vec();
         shape.push(dim);
-        let out = self.data().select(Axis(0), &flat).into_shape_with_order(IxDyn(&shape)).unwrap_or_else(|_| unreachable!());
+        let out =
+            self.data().select(Axis(0), &flat).into_shape_with_order(IxDyn(&shape)).unwrap_or_else(|_| unreachable!());
         Ok(Tensor::from_op("embedding", out, vec![self.clone()], move |b| {
             let mut g = ArrayD::zeros(b.input(0).raw_dim());
             let rows = b.grad.view().into_shape_with_order((flat.len(), dim)).unwrap_or_else(|_| unreachable!());
@@ -90,7 +91,9 @@ impl Tensor {
     pub fn masked_fill(&self, mask: &ArrayD<bool>, value: f32) -> Result<Tensor> {
         let mask = mask
             .broadcast(self.data().raw_dim())
-            .ok_or_else(|| mismatch("masked_fill", self.shape(), mask.shape(), "the mask must broadcast to the tensor"))?
+            .ok_or_else(|| {
+                mismatch("masked_fill", self.shape(), mask.shape(), "the mask must broadcast to the tensor")
+            })?
             .to_owned();
         let out = Zip::from(self.data()).and(&mask).map_collect(|&x, &m| if m { value } else { x });
         Ok(Tensor::from_op("masked_fill", out, vec![self.clone()], move |b| {

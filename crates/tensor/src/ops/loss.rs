@@ -75,7 +75,12 @@ impl Tensor {
     pub fn cross_entropy(&self, targets: &[usize], opts: CrossEntropy) -> Result<Tensor> {
         let shape = self.shape();
         if shape.len() != 2 || shape[0] != targets.len() {
-            return Err(mismatch("cross_entropy", shape, &[targets.len()], "expected logits (rows, classes) and one target per row"));
+            return Err(mismatch(
+                "cross_entropy",
+                shape,
+                &[targets.len()],
+                "expected logits (rows, classes) and one target per row",
+            ));
         }
         let (eps, classes) = (opts.label_smoothing, shape[1]);
         opts.check("cross_entropy", targets, classes)?;
@@ -93,7 +98,8 @@ impl Tensor {
             let log_p = |v: f32| (v - max) - log_sum; // log p_c ≤ 0
             p.assign(&z.mapv(|v| (v - max).exp() / sum));
             // -(1-ε) log p_y - (ε/C) Σ_c log p_c
-            let smoothed: f32 = if eps == 0.0 { 0.0 } else { z.iter().map(|&v| log_p(v)).sum::<f32>() * (eps / classes as f32) };
+            let smoothed: f32 =
+                if eps == 0.0 { 0.0 } else { z.iter().map(|&v| log_p(v)).sum::<f32>() * (eps / classes as f32) };
             total += f64::from(-(1.0 - eps) * log_p(z[y]) - smoothed);
             counted += 1;
         }
@@ -155,7 +161,13 @@ impl Tensor {
     /// let composed = x.linear(&w, Some(&b)).unwrap().cross_entropy(&[2, 0, 3], opts).unwrap().item().unwrap();
     /// assert!((fused - composed).abs() < 1e-6);
     /// ```
-    pub fn linear_cross_entropy(&self, weight: &Tensor, bias: Option<&Tensor>, targets: &[usize], opts: CrossEntropy) -> Result<Tensor> {
+    pub fn linear_cross_entropy(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        targets: &[usize],
+        opts: CrossEntropy,
+    ) -> Result<Tensor> {
         let (sx, sw) = (self.shape(), weight.shape());
         if sx.len() != 2 || sw.len() != 2 || sx[1] != sw[1] {
             return Err(mismatch("linear_cross_entropy", sx, sw, "expected x (rows, in) and weight (classes, in)"));
@@ -193,13 +205,16 @@ impl Tensor {
             let mut g = taken.unwrap_or_else(|| plan.probabilities(bw.input(0), bw.input(1)).0);
             // G = (p - q) · dL / n, row by row in place
             let scale = bw.grad.iter().next().copied().unwrap_or(0.0) / counted.max(1) as f32;
-            g.axis_chunks_iter_mut(Axis(0), ROWS_PER_TASK).into_par_iter().zip(plan.targets.par_chunks(ROWS_PER_TASK)).for_each(|(mut block, ys)| {
-                for (mut row, &y) in block.outer_iter_mut().zip(ys) {
-                    row -= eps / classes as f32; // - q: the smoothed part ...
-                    row[y] -= 1.0 - eps; // ... and the true class
-                    row *= scale;
-                }
-            });
+            g.axis_chunks_iter_mut(Axis(0), ROWS_PER_TASK)
+                .into_par_iter()
+                .zip(plan.targets.par_chunks(ROWS_PER_TASK))
+                .for_each(|(mut block, ys)| {
+                    for (mut row, &y) in block.outer_iter_mut().zip(ys) {
+                        row -= eps / classes as f32; // - q: the smoothed part ...
+                        row[y] -= 1.0 - eps; // ... and the true class
+                        row *= scale;
+                    }
+                });
             let w = bw.input(1).view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
             let dx = bw.needs(0).then(|| {
                 let dx_kept = gemm_new(1.0, g.view(), w); // dx = G·W
@@ -238,7 +253,10 @@ struct OutputRows {
 impl OutputRows {
     /// `softmax(x_kept·Wᵀ + b)` `(kept, classes)` and each kept row's loss.
     fn probabilities(&self, x: &ArrayD<f32>, w: &ArrayD<f32>) -> (Array2<f32>, Vec<f64>) {
-        let w = w.view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("linear_cross_entropy checked the weight"));
+        let w = w
+            .view()
+            .into_dimensionality::<Ix2>()
+            .unwrap_or_else(|_| unreachable!("linear_cross_entropy checked the weight"));
         let mut probs = gemm_new(1.0, kept_rows(x, &self.kept).view(), w.t()); // logits (kept, classes)
         let losses = softmax_rows(&mut probs, self.bias.as_deref(), &self.targets, self.eps);
         (probs, losses)

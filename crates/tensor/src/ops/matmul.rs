@@ -117,7 +117,14 @@ impl Tensor {
         let y = match bias {
             // y = b, then y += x·Wᵀ
             Some(b) => {
-                let mut y = b.data().view().into_shape_with_order((1, n_out)).unwrap_or_else(|_| unreachable!()).broadcast((rows, n_out)).unwrap_or_else(|| unreachable!()).to_owned();
+                let mut y = b
+                    .data()
+                    .view()
+                    .into_shape_with_order((1, n_out))
+                    .unwrap_or_else(|_| unreachable!())
+                    .broadcast((rows, n_out))
+                    .unwrap_or_else(|| unreachable!())
+                    .to_owned();
                 gemm(1.0, x.view(), w.t(), 1.0, y.view_mut());
                 y
             }

@@ -75,14 +75,16 @@ impl Tensor {
             out = out.sum_axis(Axis(a));
         }
         // The shape with reduced axes kept as 1: the gradient broadcasts from it.
-        let kept: Vec<usize> = self.shape().iter().enumerate().map(|(i, &d)| if sorted.contains(&i) { 1 } else { d }).collect();
+        let kept: Vec<usize> =
+            self.shape().iter().enumerate().map(|(i, &d)| if sorted.contains(&i) { 1 } else { d }).collect();
         if keepdim {
             out = out.into_shape_with_order(IxDyn(&kept)).unwrap_or_else(|_| unreachable!());
         }
         out.mapv_inplace(|v| v * scale);
         Ok(Tensor::from_op(op, out, vec![self.clone()], move |b| {
             let g = b.grad.view().into_shape_with_order(IxDyn(&kept)).unwrap_or_else(|_| unreachable!());
-            let full: ArrayD<f32> = g.broadcast(b.input(0).raw_dim()).unwrap_or_else(|| unreachable!()).mapv(|v| v * scale);
+            let full: ArrayD<f32> =
+                g.broadcast(b.input(0).raw_dim()).unwrap_or_else(|| unreachable!()).mapv(|v| v * scale);
             vec![Some(full)]
         }))
     }

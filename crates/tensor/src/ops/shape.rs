@@ -22,8 +22,21 @@ impl Tensor {
         if shape.iter().product::<usize>() != self.len() {
             return Err(mismatch("reshape", self.shape(), shape, "element counts differ"));
         }
-        let out = self.data().as_standard_layout().into_owned().into_shape_with_order(IxDyn(shape)).unwrap_or_else(|_| unreachable!());
-        Ok(Tensor::from_op("reshape", out, vec![self.clone()], |b| vec![Some(b.grad.as_standard_layout().into_owned().into_shape_with_order(b.input(0).raw_dim()).unwrap_or_else(|_| unreachable!()))]))
+        let out = self
+            .data()
+            .as_standard_layout()
+            .into_owned()
+            .into_shape_with_order(IxDyn(shape))
+            .unwrap_or_else(|_| unreachable!());
+        Ok(Tensor::from_op("reshape", out, vec![self.clone()], |b| {
+            vec![Some(
+                b.grad
+                    .as_standard_layout()
+                    .into_owned()
+                    .into_shape_with_order(b.input(0).raw_dim())
+                    .unwrap_or_else(|_| unreachable!()),
+            )]
+        }))
     }
 
     /// Inserts an axis of size 1 at position `axis` (`0..=ndim`).
@@ -65,7 +78,9 @@ impl Tensor {
         for (i, &a) in axes.iter().enumerate() {
             inverse[a] = i;
         }
-        Ok(Tensor::from_op("permute", out, vec![self.clone()], move |b| vec![Some(b.grad.view().permuted_axes(IxDyn(&inverse)).as_standard_layout().into_owned())]))
+        Ok(Tensor::from_op("permute", out, vec![self.clone()], move |b| {
+            vec![Some(b.grad.view().permuted_axes(IxDyn(&inverse)).as_standard_layout().into_owned())]
+        }))
     }
 
     /// Swaps two axes.
@@ -100,9 +115,15 @@ impl Tensor {
         let first = tensors.first().ok_or_else(|| bad_arg("cat", "needs at least one tensor"))?;
         check_axis("cat", first.shape(), axis)?;
         for t in &tensors[1..] {
-            let same_rest = t.ndim() == first.ndim() && (0..t.ndim()).all(|i| i == axis || t.shape()[i] == first.shape()[i]);
+            let same_rest =
+                t.ndim() == first.ndim() && (0..t.ndim()).all(|i| i == axis || t.shape()[i] == first.shape()[i]);
             if !same_rest {
-                return Err(mismatch("cat", first.shape(), t.shape(), format!("sizes must agree on every axis but {axis}")));
+                return Err(mismatch(
+                    "cat",
+                    first.shape(),
+                    t.shape(),
+                    format!("sizes must agree on every axis but {axis}"),
+                ));
             }
         }
         if let [only] = tensors {
@@ -130,7 +151,8 @@ impl Tensor {
             }
             start += n;
         }
-        let out = ArrayD::from_shape_vec(IxDyn(&shape), out).unwrap_or_else(|_| unreachable!("the shape's element count"));
+        let out =
+            ArrayD::from_shape_vec(IxDyn(&shape), out).unwrap_or_else(|_| unreachable!("the shape's element count"));
         Ok(Tensor::from_op("cat", out, tensors.to_vec(), move |b| {
             let grad = b.grad.as_standard_layout();
             let grad = grad.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
@@ -146,7 +168,8 @@ impl Tensor {
                                 piece.extend_from_slice(&src[start * inner..(start + n) * inner]);
                             }
                         }
-                        ArrayD::from_shape_vec(b.input(i).raw_dim(), piece).unwrap_or_else(|_| unreachable!("the input's element count"))
+                        ArrayD::from_shape_vec(b.input(i).raw_dim(), piece)
+                            .unwrap_or_else(|_| unreachable!("the input's element count"))
                     });
                     start += n;
                     piece
@@ -181,7 +204,11 @@ impl Tensor {
         check_axis("narrow", self.shape(), axis)?;
         let size = self.shape()[axis];
         if start + len > size {
-            return Err(bad_shape("narrow", self.shape(), format!("{start}..{} is past the end of axis {axis}", start + len)));
+            return Err(bad_shape(
+                "narrow",
+                self.shape(),
+                format!("{start}..{} is past the end of axis {axis}", start + len),
+            ));
         }
         if start == 0 && len == size {
             return Ok(self.clone()); // the whole axis: the tensor itself, no copy, no graph node

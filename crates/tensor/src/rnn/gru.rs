@@ -32,7 +32,10 @@
 use ndarray::{Array2, Array3, s};
 
 use super::lstm::as_one_step;
-use super::{Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, weight_grads};
+use super::{
+    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix,
+    output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, weight_grads,
+};
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::{Tensor, flat_vec};
@@ -97,7 +100,14 @@ pub fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &m
 /// // ∂h'/∂x̂_n = (1 - z)·(1 - n²) = ½, and h_{t-1} passes through z = ½ directly.
 /// assert_eq!((dx_hat[2], dh[0]), (0.5, 0.5));
 /// ```
-pub fn step_backward(gates: &[f32], h_hat_n: &[f32], h_prev: &[f32], dh: &mut [f32], dx_hat: &mut [f32], dh_hat: &mut [f32]) {
+pub fn step_backward(
+    gates: &[f32],
+    h_hat_n: &[f32],
+    h_prev: &[f32],
+    dh: &mut [f32],
+    dx_hat: &mut [f32],
+    dh_hat: &mut [f32],
+) {
     let n_h = dh.len();
     // Every block cut to exactly H, so the loop below has no bounds checks
     // left and vectorizes.
@@ -141,7 +151,13 @@ pub fn step_backward(gates: &[f32], h_hat_n: &[f32], h_prev: &[f32], dh: &mut [f
 /// let grads = out.output.sum_all().backward().unwrap();
 /// assert_eq!(grads.get(&w_ih).unwrap().shape(), &[3 * hidden, input]);
 /// ```
-pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<GruOutput> {
+pub fn gru_sequence<'a>(
+    x: impl Into<SeqInput<'a>>,
+    h0: &Tensor,
+    lengths: &[usize],
+    reverse: bool,
+    w: RnnWeights<'_>,
+) -> Result<GruOutput> {
     let (x, source, d) = resolve("gru_sequence", x.into(), &[h0], lengths, &w, 3)?;
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 3 * n_h;
@@ -173,7 +189,13 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
             let gate_rows = row * n_g..(row + 1) * n_g;
             let h_hat_b = h_hat.row(b);
             let h_hat_b = h_hat_b.as_slice().unwrap_or_else(|| unreachable!());
-            step_forward(&xp[gate_rows.clone()], h_hat_b, &mut gates[gate_rows], &mut h_hat_n[saved], &mut h[state.clone()]);
+            step_forward(
+                &xp[gate_rows.clone()],
+                h_hat_b,
+                &mut gates[gate_rows],
+                &mut h_hat_n[saved],
+                &mut h[state.clone()],
+            );
             output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
@@ -200,7 +222,14 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
                     }
                 }
                 let gate_rows = row * n_g..(row + 1) * n_g;
-                step_backward(&gates[gate_rows.clone()], &h_hat_n[saved.clone()], &h_prev[saved], &mut dh[state], &mut dx_hat[gate_rows.clone()], &mut dh_hat[gate_rows]);
+                step_backward(
+                    &gates[gate_rows.clone()],
+                    &h_hat_n[saved.clone()],
+                    &h_prev[saved],
+                    &mut dh[state],
+                    &mut dx_hat[gate_rows.clone()],
+                    &mut dh_hat[gate_rows],
+                );
             }
             // dh_{t-1} += dĥ_t · W_hh  (the direct part dh ⊙ z is already in dh)
             gemm_rows(&active_rows(t, &lengths), step_rows(&dh_hat, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
@@ -210,7 +239,15 @@ pub fn gru_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, lengths: &[usiz
                 }
             }
         }
-        let wg = weight_grads(bw, W_IH, &d, &source, as_matrix(&dx_hat, n_g), as_matrix(&dh_hat, n_g), as_matrix(&h_prev, n_h));
+        let wg = weight_grads(
+            bw,
+            W_IH,
+            &d,
+            &source,
+            as_matrix(&dx_hat, n_g),
+            as_matrix(&dh_hat, n_g),
+            as_matrix(&h_prev, n_h),
+        );
         wg.into_grads([bw.needs(H0).then(|| state(dh))])
     });
     let [output, h_n] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));

@@ -32,7 +32,8 @@
 use ndarray::{Array2, Array3, s};
 
 use super::{
-    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads,
+    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix,
+    output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads,
 };
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
@@ -120,7 +121,14 @@ fn step_backward(gates: &[f32], tanh_c: &[f32], c_prev: &[f32], dh: &[f32], dc: 
 /// let grads = out.h_n.sum_all().backward().unwrap();
 /// assert!(grads.get(&w_hh).is_some());
 /// ```
-pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, lengths: &[usize], reverse: bool, w: RnnWeights<'_>) -> Result<LstmOutput> {
+pub fn lstm_sequence<'a>(
+    x: impl Into<SeqInput<'a>>,
+    h0: &Tensor,
+    c0: &Tensor,
+    lengths: &[usize],
+    reverse: bool,
+    w: RnnWeights<'_>,
+) -> Result<LstmOutput> {
     let (x, source, d) = resolve("lstm_sequence", x.into(), &[h0, c0], lengths, &w, 4)?;
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 4 * n_h;
@@ -153,7 +161,12 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
                 gates[row * n_g..(row + 1) * n_g].fill(0.0); // padded: state passes through
                 continue;
             }
-            step_forward(&mut gates[row * n_g..(row + 1) * n_g], &mut c[state.clone()], &mut h[state.clone()], &mut tanh_c[saved]);
+            step_forward(
+                &mut gates[row * n_g..(row + 1) * n_g],
+                &mut c[state.clone()],
+                &mut h[state.clone()],
+                &mut tanh_c[saved],
+            );
             output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
@@ -183,7 +196,14 @@ pub fn lstm_sequence<'a>(x: impl Into<SeqInput<'a>>, h0: &Tensor, c0: &Tensor, l
                     }
                 }
                 let gate_rows = row * n_g..(row + 1) * n_g;
-                step_backward(&gates[gate_rows.clone()], &tanh_c[saved.clone()], &c_prev[saved], &dh[state.clone()], &mut dc[state], &mut d_gates[gate_rows]);
+                step_backward(
+                    &gates[gate_rows.clone()],
+                    &tanh_c[saved.clone()],
+                    &c_prev[saved],
+                    &dh[state.clone()],
+                    &mut dc[state],
+                    &mut d_gates[gate_rows],
+                );
             }
             // dh_{t-1} = da_t · W_hh (h_{t-1} reaches the loss only through a_t).
             gemm_rows(&active_rows(t, &lengths), step_rows(&d_gates, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());

@@ -112,12 +112,22 @@ impl RnnWeights<'_> {
     pub fn hidden_size(&self, gates: usize) -> Result<usize> {
         let whh = self.weight_hh.shape();
         if whh.len() != 2 || whh[0] != gates * whh[1] {
-            return Err(mismatch("rnn", whh, &[gates * whh.get(1).copied().unwrap_or(0), whh.get(1).copied().unwrap_or(0)], format!("weight_hh must be ({gates}·H, H)")));
+            return Err(mismatch(
+                "rnn",
+                whh,
+                &[gates * whh.get(1).copied().unwrap_or(0), whh.get(1).copied().unwrap_or(0)],
+                format!("weight_hh must be ({gates}·H, H)"),
+            ));
         }
         let (rows, h) = (whh[0], whh[1]);
         let wih = self.weight_ih.shape();
         if wih.len() != 2 || wih[0] != rows {
-            return Err(mismatch("rnn", wih, whh, format!("weight_ih must be ({gates}·H, I) with the rows of weight_hh")));
+            return Err(mismatch(
+                "rnn",
+                wih,
+                whh,
+                format!("weight_ih must be ({gates}·H, I) with the rows of weight_hh"),
+            ));
         }
         for bias in [self.bias_ih, self.bias_hh] {
             if bias.shape() != [rows] {
@@ -144,10 +154,22 @@ pub(crate) struct Dims {
 impl Dims {
     /// Checks the input shape `(batch, time, input)`, the states `(batch, hidden)`,
     /// the weights and the lengths, naming both shapes when they disagree.
-    pub(crate) fn check(op: &'static str, xs: &[usize], states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<Dims> {
+    pub(crate) fn check(
+        op: &'static str,
+        xs: &[usize],
+        states: &[&Tensor],
+        lengths: &[usize],
+        w: &RnnWeights<'_>,
+        gates: usize,
+    ) -> Result<Dims> {
         let hidden = w.hidden_size(gates)?;
         if xs.len() != 3 || xs[2] != w.input_size() {
-            return Err(mismatch(op, xs, w.weight_ih.shape(), "expected x (batch, time, input) and weight_ih (gates·H, input)"));
+            return Err(mismatch(
+                op,
+                xs,
+                w.weight_ih.shape(),
+                "expected x (batch, time, input) and weight_ih (gates·H, input)",
+            ));
         }
         let (batch, time) = (xs[0], xs[1]);
         for s in states {
@@ -187,7 +209,13 @@ pub(crate) fn active_rows(t: usize, lengths: &[usize]) -> Vec<usize> {
 /// and scattered back. Each output element is the same dot product either
 /// way (up to the last bits when so few rows are left that [`gemm`] takes
 /// its direct path for small products).
-pub(crate) fn gemm_rows(rows: &[usize], a: ArrayView2<'_, f32>, w: &Prepared<'_>, beta: f32, mut out: ArrayViewMut2<'_, f32>) {
+pub(crate) fn gemm_rows(
+    rows: &[usize],
+    a: ArrayView2<'_, f32>,
+    w: &Prepared<'_>,
+    beta: f32,
+    mut out: ArrayViewMut2<'_, f32>,
+) {
     if rows.len() == a.nrows() {
         gemm_prepared(1.0, a, w, beta, out);
         return;
@@ -211,7 +239,11 @@ pub(crate) fn gemm_rows(rows: &[usize], a: ArrayView2<'_, f32>, w: &Prepared<'_>
 /// path where it runs. For a single step the view is passed as it is. All
 /// give the same bits.
 pub(crate) fn recurrent_weight_t(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepared<'_> {
-    let w_hh_t = if steps > 1 { CowArray::from(crate::row_tiles::transposed(w_hh.reversed_axes())) } else { CowArray::from(w_hh.reversed_axes()) };
+    let w_hh_t = if steps > 1 {
+        CowArray::from(crate::row_tiles::transposed(w_hh.reversed_axes()))
+    } else {
+        CowArray::from(w_hh.reversed_axes())
+    };
     Prepared::new(w_hh_t, steps)
 }
 
@@ -223,7 +255,8 @@ pub(crate) fn recurrent_weight(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepa
 
 /// A flat row-major buffer seen as a matrix with `cols` columns.
 pub(crate) fn as_matrix(buf: &[f32], cols: usize) -> ArrayView2<'_, f32> {
-    ArrayView2::from_shape((buf.len() / cols.max(1), cols), buf).unwrap_or_else(|_| unreachable!("buffers are whole rows"))
+    ArrayView2::from_shape((buf.len() / cols.max(1), cols), buf)
+        .unwrap_or_else(|_| unreachable!("buffers are whole rows"))
 }
 
 /// A 2-D view of a tensor known to be 2-D (or reshaped to it), contiguous.
@@ -234,14 +267,18 @@ pub(crate) fn matrix(t: &Tensor) -> ArrayView2<'_, f32> {
 /// `a` as a `(n_rows, n_cols)` matrix in row-major order (copied only if it is
 /// not contiguous); for `x (batch, time, input)` row `b·T + t` is `x[b, t]`.
 pub(crate) fn rows(a: &ndarray::ArrayD<f32>, n_rows: usize, n_cols: usize) -> CowArray<'_, f32, Ix2> {
-    a.as_standard_layout().into_shape_with_order((n_rows, n_cols)).unwrap_or_else(|_| unreachable!("callers pass n_rows * n_cols == a.len()"))
+    a.as_standard_layout()
+        .into_shape_with_order((n_rows, n_cols))
+        .unwrap_or_else(|_| unreachable!("callers pass n_rows * n_cols == a.len()"))
 }
 
 /// The gradient at a sequence op's outputs `(batch, time, H)`, in row-major
 /// order and as a 3-D array, so the per-step loops read it as plain rows
 /// (indexing a dynamic-dimensional array is much slower).
 pub(crate) fn output_grad(grad: Option<&ndarray::ArrayD<f32>>) -> Option<CowArray<'_, f32, ndarray::Ix3>> {
-    grad.map(|g| g.as_standard_layout().into_dimensionality().unwrap_or_else(|_| unreachable!("outputs are (batch, time, H)")))
+    grad.map(|g| {
+        g.as_standard_layout().into_dimensionality().unwrap_or_else(|_| unreachable!("outputs are (batch, time, H)"))
+    })
 }
 
 /// The gradient at a final state as a flat `(batch·H)` buffer: a copy of
@@ -327,7 +364,14 @@ impl Source {
 /// `vocab` rows of work against `batch · time` for projecting looked-up
 /// embeddings, so it is used when the vocabulary is the smaller; otherwise
 /// the embeddings are looked up (an ordinary differentiable op) and projected.
-pub(crate) fn resolve(op: &'static str, input: SeqInput<'_>, states: &[&Tensor], lengths: &[usize], w: &RnnWeights<'_>, gates: usize) -> Result<(Tensor, Source, Dims)> {
+pub(crate) fn resolve(
+    op: &'static str,
+    input: SeqInput<'_>,
+    states: &[&Tensor],
+    lengths: &[usize],
+    w: &RnnWeights<'_>,
+    gates: usize,
+) -> Result<(Tensor, Source, Dims)> {
     match input {
         SeqInput::Dense(x) => Ok((x.clone(), Source::Dense, Dims::check(op, x.shape(), states, lengths, w, gates)?)),
         SeqInput::Tokens { table, ids, padding_idx, features } => {
@@ -338,7 +382,14 @@ pub(crate) fn resolve(op: &'static str, input: SeqInput<'_>, states: &[&Tensor],
             let (batch, time) = ids.dim();
             let extra = match features {
                 Some(f) if f.shape().len() == 3 && f.shape()[..2] == [batch, time] => f.shape()[2],
-                Some(f) => return Err(mismatch(op, f.shape(), ids.shape(), "features must be (batch, time, F) for ids (batch, time)")),
+                Some(f) => {
+                    return Err(mismatch(
+                        op,
+                        f.shape(),
+                        ids.shape(),
+                        "features must be (batch, time, F) for ids (batch, time)",
+                    ));
+                }
                 None => 0,
             };
             let d = Dims::check(op, &[batch, time, ts[1] + extra], states, lengths, w, gates)?;
@@ -346,7 +397,11 @@ pub(crate) fn resolve(op: &'static str, input: SeqInput<'_>, states: &[&Tensor],
                 return Err(bad_arg(op, format!("token id {bad} is out of range for a vocabulary of {}", ts[0])));
             }
             if ts[0] < batch * time {
-                return Ok((table.clone(), Source::Table { ids: ids.iter().copied().collect(), padding_idx, features: features.cloned() }, d));
+                return Ok((
+                    table.clone(),
+                    Source::Table { ids: ids.iter().copied().collect(), padding_idx, features: features.cloned() },
+                    d,
+                ));
             }
             let embedded = table.embedding(ids.view().into_dyn(), padding_idx)?;
             let x = match features {
@@ -362,7 +417,13 @@ pub(crate) fn resolve(op: &'static str, input: SeqInput<'_>, states: &[&Tensor],
 /// `(batch·time, G·H)`: one GEMM instead of one per step, or, for a
 /// [`Source::Table`], one GEMM over the vocabulary and a gather,
 /// since `x_t·W_ihᵀ = (table·W_ihᵀ)[id_t]`.
-pub(crate) fn input_projection(x: &Tensor, source: &Source, d: &Dims, w_ih: ArrayView2<'_, f32>, bias: &[f32]) -> Array2<f32> {
+pub(crate) fn input_projection(
+    x: &Tensor,
+    source: &Source,
+    d: &Dims,
+    w_ih: ArrayView2<'_, f32>,
+    bias: &[f32],
+) -> Array2<f32> {
     let n_g = w_ih.nrows();
     match source {
         Source::Dense => {
@@ -460,7 +521,12 @@ pub(crate) fn weight_grads(
     let (dx, dw_ih, d_features) = match source {
         Source::Dense => {
             let x = rows(b.input(X), d.batch * d.time, d.input);
-            let dx = b.needs(X).then(|| product(dg_x, w_ih).into_dyn().into_shape_with_order(b.input(X).raw_dim()).unwrap_or_else(|_| unreachable!()));
+            let dx = b.needs(X).then(|| {
+                product(dg_x, w_ih)
+                    .into_dyn()
+                    .into_shape_with_order(b.input(X).raw_dim())
+                    .unwrap_or_else(|_| unreachable!())
+            });
             (dx, b.needs(wih).then(|| product(dg_x.t(), x.view()).into_dyn()), None)
         }
         Source::Table { ids, padding_idx, features } => {
@@ -489,7 +555,13 @@ pub(crate) fn weight_grads(
                 dw.into_dyn()
             });
             let f_pos = first_weight + 4; // recorded after the weights
-            let d_features = features.as_ref().map(|f| b.needs(f_pos).then(|| product(dg_x, w_f).into_shape_with_order(f.shape()).unwrap_or_else(|_| unreachable!("(batch·time, F) rows"))));
+            let d_features = features.as_ref().map(|f| {
+                b.needs(f_pos).then(|| {
+                    product(dg_x, w_f)
+                        .into_shape_with_order(f.shape())
+                        .unwrap_or_else(|_| unreachable!("(batch·time, F) rows"))
+                })
+            });
             (dtable, dw_ih, d_features)
         }
     };
