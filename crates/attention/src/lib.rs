@@ -91,12 +91,12 @@ mod attention;
 mod error;
 mod kernel;
 mod mask;
+mod output;
 pub mod scorer;
 
 pub use attention::{
-    Attention, AttentionConfig, AttentionOutput, Flops, Prepared, additive_attention, bahdanau_recurrence,
-    dot_product_attention,
+    Attention, AttentionConfig, Flops, Prepared, additive_attention, bahdanau_recurrence, dot_product_attention,
 };
 pub use error::{Error, Result};
-pub use kernel::bahdanau::Recurrence;
+pub use output::{AttentionOutput, Recurrence};
 pub use scorer::Scorer;

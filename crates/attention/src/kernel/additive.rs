@@ -40,13 +40,13 @@ use lingo_tensor::{Tensor, dot8, gemm, gemm_uninit, will_record};
 use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
-use crate::attention::AttentionOutput;
+use crate::output::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, RowMask, masked_softmax, masked_softmax_backward};
 
 /// Checks `q_proj (B, T, A)`, `k_proj (B, S, A)`, `v (A)`, `values (B, S, d_v)`
 /// and returns `(B, T, S, A)`.
-fn check(
+pub(crate) fn check(
     op: &'static str,
     q: &[usize],
     k: &[usize],

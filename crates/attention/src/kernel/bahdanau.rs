@@ -62,16 +62,7 @@ use super::additive::{KEEP_HIDDEN, hidden, query_grads, query_weights};
 use super::checked3;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax_backward};
-
-/// What [`Prepared::gru_recurrence`](crate::Prepared::gru_recurrence) returns.
-#[derive(Debug, Clone)]
-pub struct Recurrence {
-    /// The decoder state after every step, `(batch, tgt_len, H)`; the last
-    /// step's is the final state.
-    pub output: Tensor,
-    /// Each step's attention over the source, `(batch, tgt_len, src_len)`.
-    pub weights: Tensor,
-}
+use crate::output::Recurrence;
 
 /// Positions of the recorded inputs.
 const X: usize = 0;

@@ -38,13 +38,13 @@ use lingo_tensor::{Tensor, gemm, gemm_uninit, will_record};
 use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
 
 use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed};
-use crate::attention::AttentionOutput;
+use crate::output::AttentionOutput;
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
 
 /// Checks `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`
 /// and returns `(B, T, S)`.
-fn check(
+pub(crate) fn check(
     op: &'static str,
     q: &[usize],
     k: &[usize],

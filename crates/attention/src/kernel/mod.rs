@@ -32,7 +32,7 @@ use std::mem::MaybeUninit;
 use ndarray::{Array3, ArrayBase, ArrayView3, ArrayViewMut2, Data, Ix3, IxDyn};
 use rayon::prelude::*;
 
-use crate::attention::AttentionOutput;
+use crate::output::AttentionOutput;
 
 /// Below this many FLOPs per batch (≈ 0.1 ms of work), handing entries to
 /// other threads costs more than it saves.
