@@ -11,6 +11,17 @@
 //! context C[t]    = Σ_s W[t, s] · v_s             (batch, tgt_len, d_v)
 //! ```
 //!
+//! ## Read [`plain`] first
+//!
+//! [`plain`] writes those three lines as ordinary `lingo-tensor` ops
+//! ([`plain::dot_scores`], [`plain::additive_scores`],
+//! [`plain::masked_softmax`], [`plain::weighted_sum`]), and composes them
+//! into [`plain::dot_product_attention`] and [`plain::additive_attention`]:
+//! the tape differentiates them, so there is no backward to read. The
+//! layers below run fused kernels instead (one op each, backward written by
+//! hand, see [The kernels](#the-kernels)); a test holds every kernel to its
+//! plain form, forward and every gradient.
+//!
 //! ## Quick start
 //!
 //! ```
@@ -92,6 +103,7 @@ mod error;
 mod kernel;
 mod mask;
 mod output;
+pub mod plain;
 pub mod scorer;
 
 pub use attention::{

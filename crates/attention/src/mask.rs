@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use lingo_tensor::fastmath::{exp_slice, vectorized};
-use ndarray::Array2;
+use ndarray::{Array2, Array3};
 
 use crate::error::{Result, mismatch};
 
@@ -63,6 +63,16 @@ impl Masking {
         let pad =
             self.pad.as_ref().map(|m| m.row(b).to_slice().unwrap_or_else(|| unreachable!("stored in standard layout")));
         RowMask { pad, limit }
+    }
+
+    /// Every hidden position of `(batch, tgt_len, src_len)` scores, true
+    /// where hidden: the mask [`crate::plain`] fills, one query row at a time
+    /// by the same rule as [`Masking::row`].
+    pub(crate) fn hidden(&self, (batch, tgt_len, src_len): (usize, usize, usize)) -> Array3<bool> {
+        Array3::from_shape_fn((batch, tgt_len, src_len), |(b, t, s)| {
+            let row = self.row(b, t, tgt_len, src_len);
+            s >= row.limit || row.pad.is_some_and(|pad| pad[s])
+        })
     }
 }
 

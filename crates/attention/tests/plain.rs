@@ -1,0 +1,113 @@
+//! The fused kernels held to their plain forms (`lingo_attention::plain`,
+//! composed from `lingo-tensor` ops and differentiated by the tape): the
+//! same context, weights and heads' weights, and the same gradient for
+//! every input, with a loss that reads every output.
+
+mod common;
+
+use common::{pad_mask, tensor, values};
+use lingo_attention::{AttentionOutput, Result, additive_attention, dot_product_attention, plain};
+use lingo_tensor::Tensor;
+use ndarray::ArrayD;
+
+/// `Σ context ⊙ R₀ + Σ weights ⊙ R₁ (+ Σ head_weights ⊙ R₂)` with fixed
+/// random `R`: every output, and so every path back to the inputs, counts.
+fn loss(out: &AttentionOutput) -> Tensor {
+    let mut parts = vec![&out.context, &out.weights];
+    parts.extend(&out.head_weights);
+    let terms = parts.iter().enumerate().map(|(i, t)| t.mul(&tensor(t.shape(), 100 + i as u64)).unwrap().sum_all());
+    terms.reduce(|a, b| a.add(&b).unwrap()).unwrap()
+}
+
+fn max_diff(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f32 {
+    assert_eq!(a.shape(), b.shape());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+/// Runs `fused` and `plain` on fresh variables holding `inputs` and asserts
+/// equal outputs and equal gradients of [`loss`] for every input.
+fn same(what: &str, inputs: &[ArrayD<f32>], run: impl Fn(bool, &[Tensor]) -> Result<AttentionOutput>) {
+    let vars = |inputs: &[ArrayD<f32>]| inputs.iter().map(|a| Tensor::variable(a.clone())).collect::<Vec<_>>();
+    let (xf, xp) = (vars(inputs), vars(inputs));
+    let (fused, plain) = (run(true, &xf).unwrap(), run(false, &xp).unwrap());
+    let outputs = [(&fused.context, &plain.context), (&fused.weights, &plain.weights)];
+    for (i, (f, p)) in outputs.into_iter().enumerate() {
+        let err = max_diff(f.data(), p.data());
+        assert!(err < 1e-6, "{what}: output {i} differs by {err}");
+    }
+    match (&fused.head_weights, &plain.head_weights) {
+        (Some(f), Some(p)) => assert!(max_diff(f.data(), p.data()) < 1e-6, "{what}: heads' weights differ"),
+        (None, None) => {}
+        _ => panic!("{what}: one side has heads' weights, the other not"),
+    }
+    let (gf, gp) = (loss(&fused).backward().unwrap(), loss(&plain).backward().unwrap());
+    for (i, (f, p)) in xf.iter().zip(&xp).enumerate() {
+        let (f, p) = (gf.get(f).unwrap(), gp.get(p).unwrap());
+        let scale = p.iter().fold(1.0_f32, |m, g| m.max(g.abs()));
+        let err = max_diff(f, p);
+        assert!(err < 1e-5 * scale, "{what}: gradient of input {i} differs by {err} (largest {scale})");
+    }
+}
+
+#[test]
+fn dot_product_kernel_equals_its_plain_form() {
+    let (b, t, s) = (3, 4, 5);
+    let mask = pad_mask(&[5, 2, 0], s); // whole, padded, all padding
+    for heads in [1, 3] {
+        for (scale, causal, padded, shared) in
+            [(1.0, false, false, false), (0.4, true, false, true), (0.7, false, true, false), (0.5, true, true, true)]
+        {
+            let (d, d_v) = (2 * heads, 3 * heads);
+            let mut inputs = vec![values(&[b, t, d], 1).mapv(|x| 2.0 * x), values(&[b, s, d], 2).mapv(|x| 2.0 * x)];
+            if !shared {
+                inputs.push(values(&[b, s, d_v], 3));
+            }
+            let what = format!("heads={heads} scale={scale} causal={causal} padded={padded} shared={shared}");
+            same(&what, &inputs, |fused, x| {
+                let (q, k) = (&x[0], &x[1]);
+                let v = x.get(2).unwrap_or(k); // one tensor as keys and values: dK + dV
+                let mask = padded.then_some(&mask);
+                if fused {
+                    dot_product_attention(q, k, v, heads, scale, mask, causal)
+                } else {
+                    plain::dot_product_attention(q, k, v, heads, scale, mask, causal)
+                }
+            });
+        }
+    }
+}
+
+#[test]
+fn additive_kernel_equals_its_plain_form() {
+    let (b, t, s, a, d_v) = (3, 4, 5, 6, 2);
+    let mask = pad_mask(&[5, 2, 0], s);
+    for (causal, padded) in [(false, false), (true, false), (false, true), (true, true)] {
+        let inputs = [values(&[b, t, a], 4), values(&[b, s, a], 5), values(&[a], 6), values(&[b, s, d_v], 7)];
+        same(&format!("causal={causal} padded={padded}"), &inputs, |fused, x| {
+            let mask = padded.then_some(&mask);
+            if fused {
+                additive_attention(&x[0], &x[1], &x[2], &x[3], mask, causal)
+            } else {
+                plain::additive_attention(&x[0], &x[1], &x[2], &x[3], mask, causal)
+            }
+        });
+    }
+}
+
+#[test]
+fn plain_functions_refuse_what_the_kernels_refuse() {
+    let (q, k) = (tensor(&[1, 2, 4], 1), tensor(&[1, 3, 4], 2));
+    for heads in [0, 3] {
+        let (fused, plain) = (
+            dot_product_attention(&q, &k, &k, heads, 1.0, None, false).unwrap_err(),
+            plain::dot_product_attention(&q, &k, &k, heads, 1.0, None, false).unwrap_err(),
+        );
+        assert!(plain.to_string().contains("heads must divide"), "{plain}");
+        assert!(fused.to_string().contains("heads must divide"), "{fused}");
+    }
+    let wrong_mask = pad_mask(&[1, 1], 3); // two rows for a batch of one
+    let err = plain::masked_softmax(&tensor(&[1, 2, 3], 3), Some(&wrong_mask), false).unwrap_err();
+    assert!(err.to_string().contains("src_pad_mask"), "{err}");
+    let err = plain::additive_attention(&q, &k, &tensor(&[3], 4), &k, None, false).unwrap_err();
+    assert!(err.to_string().contains("v must be a vector"), "{err}");
+}
