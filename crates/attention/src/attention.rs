@@ -6,11 +6,7 @@ use ndarray::{Array2, ArrayD, IxDyn};
 use rand::Rng;
 
 use crate::error::{Error, Result, mismatch};
-use crate::kernel::{
-    additive::additive,
-    bahdanau::bahdanau_gru,
-    dot::dot_product,
-};
+use crate::kernel::{additive::additive, bahdanau::bahdanau_gru, dot::dot_product};
 use crate::mask::Masking;
 use crate::output::{AttentionOutput, Recurrence};
 use crate::scorer::Scorer;

@@ -36,13 +36,16 @@
 //! Positions hidden by the causal mask are skipped outright.
 
 use lingo_tensor::fastmath::tanh_slice;
-use lingo_tensor::{Tensor, dot8, gemm, gemm_uninit, will_record};
-use ndarray::{Array2, Array3, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
+use lingo_tensor::{BackwardMulti, Tensor, dot8, gemm, gemm_uninit, will_record};
+use ndarray::{Array2, Array3, ArrayD, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
-use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed, zeroed};
-use crate::output::AttentionOutput;
+use super::{
+    Grads, Results, checked3, entries, flat, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut, unpack,
+    zeroed,
+};
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, RowMask, masked_softmax, masked_softmax_backward};
+use crate::output::AttentionOutput;
 
 /// Checks `q_proj (B, T, A)`, `k_proj (B, S, A)`, `v (A)`, `values (B, S, d_v)`
 /// and returns `(B, T, S, A)`.
@@ -76,8 +79,7 @@ pub(crate) fn check(
 pub(super) fn hidden(h: &mut [f32], q: &[f32], k: ArrayView2<'_, f32>, n: usize) {
     let a = q.len();
     for (s, h_s) in h[..n * a].chunks_exact_mut(a).enumerate() {
-        let k_s = k.row(s);
-        let k_s = k_s.to_slice().unwrap_or_else(|| unreachable!("standard layout"));
+        let k_s = slice(k.row(s));
         for ((h, &q), &k) in h_s.iter_mut().zip(q).zip(k_s) {
             *h = q + k;
         }
@@ -128,7 +130,7 @@ pub(super) const KEEP_HIDDEN: usize = 1 << 20;
 
 /// The row `t` of a standard-layout matrix as a slice.
 fn row(m: ArrayView2<'_, f32>, t: usize) -> &[f32] {
-    m.index_axis_move(Axis(0), t).to_slice().unwrap_or_else(|| unreachable!("standard layout"))
+    slice(m.index_axis_move(Axis(0), t))
 }
 
 /// The fused op: `softmax(tanh(Q' + K')·v)·V` for `q_proj (B, T, A)`,
@@ -145,94 +147,93 @@ pub(crate) fn additive(
     let d_v = values.shape()[2];
     let flops = n_t * n_s * (4 * n_a + 2 * d_v);
     // Rows are read as slices, so the projections must be contiguous (they are, from `linear`).
-    let (qp, kp) = (q_proj.data().as_standard_layout(), k_proj.data().as_standard_layout());
-    let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(values.data()));
-    let v_data = v.data().as_standard_layout();
-    let v_slice = v_data.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
+    let (qp, kp, v_data) =
+        (q_proj.data().as_standard_layout(), k_proj.data().as_standard_layout(), v.data().as_standard_layout());
+    let (qp, kp, vals, v_slice) = (checked3(&qp), checked3(&kp), checked3(values.data()), flat(&v_data));
 
-    let mut context_all = unzeroed((n_b, n_t, d_v));
-    let mut weights_all = unzeroed((n_b, n_t, n_s));
-    // H kept for backward, one row (S·A) per query, when there will be a
-    // backward pass and H is small enough.
-    let mut kept = (will_record([q_proj, k_proj, v, values]) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN)
-        .then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
-    let items: Vec<_> =
-        context_all.outer_iter_mut().zip(weights_all.outer_iter_mut()).zip(entries(&mut kept, n_b)).collect();
-    for_each_entry(items, flops, n_s * n_a, |b, ((context, weights), mut kept_b), scratch| {
-        let mut weights = zeroed(weights);
+    let record = will_record([q_proj, k_proj, v, values]);
+    let mut results = Results::new((n_b, n_t, n_s), d_v, 1, record);
+    // H kept for backward, one row (S·A) per query, when small enough.
+    let mut kept =
+        (record && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
+    let items: Vec<_> = results.entries().into_iter().zip(entries(&mut kept, n_b)).collect();
+    for_each_entry(items, flops, n_s * n_a, |b, (mut out, mut kept_b), scratch| {
+        let (scores, context) = out.head(0, 0..d_v);
+        let mut weights = zeroed(scores);
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
-            let mut x = weights.row_mut(t);
             let h = match kept_b.as_mut() {
-                Some(k) => k.row_mut(t).into_slice().unwrap_or_else(|| unreachable!("standard layout")),
+                Some(k) => slice_mut(k.row_mut(t)),
                 None => &mut *scratch,
             };
-            query_weights(
-                h,
-                row(qp, t),
-                kp,
-                v_slice,
-                x.as_slice_mut().unwrap_or_else(|| unreachable!()),
-                mask.row(b, t, n_t, n_s),
-            );
+            let x = slice_mut(weights.row_mut(t));
+            query_weights(h, row(qp, t), kp, v_slice, x, mask.row(b, t, n_t, n_s)); // W_t
         }
         gemm_uninit(1.0, weights.view(), vals.index_axis(Axis(0), b), context); // C = W·V
+        // SAFETY: the weights were zeroed, then written; the context is a product's.
+        unsafe { out.finish() }
     });
+    // SAFETY: `for_each_entry` finished every entry.
+    let (outputs, saved) = unsafe { results.finish() };
 
-    // SAFETY: `for_each_entry` ran the closure on every entry, which zeroed
-    // the weights' first and wrote the context's whole.
-    let (context_all, weights_all) = unsafe { (finished(context_all), finished(weights_all)) };
     let mask = mask.clone();
     let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
-    // The backward pass reads the weights; the output tensor owns its copy.
-    let saved = weights_all.clone();
-    let outputs = vec![context_all.into_dyn(), weights_all.into_dyn()];
-    let results = Tensor::from_op_multi("additive_attention", outputs, inputs, move |bw| {
-        let (qp, kp) = (bw.input(0).as_standard_layout(), bw.input(1).as_standard_layout());
-        let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(bw.input(3)));
-        let v = bw.input(2).as_standard_layout();
-        let v = v.as_slice().unwrap_or_else(|| unreachable!());
-        let (d_context, d_weights) =
-            (grad_or_zeros(bw.grad(0), (n_b, n_t, d_v)), grad_or_zeros(bw.grad(1), saved.dim()));
-        let (d_context, d_weights) = (checked3(&d_context), checked3(&d_weights));
-        let score_grads = bw.needs(0) || bw.needs(1) || bw.needs(2);
-        let mut dq = Array3::<f32>::zeros(if score_grads { qp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
-        let mut dk = Array3::<f32>::zeros(if score_grads { kp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
-        let mut dv_parts = Array2::<f32>::zeros((n_b, if score_grads { n_a } else { 0 }));
-        let mut dvals = bw.needs(3).then(|| unzeroed(vals.dim()));
-        let items: Vec<_> = if score_grads {
-            dq.outer_iter_mut()
-                .zip(dk.outer_iter_mut())
-                .zip(dv_parts.outer_iter_mut())
-                .map(Some)
-                .zip(entries(&mut dvals, n_b))
-                .collect()
-        } else {
-            (0..n_b).map(|_| None).zip(entries(&mut dvals, n_b)).collect()
-        };
-        for_each_entry(items, 2 * flops, n_s * n_a + n_t * n_s, |b, (score, dvals_b), scratch| {
-            let (h, dw) = scratch.split_at_mut(n_s * n_a);
-            let mut dw = ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!());
-            let (w, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
-            if let Some(dvals_b) = dvals_b {
-                gemm_uninit(1.0, w.t(), dc, dvals_b); // dV = Wᵀ·dC
-            }
-            let Some(((dq_b, dk_b), dv_b)) = score else { return };
-            dw.assign(&d_weights.index_axis(Axis(0), b));
-            gemm(1.0, dc, vals.index_axis(Axis(0), b).t(), 1.0, dw.view_mut()); // dW += dC·Vᵀ
-            let grads = ScoreGrads { dq: dq_b, dk: dk_b, dv: dv_b };
-            let h = match &kept {
-                Some(k) => Hidden::Kept(k.index_axis(Axis(0), b)),
-                None => Hidden::Recompute(h),
-            };
-            score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, &mask, grads);
-        });
-        let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
-        // SAFETY: `for_each_entry` ran the closure on every entry, which wrote its part of `dvals` whole (a product).
-        let dvals = dvals.map(|g| unsafe { finished(g) }.into_dyn());
-        vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals]
+    let results = Tensor::from_op_multi(OP, outputs, inputs, move |bw| {
+        let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
+        backward(bw, saved, kept.as_ref(), &mask, 2 * flops)
     });
     Ok(unpack(results))
+}
+
+/// The backward rule (see the module docs), batch entry by batch entry,
+/// from the saved weights `(B, T, S)` and, when forward kept it, `H`.
+fn backward(
+    bw: &BackwardMulti<'_>,
+    saved: &Array3<f32>,
+    kept: Option<&Array3<f32>>,
+    mask: &Masking,
+    flops: usize,
+) -> Vec<Option<ArrayD<f32>>> {
+    let (qp, kp) = (bw.input(0).as_standard_layout(), bw.input(1).as_standard_layout());
+    let (qp, kp, vals) = (checked3(&qp), checked3(&kp), checked3(bw.input(3)));
+    let v = bw.input(2).as_standard_layout();
+    let v = flat(&v);
+    let ((n_b, n_t, n_s), n_a) = (saved.dim(), v.len());
+    let (d_context, d_weights) =
+        (grad_or_zeros(bw.grad(0), (n_b, n_t, vals.dim().2)), grad_or_zeros(bw.grad(1), saved.dim()));
+    let (d_context, d_weights) = (checked3(&d_context), checked3(&d_weights));
+    let score_grads = bw.needs(0) || bw.needs(1) || bw.needs(2);
+    let mut dq = Array3::<f32>::zeros(if score_grads { qp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
+    let mut dk = Array3::<f32>::zeros(if score_grads { kp.raw_dim() } else { ndarray::Ix3(0, 0, 0) });
+    let mut dv_parts = Array2::<f32>::zeros((n_b, if score_grads { n_a } else { 0 }));
+    let mut dvals = Grads::new([bw.needs(3).then(|| vals.dim())]);
+    let score: Vec<_> = if score_grads {
+        let parts = dq.outer_iter_mut().zip(dk.outer_iter_mut()).zip(dv_parts.outer_iter_mut());
+        parts.map(|((dq, dk), dv)| Some(ScoreGrads { dq, dk, dv })).collect()
+    } else {
+        (0..n_b).map(|_| None).collect()
+    };
+    let items: Vec<_> = score.into_iter().zip(dvals.entries(n_b)).collect();
+    for_each_entry(items, flops, n_s * n_a + n_t * n_s, |b, (score, mut dvals_b), scratch| {
+        let (h, dw) = scratch.split_at_mut(n_s * n_a);
+        let mut dw = scratch_matrix(dw, (n_t, n_s));
+        let (w, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
+        if let Some(dvals_b) = dvals_b[0].take() {
+            gemm_uninit(1.0, w.t(), dc, dvals_b); // dV = Wᵀ·dC
+        }
+        let Some(grads) = score else { return };
+        dw.assign(&d_weights.index_axis(Axis(0), b));
+        gemm(1.0, dc, vals.index_axis(Axis(0), b).t(), 1.0, dw.view_mut()); // dW += dC·Vᵀ
+        let h = match kept {
+            Some(k) => Hidden::Kept(k.index_axis(Axis(0), b)),
+            None => Hidden::Recompute(h),
+        };
+        score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, mask, grads);
+    });
+    let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
+    // SAFETY: `for_each_entry` wrote every entry of dV whole, by a product.
+    let dvals = unsafe { dvals.finish() }.pop().flatten();
+    vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals]
 }
 
 /// Where backward finds one batch entry's hidden layer `H_t`: kept by
@@ -264,13 +265,12 @@ fn score_backward(
     mut g: ScoreGrads<'_>,
 ) {
     let (n_t, n_s) = (qp.nrows(), kp.nrows());
-    let dv = g.dv.as_slice_mut().unwrap_or_else(|| unreachable!());
-    let dk = g.dk.as_slice_mut().unwrap_or_else(|| unreachable!());
+    let dv = slice_mut(g.dv.view_mut());
+    let dk = g.dk.as_slice_mut().unwrap_or_else(|| unreachable!("a fresh array"));
     for t in 0..n_t {
         let m = mask.row(b, t, n_t, n_s);
-        let mut dx = dw.row_mut(t);
-        let dx = dx.as_slice_mut().unwrap_or_else(|| unreachable!());
-        masked_softmax_backward(w.row(t).to_slice().unwrap_or_else(|| unreachable!()), dx, m); // dX_t
+        let dx = slice_mut(dw.row_mut(t));
+        masked_softmax_backward(slice(w.row(t)), dx, m); // dX_t
         if m.limit == 0 {
             continue;
         }
@@ -281,7 +281,6 @@ fn score_backward(
                 buf
             }
         };
-        let mut dq_t = g.dq.row_mut(t);
-        query_grads(&dx[..m.limit], h, v, dq_t.as_slice_mut().unwrap_or_else(|| unreachable!()), dk, dv);
+        query_grads(&dx[..m.limit], h, v, slice_mut(g.dq.row_mut(t)), dk, dv);
     }
 }

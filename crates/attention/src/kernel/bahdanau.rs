@@ -55,11 +55,11 @@
 //! depend on the thread count.
 
 use lingo_tensor::rnn::gru::{step_backward, step_forward};
-use lingo_tensor::{RnnWeights, Tensor, gemm, will_record};
-use ndarray::{Array2, Array3, ArrayView1, ArrayView2, ArrayViewMut1, Axis, Ix2, concatenate, s};
+use lingo_tensor::{BackwardMulti, RnnWeights, Tensor, gemm, will_record};
+use ndarray::{Array2, Array3, ArrayD, ArrayView2, Axis, concatenate, s};
 
 use super::additive::{KEEP_HIDDEN, hidden, query_grads, query_weights};
-use super::checked3;
+use super::{checked2, checked3, flat, slice, slice_mut};
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax_backward};
 use crate::output::Recurrence;
@@ -144,25 +144,26 @@ impl Dims {
     }
 }
 
-/// A 2-D tensor's data as a matrix view.
-fn matrix(a: &ndarray::ArrayD<f32>) -> ArrayView2<'_, f32> {
-    a.view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("checked to be 2-D"))
-}
-
-/// A standard-layout row as a slice.
-fn slice(row: ArrayView1<'_, f32>) -> &[f32] {
-    row.to_slice().unwrap_or_else(|| unreachable!("standard layout"))
-}
-
-/// A standard-layout row as a mutable slice.
-fn slice_mut(row: ArrayViewMut1<'_, f32>) -> &mut [f32] {
-    row.into_slice().unwrap_or_else(|| unreachable!("standard layout"))
-}
-
 /// A standard-layout `(n, m, k)` array as `(n·m, k)` rows.
 fn rows(a: &Array3<f32>) -> ArrayView2<'_, f32> {
     let (n, m, k) = a.dim();
     a.view().into_shape_with_order((n * m, k)).unwrap_or_else(|_| unreachable!("standard layout"))
+}
+
+/// What forward keeps for backward: the state each step read (time-major,
+/// as the products after the loop want), the gates, `ĥ_n`, `q'`, each
+/// step's `[x | context]`, the weights, and `tanh(q' + K')` when small
+/// (see `KEEP_HIDDEN`).
+struct Saved {
+    d: Dims,
+    mask: Masking,
+    s_prev: Array3<f32>,
+    gates: Array3<f32>,
+    h_hat_n: Array3<f32>,
+    q_proj: Array3<f32>,
+    x_full: Array3<f32>,
+    weights: Array3<f32>,
+    kept: Option<Array3<f32>>,
 }
 
 /// The fused op; see the [module docs](self). `x (batch, tgt_len, E)`,
@@ -178,41 +179,6 @@ pub(crate) fn bahdanau_gru(
     mask: &Masking,
 ) -> Result<Recurrence> {
     let d = Dims::check(x, h0, k_proj, values, (w_q, v), &w, mask)?;
-    let (n_b, n_t, n_e, n_s, n_a, n_h) = (d.batch, d.steps, d.input, d.src_len, d.attn, d.hidden);
-    let (n_g, n_r) = (3 * n_h, d.recurrent());
-    let (kp, vals) = (k_proj.data().as_standard_layout(), values.data().as_standard_layout());
-    let (kp, vals) = (checked3(&kp), checked3(&vals));
-    let v_data = v.data().as_standard_layout();
-    let v_slice = v_data.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
-    let (w_ih, w_hh) = (matrix(w.weight_ih.data()), matrix(w.weight_hh.data()));
-
-    // [x | context] per row b·T + t: x now, each context as its step comes.
-    let mut x_full = Array3::<f32>::zeros((n_b, n_t, n_e + d.value));
-    x_full.slice_mut(s![.., .., ..n_e]).assign(&checked3(x.data()));
-    // xe = x·W_ih[:, :E]ᵀ + b_ih for every step at once; each step adds its context's part.
-    let mut x_hat = Array3::<f32>::zeros((n_b, n_t, n_g));
-    x_hat.assign(&w.bias_ih.data().broadcast((n_b, n_t, n_g)).unwrap_or_else(|| unreachable!("bias (3H)")));
-    let x_rows = x.data().as_standard_layout();
-    let x_rows =
-        x_rows.view().into_shape_with_order((n_b * n_t, n_e)).unwrap_or_else(|_| unreachable!("standard layout"));
-    let xe =
-        x_hat.view_mut().into_shape_with_order((n_b * n_t, n_g)).unwrap_or_else(|_| unreachable!("standard layout"));
-    gemm(1.0, x_rows, w_ih.slice(s![.., ..n_e]).t(), 1.0, xe);
-    // Row-major transposes, made once: W_ih[:, E:]ᵀ (D_v, 3H) and [W_hh; W_q]ᵀ (H, 3H + A).
-    let w_ctx_t = w_ih.slice(s![.., n_e..]).t().as_standard_layout().into_owned();
-    let w_rec_t =
-        concatenate(Axis(1), &[w_hh.t(), matrix(w_q.data()).t()]).unwrap_or_else(|_| unreachable!("both have H rows"));
-    let mut rec_bias = vec![0.0_f32; n_r];
-    rec_bias[..n_g].copy_from_slice(
-        w.bias_hh.data().as_standard_layout().as_slice().unwrap_or_else(|| unreachable!("standard layout")),
-    );
-
-    // Saved for backward: the state each step read (time-major, as the
-    // products that read it after the loop want), the gates, ĥ_n and q'.
-    let mut s_prev = Array3::<f32>::zeros((n_t, n_b, n_h));
-    let mut gates = Array3::<f32>::zeros((n_b, n_t, n_g));
-    let mut h_hat_n = Array3::<f32>::zeros((n_b, n_t, n_h));
-    let mut q_proj = Array3::<f32>::zeros((n_t, n_b, n_a));
     let inputs = vec![
         x.clone(),
         h0.clone(),
@@ -225,157 +191,223 @@ pub(crate) fn bahdanau_gru(
         w.bias_ih.clone(),
         w.bias_hh.clone(),
     ];
-    // tanh(q' + K') kept when small, as in `additive` (see KEEP_HIDDEN).
-    let mut kept = (will_record(&inputs) && n_b * n_t * n_s * n_a <= KEEP_HIDDEN)
-        .then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
-    let mut scratch = vec![0.0_f32; n_s * n_a];
-    let mut weights = Array3::<f32>::zeros((n_b, n_t, n_s));
-    let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
-    let mut state = matrix(h0.data()).as_standard_layout().into_owned(); // s_{t-1}
-    let mut rec = Array2::<f32>::zeros((n_b, n_r));
-    let mask = mask.with_causal(false);
+    let keep = will_record(&inputs) && d.batch * d.steps * d.src_len * d.attn <= KEEP_HIDDEN;
+    let (output, saved) = forward(d, &inputs, mask.with_causal(false), keep);
+    // The backward pass reads the weights; the output tensor owns its copy.
+    let outputs = vec![output.into_dyn(), saved.weights.clone().into_dyn()];
+    let results = Tensor::from_op_multi("bahdanau_gru", outputs, inputs, move |bw| backward(bw, &saved));
+    let [output, weights] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));
+    Ok(Recurrence { output, weights })
+}
 
+/// The recurrence, step by step (see the module docs): the states
+/// `(B, T, H)` and what backward needs.
+fn forward(d: Dims, inputs: &[Tensor], mask: Masking, keep: bool) -> (Array3<f32>, Saved) {
+    let (n_b, n_t, n_e, n_s, n_a, n_h) = (d.batch, d.steps, d.input, d.src_len, d.attn, d.hidden);
+    let (n_g, n_r) = (3 * n_h, d.recurrent());
+    let data = |i: usize| inputs[i].data().as_standard_layout();
+    let (kp, vals, v) = (data(K_PROJ), data(VALUES), data(V));
+    let (kp, vals, v) = (checked3(&kp), checked3(&vals), flat(&v));
+    let (w_ih, w_hh, w_q) =
+        (checked2(inputs[W_IH].data()), checked2(inputs[W_HH].data()), checked2(inputs[W_Q].data()));
+
+    // [x | context] per row b·T + t: x now, each context as its step comes.
+    let mut x_full = Array3::<f32>::zeros((n_b, n_t, n_e + d.value));
+    x_full.slice_mut(s![.., .., ..n_e]).assign(&checked3(inputs[X].data()));
+    let mut x_hat = input_part(&d, inputs[X].data(), w_ih, inputs[B_IH].data());
+    // Row-major transposes, made once: W_ih[:, E:]ᵀ (D_v, 3H) and [W_hh; W_q]ᵀ (H, 3H + A).
+    let w_ctx_t = w_ih.slice(s![.., n_e..]).t().as_standard_layout().into_owned();
+    let w_rec_t = concatenate(Axis(1), &[w_hh.t(), w_q.t()]).unwrap_or_else(|_| unreachable!("both have H rows"));
+    let mut rec_bias = vec![0.0_f32; n_r];
+    rec_bias[..n_g].copy_from_slice(flat(&data(B_HH)));
+
+    let mut saved = Saved {
+        d,
+        mask,
+        s_prev: Array3::zeros((n_t, n_b, n_h)),
+        gates: Array3::zeros((n_b, n_t, n_g)),
+        h_hat_n: Array3::zeros((n_b, n_t, n_h)),
+        q_proj: Array3::zeros((n_t, n_b, n_a)),
+        x_full: Array3::zeros((0, 0, 0)),
+        weights: Array3::zeros((n_b, n_t, n_s)),
+        kept: keep.then(|| Array3::zeros((n_b, n_t, n_s * n_a))),
+    };
+    let mut scratch = vec![0.0_f32; n_s * n_a];
+    let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
+    let mut state = checked2(inputs[H0].data()).as_standard_layout().into_owned(); // s_{t-1}
+    let mut rec = Array2::<f32>::zeros((n_b, n_r));
     for t in 0..n_t {
-        s_prev.index_axis_mut(Axis(0), t).assign(&state);
+        saved.s_prev.index_axis_mut(Axis(0), t).assign(&state);
         // [ĥ | q'] = s_{t-1}·[W_hh; W_q]ᵀ + [b_hh | 0]
         rec.assign(&ndarray::aview1(&rec_bias));
         gemm(1.0, state.view(), w_rec_t.view(), 1.0, rec.view_mut());
-        q_proj.index_axis_mut(Axis(0), t).assign(&rec.slice(s![.., n_g..]));
+        saved.q_proj.index_axis_mut(Axis(0), t).assign(&rec.slice(s![.., n_g..]));
         for b in 0..n_b {
-            let h = match kept.as_mut() {
+            let h = match saved.kept.as_mut() {
                 Some(k) => slice_mut(k.slice_mut(s![b, t, ..])),
                 None => &mut scratch,
             };
-            let q = &slice(rec.row(b))[n_g..];
+            let weights_t = slice_mut(saved.weights.slice_mut(s![b, t, ..]));
             query_weights(
                 h,
-                q,
+                &slice(rec.row(b))[n_g..],
                 kp.index_axis(Axis(0), b),
-                v_slice,
-                slice_mut(weights.slice_mut(s![b, t, ..])),
-                mask.row(b, 0, 1, n_s),
+                v,
+                weights_t,
+                saved.mask.row(b, 0, 1, n_s),
             );
             // context_t = weights_t·V
-            gemm(
-                1.0,
-                weights.slice(s![b, t..t + 1, ..]),
-                vals.index_axis(Axis(0), b),
-                0.0,
-                x_full.slice_mut(s![b, t..t + 1, n_e..]),
-            );
+            let (weights_t, context_t) =
+                (saved.weights.slice(s![b, t..t + 1, ..]), x_full.slice_mut(s![b, t..t + 1, n_e..]));
+            gemm(1.0, weights_t, vals.index_axis(Axis(0), b), 0.0, context_t);
         }
         // x̂ = xe_t + context_t·W_ih[:, E:]ᵀ
         gemm(1.0, x_full.slice(s![.., t, n_e..]), w_ctx_t.view(), 1.0, x_hat.slice_mut(s![.., t, ..]));
         for b in 0..n_b {
-            let (gates_b, h_hat_n_b, state_b) =
-                (gates.slice_mut(s![b, t, ..]), h_hat_n.slice_mut(s![b, t, ..]), state.row_mut(b));
-            step_forward(
-                slice(x_hat.slice(s![b, t, ..])),
-                &slice(rec.row(b))[..n_g],
-                slice_mut(gates_b),
-                slice_mut(h_hat_n_b),
-                slice_mut(state_b),
-            );
+            let (gates, h_hat_n) = (saved.gates.slice_mut(s![b, t, ..]), saved.h_hat_n.slice_mut(s![b, t, ..]));
+            let (x_hat, h_hat) = (slice(x_hat.slice(s![b, t, ..])), &slice(rec.row(b))[..n_g]);
+            step_forward(x_hat, h_hat, slice_mut(gates), slice_mut(h_hat_n), slice_mut(state.row_mut(b)));
             output.slice_mut(s![b, t, ..]).assign(&state.row(b));
         }
     }
+    saved.x_full = x_full;
+    (output, saved)
+}
 
-    // The backward pass reads the weights; the output tensor owns its copy.
-    let saved_weights = weights.clone();
-    let outputs = vec![output.into_dyn(), weights.into_dyn()];
-    let results = Tensor::from_op_multi("bahdanau_gru", outputs, inputs, move |bw| {
-        let (kp, vals) = (bw.input(K_PROJ).as_standard_layout(), bw.input(VALUES).as_standard_layout());
-        let (kp, vals) = (checked3(&kp), checked3(&vals));
-        let v = bw.input(V).as_standard_layout();
-        let v = v.as_slice().unwrap_or_else(|| unreachable!());
-        let (w_ih, w_hh, w_q) = (matrix(bw.input(W_IH)), matrix(bw.input(W_HH)), matrix(bw.input(W_Q)));
-        let w_ctx = w_ih.slice(s![.., n_e..]); // (3H, D_v)
-        let w_rec = concatenate(Axis(0), &[w_hh, w_q]).unwrap_or_else(|_| unreachable!("both have H columns")); // (3H + A, H)
-        let d_out = bw.grad(0).map(checked3);
-        let d_weights = bw.grad(1).map(checked3);
+/// `xe = x·W_ih[:, :E]ᵀ + b_ih` for every step at once `(B, T, 3H)`; each
+/// step then adds its context's part.
+fn input_part(d: &Dims, x: &ArrayD<f32>, w_ih: ArrayView2<'_, f32>, b_ih: &ArrayD<f32>) -> Array3<f32> {
+    let (n_b, n_t, n_e, n_g) = (d.batch, d.steps, d.input, 3 * d.hidden);
+    let mut x_hat = Array3::<f32>::zeros((n_b, n_t, n_g));
+    x_hat.assign(&b_ih.broadcast((n_b, n_t, n_g)).unwrap_or_else(|| unreachable!("bias (3H)")));
+    let x_rows = x.as_standard_layout();
+    let x_rows =
+        x_rows.view().into_shape_with_order((n_b * n_t, n_e)).unwrap_or_else(|_| unreachable!("standard layout"));
+    let xe =
+        x_hat.view_mut().into_shape_with_order((n_b * n_t, n_g)).unwrap_or_else(|_| unreachable!("standard layout"));
+    gemm(1.0, x_rows, w_ih.slice(s![.., ..n_e]).t(), 1.0, xe);
+    x_hat
+}
 
-        let mut ds = Array2::<f32>::zeros((n_b, n_h)); // ∂L/∂s_t, carried back
-        let mut dx_hat = Array3::<f32>::zeros((n_b, n_t, n_g));
-        let mut d_rec = Array3::<f32>::zeros((n_t, n_b, n_r)); // [dĥ | dq'] per step
-        let mut d_ctx = Array2::<f32>::zeros((n_b, d.value));
-        let mut dk = Array3::<f32>::zeros((n_b, n_s, n_a));
-        let mut dvals = Array3::<f32>::zeros((n_b, n_s, d.value));
-        let mut dv = vec![0.0_f32; n_a];
-        let (mut h_again, mut dx) = (vec![0.0_f32; n_s * n_a], vec![0.0_f32; n_s]);
-        for t in (0..n_t).rev() {
-            if let Some(d_out) = &d_out {
-                ds += &d_out.slice(s![.., t, ..]);
-            }
-            for b in 0..n_b {
-                let (dx_hat_b, d_rec_b) = (dx_hat.slice_mut(s![b, t, ..]), d_rec.slice_mut(s![t, b, ..n_g]));
-                let (g, hn, sp) = (
-                    slice(gates.slice(s![b, t, ..])),
-                    slice(h_hat_n.slice(s![b, t, ..])),
-                    slice(s_prev.slice(s![t, b, ..])),
-                );
-                step_backward(g, hn, sp, slice_mut(ds.row_mut(b)), slice_mut(dx_hat_b), slice_mut(d_rec_b));
-            }
-            // dcontext = dx̂·W_ih[:, E:]
-            gemm(1.0, dx_hat.slice(s![.., t, ..]), w_ctx, 0.0, d_ctx.view_mut());
-            for b in 0..n_b {
-                let m = mask.row(b, 0, 1, n_s);
-                let (w_bt, dc) = (saved_weights.slice(s![b, t, ..]), d_ctx.row(b));
-                let vals_b = vals.index_axis(Axis(0), b);
-                // dweights = ∂L/∂weights_t + dcontext·Vᵀ, and dV += weights_tᵀ·dcontext
-                for (s_i, dx_s) in dx.iter_mut().enumerate() {
-                    *dx_s = d_weights.as_ref().map_or(0.0, |g| g[[b, t, s_i]]) + vals_b.row(s_i).dot(&dc);
-                    dvals.slice_mut(s![b, s_i, ..]).scaled_add(w_bt[s_i], &dc);
-                }
-                masked_softmax_backward(slice(w_bt), &mut dx, m);
-                if m.limit == 0 {
-                    continue;
-                }
-                let h: &[f32] = match &kept {
-                    Some(k) => slice(k.slice(s![b, t, ..])),
-                    None => {
-                        hidden(&mut h_again, slice(q_proj.slice(s![t, b, ..])), kp.index_axis(Axis(0), b), m.limit); // tanh(q' + K') again
-                        &h_again
-                    }
-                };
-                let dq = slice_mut(d_rec.slice_mut(s![t, b, n_g..]));
-                query_grads(
-                    &dx[..m.limit],
-                    h,
-                    v,
-                    dq,
-                    dk.index_axis_mut(Axis(0), b).into_slice().unwrap_or_else(|| unreachable!()),
-                    &mut dv,
-                );
-            }
-            // ds_{t-1} = ds ⊙ z + [dĥ | dq']·[W_hh; W_q]
-            gemm(1.0, d_rec.index_axis(Axis(0), t), w_rec.view(), 1.0, ds.view_mut());
+/// The backward rule (see the module docs): the steps in reverse, then
+/// every weight gradient over all `B·T` rows at once.
+fn backward(bw: &BackwardMulti<'_>, f: &Saved) -> Vec<Option<ArrayD<f32>>> {
+    let d = f.d;
+    let (n_b, n_t, n_e, n_s, n_a, n_h) = (d.batch, d.steps, d.input, d.src_len, d.attn, d.hidden);
+    let (n_g, n_r) = (3 * n_h, d.recurrent());
+    let (kp, vals, v) = (
+        bw.input(K_PROJ).as_standard_layout(),
+        bw.input(VALUES).as_standard_layout(),
+        bw.input(V).as_standard_layout(),
+    );
+    let (kp, vals, v) = (checked3(&kp), checked3(&vals), flat(&v));
+    let (w_ih, w_hh, w_q) = (checked2(bw.input(W_IH)), checked2(bw.input(W_HH)), checked2(bw.input(W_Q)));
+    let w_ctx = w_ih.slice(s![.., n_e..]); // (3H, D_v)
+    let w_rec = concatenate(Axis(0), &[w_hh, w_q]).unwrap_or_else(|_| unreachable!("both have H columns")); // (3H + A, H)
+    let d_out = bw.grad(0).map(checked3);
+    let d_weights = bw.grad(1).map(checked3);
+
+    let mut ds = Array2::<f32>::zeros((n_b, n_h)); // ∂L/∂s_t, carried back
+    let mut dx_hat = Array3::<f32>::zeros((n_b, n_t, n_g));
+    let mut d_rec = Array3::<f32>::zeros((n_t, n_b, n_r)); // [dĥ | dq'] per step
+    let mut d_ctx = Array2::<f32>::zeros((n_b, d.value));
+    let mut dk = Array3::<f32>::zeros((n_b, n_s, n_a));
+    let mut dvals = Array3::<f32>::zeros((n_b, n_s, d.value));
+    let mut dv = vec![0.0_f32; n_a];
+    let (mut h_again, mut dx) = (vec![0.0_f32; n_s * n_a], vec![0.0_f32; n_s]);
+    for t in (0..n_t).rev() {
+        if let Some(d_out) = &d_out {
+            ds += &d_out.slice(s![.., t, ..]);
         }
+        for b in 0..n_b {
+            let (dx_hat_b, d_rec_b) = (dx_hat.slice_mut(s![b, t, ..]), d_rec.slice_mut(s![t, b, ..n_g]));
+            let (g, hn, sp) = (
+                slice(f.gates.slice(s![b, t, ..])),
+                slice(f.h_hat_n.slice(s![b, t, ..])),
+                slice(f.s_prev.slice(s![t, b, ..])),
+            );
+            step_backward(g, hn, sp, slice_mut(ds.row_mut(b)), slice_mut(dx_hat_b), slice_mut(d_rec_b));
+        }
+        // dcontext = dx̂·W_ih[:, E:]
+        gemm(1.0, dx_hat.slice(s![.., t, ..]), w_ctx, 0.0, d_ctx.view_mut());
+        for b in 0..n_b {
+            let m = f.mask.row(b, 0, 1, n_s);
+            let (w_bt, dc) = (f.weights.slice(s![b, t, ..]), d_ctx.row(b));
+            let vals_b = vals.index_axis(Axis(0), b);
+            // dweights = ∂L/∂weights_t + dcontext·Vᵀ, and dV += weights_tᵀ·dcontext
+            for (s_i, dx_s) in dx.iter_mut().enumerate() {
+                *dx_s = d_weights.as_ref().map_or(0.0, |g| g[[b, t, s_i]]) + vals_b.row(s_i).dot(&dc);
+                dvals.slice_mut(s![b, s_i, ..]).scaled_add(w_bt[s_i], &dc);
+            }
+            masked_softmax_backward(slice(w_bt), &mut dx, m);
+            if m.limit == 0 {
+                continue;
+            }
+            let h: &[f32] = match &f.kept {
+                Some(k) => slice(k.slice(s![b, t, ..])),
+                None => {
+                    hidden(&mut h_again, slice(f.q_proj.slice(s![t, b, ..])), kp.index_axis(Axis(0), b), m.limit); // tanh(q' + K') again
+                    &h_again
+                }
+            };
+            let (dq, dk_b) = (slice_mut(d_rec.slice_mut(s![t, b, n_g..])), dk.index_axis_mut(Axis(0), b));
+            query_grads(
+                &dx[..m.limit],
+                h,
+                v,
+                dq,
+                dk_b.into_slice().unwrap_or_else(|| unreachable!("a fresh array")),
+                &mut dv,
+            );
+        }
+        // ds_{t-1} = ds ⊙ z + [dĥ | dq']·[W_hh; W_q]
+        gemm(1.0, d_rec.index_axis(Axis(0), t), w_rec.view(), 1.0, ds.view_mut());
+    }
+    let step_grads = StepGrads { ds, dx_hat, d_rec, dk, dvals, dv };
+    weight_grads(bw, f, w_ih, step_grads)
+}
 
-        // Weight gradients over all B·T rows at once.
-        let (d_rec, s_prev, dx_hat, x_full) = (rows(&d_rec), rows(&s_prev), rows(&dx_hat), rows(&x_full));
-        let mut dw_rec = Array2::<f32>::zeros((n_r, n_h));
-        gemm(1.0, d_rec.t(), s_prev, 0.0, dw_rec.view_mut()); // [dW_hh; dW_q] = [dĥ | dq']ᵀ·s_prev
-        let mut dw_ih = Array2::<f32>::zeros((n_g, n_e + d.value));
-        gemm(1.0, dx_hat.t(), x_full, 0.0, dw_ih.view_mut()); // dW_ih = dx̂ᵀ·[x | context]
-        let dx = bw.needs(X).then(|| {
-            let mut dx = Array2::<f32>::zeros((n_b * n_t, n_e));
-            gemm(1.0, dx_hat, w_ih.slice(s![.., ..n_e]), 0.0, dx.view_mut()); // dx = dx̂·W_ih[:, :E]
-            dx.into_shape_with_order((n_b, n_t, n_e)).unwrap_or_else(|_| unreachable!()).into_dyn()
-        });
-        let column_sums = |a: ArrayView2<'_, f32>| a.sum_axis(Axis(0)).into_dyn();
-        vec![
-            dx,
-            bw.needs(H0).then(|| ds.into_dyn()),
-            bw.needs(K_PROJ).then(|| dk.into_dyn()),
-            bw.needs(VALUES).then(|| dvals.into_dyn()),
-            bw.needs(W_Q).then(|| dw_rec.slice(s![n_g.., ..]).to_owned().into_dyn()),
-            bw.needs(V).then(|| ndarray::Array1::from(dv).into_dyn()),
-            bw.needs(W_IH).then(|| dw_ih.into_dyn()),
-            bw.needs(W_HH).then(|| dw_rec.slice(s![..n_g, ..]).to_owned().into_dyn()),
-            bw.needs(B_IH).then(|| column_sums(dx_hat)),
-            bw.needs(B_HH).then(|| column_sums(d_rec.slice(s![.., ..n_g]))),
-        ]
+/// What the steps of [`backward`] leave: `∂L/∂s_0`, `dx̂` and `[dĥ | dq']`
+/// of every step, and the sums over steps `dK'`, `dV`, `dv`.
+struct StepGrads {
+    ds: Array2<f32>,
+    dx_hat: Array3<f32>,
+    d_rec: Array3<f32>,
+    dk: Array3<f32>,
+    dvals: Array3<f32>,
+    dv: Vec<f32>,
+}
+
+/// Weight gradients over all `B·T` rows at once, and the gradients in input order.
+fn weight_grads(
+    bw: &BackwardMulti<'_>,
+    f: &Saved,
+    w_ih: ArrayView2<'_, f32>,
+    g: StepGrads,
+) -> Vec<Option<ArrayD<f32>>> {
+    let (n_b, n_t, n_e, n_h) = (f.d.batch, f.d.steps, f.d.input, f.d.hidden);
+    let (n_g, n_r) = (3 * n_h, f.d.recurrent());
+    let (d_rec, s_prev, dx_hat, x_full) = (rows(&g.d_rec), rows(&f.s_prev), rows(&g.dx_hat), rows(&f.x_full));
+    let mut dw_rec = Array2::<f32>::zeros((n_r, n_h));
+    gemm(1.0, d_rec.t(), s_prev, 0.0, dw_rec.view_mut()); // [dW_hh; dW_q] = [dĥ | dq']ᵀ·s_prev
+    let mut dw_ih = Array2::<f32>::zeros((n_g, n_e + f.d.value));
+    gemm(1.0, dx_hat.t(), x_full, 0.0, dw_ih.view_mut()); // dW_ih = dx̂ᵀ·[x | context]
+    let dx = bw.needs(X).then(|| {
+        let mut dx = Array2::<f32>::zeros((n_b * n_t, n_e));
+        gemm(1.0, dx_hat, w_ih.slice(s![.., ..n_e]), 0.0, dx.view_mut()); // dx = dx̂·W_ih[:, :E]
+        dx.into_shape_with_order((n_b, n_t, n_e)).unwrap_or_else(|_| unreachable!("a fresh array")).into_dyn()
     });
-    let [output, weights] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));
-    Ok(Recurrence { output, weights })
+    let column_sums = |a: ArrayView2<'_, f32>| a.sum_axis(Axis(0)).into_dyn();
+    vec![
+        dx,
+        bw.needs(H0).then(|| g.ds.into_dyn()),
+        bw.needs(K_PROJ).then(|| g.dk.into_dyn()),
+        bw.needs(VALUES).then(|| g.dvals.into_dyn()),
+        bw.needs(W_Q).then(|| dw_rec.slice(s![n_g.., ..]).to_owned().into_dyn()),
+        bw.needs(V).then(|| ndarray::Array1::from(g.dv).into_dyn()),
+        bw.needs(W_IH).then(|| dw_ih.into_dyn()),
+        bw.needs(W_HH).then(|| dw_rec.slice(s![..n_g, ..]).to_owned().into_dyn()),
+        bw.needs(B_IH).then(|| column_sums(dx_hat)),
+        bw.needs(B_HH).then(|| column_sums(d_rec.slice(s![.., ..n_g]))),
+    ]
 }

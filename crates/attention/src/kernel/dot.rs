@@ -34,13 +34,13 @@
 use std::mem::MaybeUninit;
 
 use lingo_tensor::fastmath::vectorized;
-use lingo_tensor::{Tensor, gemm, gemm_uninit, will_record};
-use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip, s};
+use lingo_tensor::{BackwardMulti, Tensor, gemm, gemm_uninit, will_record};
+use ndarray::{Array3, ArrayD, ArrayView2, ArrayView3, ArrayViewMut2, Axis, Ix2, SliceInfo, SliceInfoElem, Zip, s};
 
-use super::{checked3, entries, finished, for_each_entry, grad_or_zeros, unpack, unzeroed};
-use crate::output::AttentionOutput;
+use super::{Entry, Grads, Results, checked3, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut, unpack};
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
+use crate::output::AttentionOutput;
 
 /// Checks `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`
 /// and returns `(B, T, S)`.
@@ -84,6 +84,33 @@ pub(crate) fn check(
     Ok((q[0], q[1], k[1]))
 }
 
+/// How one call splits its inputs into heads: `count` column blocks of
+/// `d` features (queries, keys) and `d_v` (values), scaled by `scale`.
+#[derive(Debug, Clone, Copy)]
+struct Heads {
+    count: usize,
+    d: usize,
+    d_v: usize,
+    scale: f32,
+    n_t: usize,
+    n_s: usize,
+}
+
+impl Heads {
+    /// Head `h`'s columns of `a (B, ·, H·d)` for batch entry `b`.
+    fn of<'a>(&self, a: ArrayView3<'a, f32>, b: usize, h: usize, d: usize) -> ArrayView2<'a, f32> {
+        a.slice_move(s![b, .., h * d..(h + 1) * d])
+    }
+
+    /// Head `h`'s rows `(T, S)` of one entry's heads' weights `(H·T, S)`.
+    fn rows(&self, h: usize) -> SliceInfo<[SliceInfoElem; 2], Ix2, Ix2> {
+        s![h * self.n_t..(h + 1) * self.n_t, ..]
+    }
+}
+
+/// The inputs of one call: `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`.
+type Inputs<'a> = (ArrayView3<'a, f32>, ArrayView3<'a, f32>, ArrayView3<'a, f32>);
+
 /// The fused op: `heads` heads of `softmax(α Q·Kᵀ)·V` over the column blocks
 /// of `queries (B, T, H·d)`, `keys (B, S, H·d)`, `values (B, S, H·d_v)`.
 pub(crate) fn dot_product(
@@ -97,160 +124,157 @@ pub(crate) fn dot_product(
     const OP: &str = "dot_product_attention";
     let (n_b, n_t, n_s) = check(OP, queries.shape(), keys.shape(), values.shape(), heads, mask)?;
     let d_context = values.shape()[2];
-    let (dk, dv) = (queries.shape()[2] / heads, d_context / heads);
+    let hs = Heads { count: heads, d: queries.shape()[2] / heads, d_v: d_context / heads, scale, n_t, n_s };
     let flops = 2 * n_t * n_s * (queries.shape()[2] + d_context);
+    let inputs = (checked3(queries.data()), checked3(keys.data()), checked3(values.data()));
+    let mut results = Results::new((n_b, n_t, n_s), d_context, heads, will_record([queries, keys, values]));
+    for_each_entry(results.entries(), flops, 0, |b, entry, _| forward_entry(b, &hs, inputs, mask, entry));
+    // SAFETY: `for_each_entry` ran `forward_entry`, which finishes its entry, on every entry.
+    let (outputs, saved) = unsafe { results.finish() };
 
-    let (q, k, v) = (checked3(queries.data()), checked3(keys.data()), checked3(values.data()));
-    let mut context_all = unzeroed((n_b, n_t, d_context));
-    let mut weights_all = unzeroed((n_b, n_t, n_s));
-    // With several heads, each head's weights: (B, H, T, S), held as
-    // (B, H·T, S) so that a batch entry is one matrix, head after head.
-    let mut heads_all = (heads > 1).then(|| unzeroed((n_b, heads * n_t, n_s)));
-    // Backward reads every head's weights, and the outputs own theirs, so it
-    // keeps a copy: made entry by entry by the thread that computed the
-    // entry, while it is in cache, rather than all at once on the calling
-    // thread while the others wait (10 MB for eight heads at the
-    // benchmark's largest size). Without a backward pass (decoding), none.
-    let mut saved = will_record([queries, keys, values]).then(|| unzeroed((n_b, heads * n_t, n_s)));
-    let items: Vec<_> = context_all
-        .outer_iter_mut()
-        .zip(weights_all.outer_iter_mut())
-        .zip(entries(&mut heads_all, n_b))
-        .zip(entries(&mut saved, n_b))
-        .collect();
-    for_each_entry(items, flops, 0, |b, (((mut context, mut weights), mut head_weights), saved), _| {
-        // Every result is written whole by a product that does not read it
-        // (`gemm_uninit`), or by the mean: nothing is zeroed first.
-        for h in 0..heads {
-            let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
-            let kh = k.slice(s![b, .., h * dk..(h + 1) * dk]);
-            let scores = match head_weights.as_mut() {
-                Some(all) => all.slice_mut(s![h * n_t..(h + 1) * n_t, ..]),
-                None => weights.view_mut(),
-            };
-            let mut w = gemm_uninit(scale, qh, kh.t(), scores); // X = α Q·Kᵀ
-            for (t, mut row) in w.rows_mut().into_iter().enumerate() {
-                masked_softmax(
-                    row.as_slice_mut().unwrap_or_else(|| unreachable!("rows of an entry are contiguous")),
-                    mask.row(b, t, n_t, n_s),
-                );
-            }
-            gemm_uninit(
-                1.0,
-                w.view(),
-                v.slice(s![b, .., h * dv..(h + 1) * dv]),
-                context.slice_mut(s![.., h * dv..(h + 1) * dv]),
-            ); // C = W·V
-        }
-        // SAFETY: the loop wrote each head's block of the heads' weights, or
-        // (one head) the weights themselves.
-        let head_weights = head_weights.map(|all| unsafe { all.assume_init() });
-        let weights = match &head_weights {
-            Some(all) => mean_over_heads(all.view(), weights, heads),
-            None => unsafe { weights.assume_init() },
-        };
-        if let Some(mut saved) = saved {
-            saved.zip_mut_with(head_weights.as_ref().unwrap_or(&weights), |s, &w| {
-                s.write(w);
-            });
-        }
-    });
-
-    // SAFETY: `for_each_entry` ran the closure on every entry, which wrote
-    // every element of each result's entry (the context head by head) and
-    // of `saved`'s.
-    let (context_all, weights_all, saved) =
-        unsafe { (finished(context_all), finished(weights_all), saved.map(|s| finished(s))) };
-    let heads_all = heads_all.map(|all| {
-        unsafe { finished(all) }
-            .into_shape_with_order((n_b, heads, n_t, n_s))
-            .unwrap_or_else(|_| unreachable!("a fresh array"))
-    });
     let mask = mask.clone();
     // Keys and values are often one tensor (the encoder's outputs). Its
-    // gradient is then dK + dV: summed entry by entry below while both are in
-    // cache, not as two whole arrays by the tape afterwards (3.2 MB each at
-    // the benchmark's largest size). The same one addition, so the same bits
-    // whenever nothing else has added to that gradient before.
+    // gradient is then dK + dV, summed entry by entry while both are in
+    // cache: the same one addition the tape would make, so the same bits.
     let shared_kv = keys.id() == values.id();
-    let inputs = vec![queries.clone(), keys.clone(), values.clone()];
-    let mut outputs = vec![context_all.into_dyn(), weights_all.into_dyn()];
-    outputs.extend(heads_all.map(|all| all.into_dyn()));
-    let results = Tensor::from_op_multi("dot_product_attention", outputs, inputs, move |bw| {
-        let (q, k, v) = (checked3(bw.input(0)), checked3(bw.input(1)), checked3(bw.input(2)));
-        let d_context = grad_or_zeros(bw.grad(0), (n_b, n_t, d_context));
-        let d_context = checked3(&d_context);
-        // What reaches the weights from outside the op: the mean's gradient and the heads' own.
-        let d_mean = bw.grad(1).map(checked3);
-        let d_heads = bw.grads.get(2).and_then(Option::as_ref).map(|g| g.as_standard_layout());
-        let d_heads = d_heads.as_ref().map(|g| {
-            g.view().into_shape_with_order((n_b, heads * n_t, n_s)).unwrap_or_else(|_| unreachable!("standard layout"))
-        });
-        let mut dq = bw.needs(0).then(|| unzeroed(q.dim()));
-        let mut dk_ = bw.needs(1).then(|| unzeroed(k.dim()));
-        // Summed into dK: dV goes to scratch, one entry at a time.
-        let summed = shared_kv && bw.needs(1);
-        let mut dv_ = (bw.needs(2) && !summed).then(|| unzeroed(v.dim()));
-        let items: Vec<_> =
-            entries(&mut dq, n_b).into_iter().zip(entries(&mut dk_, n_b)).zip(entries(&mut dv_, n_b)).collect();
-        let scratch_len = n_t * n_s + if summed { v.len() / n_b } else { 0 };
-        for_each_entry(items, 2 * flops, scratch_len, |b, ((dq_b, dk_b), dv_b), scratch| {
-            let (dw, dv_scratch) = scratch.split_at_mut(n_t * n_s);
-            // SAFETY: `MaybeUninit<f32>` is laid out as `f32`, and only floats
-            // are stored through this view (by `gemm_uninit`), so the scratch
-            // stays valid floats.
-            let dv_scratch = unsafe { &mut *(std::ptr::from_mut(dv_scratch) as *mut [MaybeUninit<f32>]) };
-            let dv_scratch = summed.then(|| {
-                ArrayViewMut2::from_shape((n_s, v.dim().2), dv_scratch)
-                    .unwrap_or_else(|_| unreachable!("scratch holds S·d_v"))
-            });
-            // Each gradient's entry is written whole, head by head, by products that do not read it.
-            let (mut dq_b, mut dk_b, mut dv_b) = (dq_b, dk_b, dv_b.or(dv_scratch));
-            let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
-            let (w_all, grad) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
-            let mut dw =
-                ArrayViewMut2::from_shape((n_t, n_s), dw).unwrap_or_else(|_| unreachable!("scratch holds T·S"));
-            for h in 0..heads {
-                let cols = |d: usize| s![.., h * d..(h + 1) * d];
-                let rows = s![h * n_t..(h + 1) * n_t, ..];
-                let w = w_all.slice(rows);
-                let dc = grad.slice(cols(dv));
-                let vh = v.slice(s![b, .., h * dv..(h + 1) * dv]);
-                if let Some(dv_b) = dv_b.as_mut() {
-                    gemm_uninit(1.0, w.t(), dc, dv_b.slice_mut(cols(dv))); // dV = Wᵀ·dC
-                }
-                if dq_b.is_none() && dk_b.is_none() {
-                    continue;
-                }
-                // dW = (what reaches the weights from outside) + dC·Vᵀ
-                let own = d_heads.as_ref().map(|g| g.slice(s![b, h * n_t..(h + 1) * n_t, ..]));
-                let outside = weights_grad(d_mean.map(|g| g.index_axis_move(Axis(0), b)), own, heads, dw.view_mut());
-                gemm(1.0, dc, vh.t(), if outside { 1.0 } else { 0.0 }, dw.view_mut());
-                for (t, (w_row, mut dw_row)) in w.rows().into_iter().zip(dw.rows_mut()).enumerate() {
-                    let w_row = w_row.to_slice().unwrap_or_else(|| unreachable!());
-                    masked_softmax_backward(
-                        w_row,
-                        dw_row.as_slice_mut().unwrap_or_else(|| unreachable!()),
-                        mask.row(b, t, n_t, n_s),
-                    );
-                }
-                if let Some(dq_b) = dq_b.as_mut() {
-                    gemm_uninit(scale, dw.view(), k.slice(s![b, .., h * dk..(h + 1) * dk]), dq_b.slice_mut(cols(dk))); // dQ = α dX·K
-                }
-                if let Some(dk_b) = dk_b.as_mut() {
-                    gemm_uninit(scale, dw.t(), q.slice(s![b, .., h * dk..(h + 1) * dk]), dk_b.slice_mut(cols(dk))); // dK = α dXᵀ·Q
-                }
-            }
-            if let (true, Some(dk_b), Some(dv_b)) = (summed, dk_b, dv_b) {
-                // SAFETY: every head wrote its columns of both, above.
-                sum_into(unsafe { dk_b.assume_init() }, unsafe { dv_b.assume_init() }.view());
-            }
-        });
-        // SAFETY: `for_each_entry` ran the closure on every entry, whose heads wrote each buffer's entry whole.
-        let done = |buf: Option<Array3<_>>| buf.map(|g| unsafe { finished(g) }.into_dyn());
-        vec![done(dq), done(dk_), done(dv_)] // with `summed`, dv_ is None: its part is in dk_
+    let recorded = vec![queries.clone(), keys.clone(), values.clone()];
+    let results = Tensor::from_op_multi(OP, outputs, recorded, move |bw| {
+        let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
+        backward(bw, &hs, saved, &mask, shared_kv, 2 * flops)
     });
     Ok(unpack(results))
+}
+
+/// Forward for batch entry `b`, head by head:
+/// `X = α Q·Kᵀ`, `W = masked_softmax(X)`, `C = W·V`.
+fn forward_entry(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, mut out: Entry<'_>) {
+    for h in 0..hs.count {
+        let (qh, kh, vh) = (hs.of(q, b, h, hs.d), hs.of(k, b, h, hs.d), hs.of(v, b, h, hs.d_v));
+        let (scores, context) = out.head(h, h * hs.d_v..(h + 1) * hs.d_v);
+        let mut w = gemm_uninit(hs.scale, qh, kh.t(), scores); // X = α Q·Kᵀ
+        for (t, row) in w.rows_mut().into_iter().enumerate() {
+            masked_softmax(slice_mut(row), mask.row(b, t, hs.n_t, hs.n_s)); // W = masked_softmax(X)
+        }
+        gemm_uninit(1.0, w.view(), vh, context); // C = W·V
+    }
+    // SAFETY: every head's scores and context columns were written whole above, by products.
+    unsafe { out.finish() }
+}
+
+/// The backward rule (see the module docs): per batch entry, per head, the
+/// four products and the softmax backward.
+fn backward(
+    bw: &BackwardMulti<'_>,
+    hs: &Heads,
+    saved: &Array3<f32>,
+    mask: &Masking,
+    shared_kv: bool,
+    flops: usize,
+) -> Vec<Option<ArrayD<f32>>> {
+    let inputs = (checked3(bw.input(0)), checked3(bw.input(1)), checked3(bw.input(2)));
+    let n_b = inputs.0.dim().0;
+    let d_context = grad_or_zeros(bw.grad(0), (n_b, hs.n_t, hs.count * hs.d_v));
+    let d_context = checked3(&d_context);
+    // What reaches the weights from outside the op: the mean's gradient and the heads' own.
+    let d_mean = bw.grad(1).map(checked3);
+    let d_heads = bw.grads.get(2).and_then(Option::as_ref).map(|g| g.as_standard_layout());
+    let d_heads = d_heads.as_ref().map(|g| {
+        let rows = (n_b, hs.count * hs.n_t, hs.n_s);
+        g.view().into_shape_with_order(rows).unwrap_or_else(|_| unreachable!("standard layout"))
+    });
+    // With shared keys and values, dV goes to scratch and is summed into dK.
+    let summed = shared_kv && bw.needs(1);
+    let mut grads = Grads::new([
+        bw.needs(0).then(|| inputs.0.dim()),
+        bw.needs(1).then(|| inputs.1.dim()),
+        (bw.needs(2) && !summed).then(|| inputs.2.dim()),
+    ]);
+    let (n_t, n_s) = (hs.n_t, hs.n_s);
+    let scratch_len = n_t * n_s + if summed { n_s * hs.count * hs.d_v } else { 0 };
+    for_each_entry(grads.entries(n_b), flops, scratch_len, |b, mut entry, scratch| {
+        let (dw, dv_scratch) = scratch.split_at_mut(n_t * n_s);
+        let dv = match entry[2].take() {
+            Some(dv) => Dv::Own(dv),
+            None if summed => Dv::Scratch(scratch_matrix(dv_scratch, (n_s, hs.count * hs.d_v))),
+            None => Dv::None,
+        };
+        let mut g = EntryGrads { dq: entry[0].take(), dk: entry[1].take(), dv };
+        let outside = Outside {
+            mean: d_mean.map(|g| g.index_axis_move(Axis(0), b)),
+            heads: d_heads.map(|g| g.index_axis_move(Axis(0), b)),
+        };
+        let (w_all, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
+        backward_entry(b, hs, inputs, (w_all, dc, outside), mask, scratch_matrix(dw, (n_t, n_s)), &mut g);
+        if let (Some(dk), Dv::Scratch(dv)) = (g.dk, g.dv) {
+            // SAFETY: every head wrote its columns of dK whole in `backward_entry`, by products.
+            sum_into(unsafe { dk.assume_init() }, dv.view());
+        }
+    });
+    // SAFETY: every entry's gradients were written whole, head by head, by products.
+    unsafe { grads.finish() } // with `summed`, dV is None: its part is in dK
+}
+
+/// What reaches one entry's weights from outside the op: the gradient of
+/// the mean `(T, S)` and of the heads' own weights `(H·T, S)`.
+#[derive(Clone, Copy)]
+struct Outside<'a> {
+    mean: Option<ArrayView2<'a, f32>>,
+    heads: Option<ArrayView2<'a, f32>>,
+}
+
+/// Where one entry's `dV` goes: its own unwritten gradient, scratch that is
+/// then summed into `dK` (keys and values one tensor), or nowhere.
+enum Dv<'a> {
+    Own(ArrayViewMut2<'a, MaybeUninit<f32>>),
+    Scratch(ArrayViewMut2<'a, f32>),
+    None,
+}
+
+/// One entry's unwritten input gradients, each written whole, head by
+/// head, by products that do not read it.
+struct EntryGrads<'a> {
+    dq: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
+    dk: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
+    dv: Dv<'a>,
+}
+
+/// Backward for batch entry `b`, head by head, from the saved weights
+/// `(H·T, S)`, `dC (T, H·d_v)` and what reaches the weights from outside;
+/// `dw (T, S)` is scratch.
+fn backward_entry(
+    b: usize,
+    hs: &Heads,
+    (q, k, v): Inputs<'_>,
+    (w_all, d_context, outside): (ArrayView2<'_, f32>, ArrayView2<'_, f32>, Outside<'_>),
+    mask: &Masking,
+    mut dw: ArrayViewMut2<'_, f32>,
+    g: &mut EntryGrads<'_>,
+) {
+    for h in 0..hs.count {
+        let (cols, cols_v) = (h * hs.d..(h + 1) * hs.d, h * hs.d_v..(h + 1) * hs.d_v);
+        let (w, dc) = (w_all.slice(hs.rows(h)), d_context.slice(s![.., cols_v.clone()]));
+        match &mut g.dv {
+            Dv::Own(dv) => drop(gemm_uninit(1.0, w.t(), dc, dv.slice_mut(s![.., cols_v]))), // dV = Wᵀ·dC
+            Dv::Scratch(dv) => gemm(1.0, w.t(), dc, 0.0, dv.slice_mut(s![.., cols_v])),     // the same bits
+            Dv::None => {}
+        }
+        if g.dq.is_none() && g.dk.is_none() {
+            continue;
+        }
+        // dW = (what reaches the weights from outside) + dC·Vᵀ
+        let own = outside.heads.map(|g| g.slice_move(hs.rows(h)));
+        let from_outside = weights_grad(outside.mean, own, hs.count, dw.view_mut());
+        gemm(1.0, dc, hs.of(v, b, h, hs.d_v).t(), if from_outside { 1.0 } else { 0.0 }, dw.view_mut());
+        for (t, (w_row, dw_row)) in w.rows().into_iter().zip(dw.rows_mut()).enumerate() {
+            masked_softmax_backward(slice(w_row), slice_mut(dw_row), mask.row(b, t, hs.n_t, hs.n_s)); // dX
+        }
+        if let Some(dq) = g.dq.as_mut() {
+            gemm_uninit(hs.scale, dw.view(), hs.of(k, b, h, hs.d), dq.slice_mut(s![.., cols.clone()])); // dQ = α dX·K
+        }
+        if let Some(dk) = g.dk.as_mut() {
+            gemm_uninit(hs.scale, dw.t(), hs.of(q, b, h, hs.d), dk.slice_mut(s![.., cols])); // dK = α dXᵀ·Q
+        }
+    }
 }
 
 /// `sum ← sum + part`, vectorized (one addition per element, so the bits
@@ -260,27 +284,6 @@ fn sum_into(mut sum: ArrayViewMut2<'_, f32>, part: ArrayView2<'_, f32>) {
         (Some(sum), Some(part)) => vectorized(|| sum.iter_mut().zip(part).for_each(|(s, &p)| *s += p)),
         _ => sum += &part,
     }
-}
-
-/// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, from `heads (H·T, S)`, head
-/// after head; heads are added in order, so the bits are fixed.
-fn mean_over_heads<'m>(
-    all: ArrayView2<'_, f32>,
-    mut mean: ArrayViewMut2<'m, MaybeUninit<f32>>,
-    heads: usize,
-) -> ArrayViewMut2<'m, f32> {
-    let n_t = mean.nrows();
-    Zip::from(&mut mean).and(all.slice(s![..n_t, ..])).for_each(|m, &w| {
-        m.write(w);
-    });
-    // SAFETY: every element was written just above.
-    let mut mean = unsafe { mean.assume_init() };
-    for h in 1..heads {
-        mean += &all.slice(s![h * n_t..(h + 1) * n_t, ..]);
-    }
-    let inv = 1.0 / heads as f32;
-    mean.mapv_inplace(|m| m * inv);
-    mean
 }
 
 /// The gradient reaching one head's weights from outside the op, into

@@ -10,9 +10,8 @@
 //! src_len)`, whose mean the weights are. A head's `(T, S)` block of one
 //! batch entry is contiguous, so the GEMM writes the scores straight into
 //! it and the softmax runs over its rows as plain slices; [`unpack`] only
-//! names the results. (Earlier the weights and the heads' weights were one
-//! packed block per row, cut apart afterwards: two copies of the heads'
-//! part on the calling thread, 20 MB at the benchmark's largest size.)
+//! names the results. [`Results`] and [`Grads`] hold them, unwritten, while
+//! the threads write their entries.
 //!
 //! # Threads
 //!
@@ -29,7 +28,10 @@ pub(crate) mod dot;
 use lingo_tensor::Tensor;
 use std::mem::MaybeUninit;
 
-use ndarray::{Array3, ArrayBase, ArrayView3, ArrayViewMut2, Data, Ix3, IxDyn};
+use ndarray::{
+    Array3, ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Data, Ix2, Ix3, IxDyn,
+    Zip, s,
+};
 use rayon::prelude::*;
 
 use crate::output::AttentionOutput;
@@ -64,14 +66,36 @@ pub(crate) fn checked3<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> ArrayVie
     a.view().into_dimensionality::<Ix3>().unwrap_or_else(|_| unreachable!("shapes are checked before"))
 }
 
+/// An array already checked to be 2-D, as a matrix.
+pub(crate) fn checked2<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> ArrayView2<'_, f32> {
+    a.view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("shapes are checked before"))
+}
+
+/// A row of a standard-layout array as a slice.
+pub(crate) fn slice(row: ArrayView1<'_, f32>) -> &[f32] {
+    row.to_slice().unwrap_or_else(|| unreachable!("rows of standard-layout arrays are contiguous"))
+}
+
+/// A row of a standard-layout array as a mutable slice.
+pub(crate) fn slice_mut(row: ArrayViewMut1<'_, f32>) -> &mut [f32] {
+    row.into_slice().unwrap_or_else(|| unreachable!("rows of standard-layout arrays are contiguous"))
+}
+
+/// A standard-layout array's elements as one slice.
+pub(crate) fn flat<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> &[f32] {
+    a.as_slice().unwrap_or_else(|| unreachable!("standard layout"))
+}
+
+/// `len` floats of `scratch` as a `(rows, cols)` matrix.
+pub(crate) fn scratch_matrix(scratch: &mut [f32], (rows, cols): (usize, usize)) -> ArrayViewMut2<'_, f32> {
+    ArrayViewMut2::from_shape((rows, cols), &mut scratch[..rows * cols]).unwrap_or_else(|_| unreachable!("sized above"))
+}
+
 /// A `(batch, len, width)` result left unwritten here: each batch entry is
 /// written by the thread that computes it, by products that do not read it
 /// (`gemm_uninit`), or zeroed through [`zeroed`] just before it is built up
-/// there. Zeroing a whole result up front ran on the calling thread while
-/// the others waited (the four 1.6 MB results of `dot` at the middle
-/// benchmark size, about a tenth of its time); zeroing entry by entry in the
-/// workers still cost 5 % of `dot` at the largest size, and a product into
-/// unwritten memory needs none.
+/// there. Zeroing a whole result up front would run on the calling thread
+/// while the others wait.
 pub(crate) fn unzeroed(dim: (usize, usize, usize)) -> Array3<MaybeUninit<f32>> {
     Array3::uninit(dim)
 }
@@ -86,25 +110,177 @@ pub(crate) fn zeroed(mut entry: ArrayViewMut2<'_, MaybeUninit<f32>>) -> ArrayVie
     unsafe { entry.assume_init() }
 }
 
-/// An [`unzeroed`] result whose elements have all been written.
-///
-/// # Safety
-///
-/// Every element must have been written: the kernels write every element
-/// of each entry (products through `gemm_uninit`, a copy) or pass it to
-/// [`zeroed`] first, for each item of [`for_each_entry`], which visits them
-/// all.
-pub(crate) unsafe fn finished(result: Array3<MaybeUninit<f32>>) -> Array3<f32> {
-    // SAFETY: the caller promises every element was written (see above).
-    unsafe { result.assume_init() }
-}
-
 /// One view per batch entry of an optional per-entry buffer (an
 /// [`unzeroed`] result or gradient, or what forward keeps for backward).
 pub(crate) fn entries<T>(buf: &mut Option<Array3<T>>, batch: usize) -> Vec<Option<ArrayViewMut2<'_, T>>> {
     match buf {
         Some(a) => a.outer_iter_mut().map(Some).collect(),
         None => (0..batch).map(|_| None).collect(),
+    }
+}
+
+/// A kernel's results while their batch entries are written (see the
+/// [module docs](self)): the context `(B, T, d_context)`, the weights
+/// `(B, T, S)`, with several heads each head's weights `(B, H·T, S)` (a
+/// batch entry's heads one after another) and, when a backward pass will
+/// run, the copy of them it reads.
+pub(crate) struct Results {
+    context: Array3<MaybeUninit<f32>>,
+    weights: Array3<MaybeUninit<f32>>,
+    heads: Option<Array3<MaybeUninit<f32>>>,
+    saved: Option<Array3<MaybeUninit<f32>>>,
+    n_heads: usize,
+}
+
+impl Results {
+    /// Unwritten results for `heads` heads; `keep`: a backward pass will run.
+    pub(crate) fn new((n_b, n_t, n_s): (usize, usize, usize), d_context: usize, heads: usize, keep: bool) -> Results {
+        Results {
+            context: unzeroed((n_b, n_t, d_context)),
+            weights: unzeroed((n_b, n_t, n_s)),
+            heads: (heads > 1).then(|| unzeroed((n_b, heads * n_t, n_s))),
+            // Backward reads every head's weights, and the outputs own theirs,
+            // so it keeps a copy, made entry by entry by the thread that computed
+            // the entry while it is in cache.
+            saved: keep.then(|| unzeroed((n_b, heads * n_t, n_s))),
+            n_heads: heads,
+        }
+    }
+
+    /// One [`Entry`] per batch entry, in order.
+    pub(crate) fn entries(&mut self) -> Vec<Entry<'_>> {
+        let n_b = self.context.dim().0;
+        let n_heads = self.n_heads;
+        self.context
+            .outer_iter_mut()
+            .zip(self.weights.outer_iter_mut())
+            .zip(entries(&mut self.heads, n_b))
+            .zip(entries(&mut self.saved, n_b))
+            .map(|(((context, weights), heads), saved)| Entry { context, weights, heads, saved, n_heads })
+            .collect()
+    }
+
+    /// The outputs (context, weights and, with several heads, the heads'
+    /// weights `(B, H, T, S)`) and the copy kept for backward.
+    ///
+    /// # Safety
+    ///
+    /// [`Entry::finish`] must have run on every entry.
+    pub(crate) unsafe fn finish(self) -> (Vec<ArrayD<f32>>, Option<Array3<f32>>) {
+        // SAFETY: each entry's `finish` ran, and its contract is that every
+        // element of the entry's context, weights, heads and copy is written.
+        let (context, weights, heads, saved) = unsafe {
+            let heads = self.heads.map(|h| h.assume_init());
+            (self.context.assume_init(), self.weights.assume_init(), heads, self.saved.map(|s| s.assume_init()))
+        };
+        let mut outputs = vec![context.into_dyn(), weights.into_dyn()];
+        if let Some(heads) = heads {
+            let (n_b, rows, n_s) = heads.dim();
+            let heads = heads.into_shape_with_order((n_b, self.n_heads, rows / self.n_heads, n_s));
+            outputs.push(heads.unwrap_or_else(|_| unreachable!("a fresh array")).into_dyn());
+        }
+        (outputs, saved)
+    }
+}
+
+/// One batch entry of [`Results`], written by the thread that computes it.
+pub(crate) struct Entry<'a> {
+    context: ArrayViewMut2<'a, MaybeUninit<f32>>,
+    weights: ArrayViewMut2<'a, MaybeUninit<f32>>,
+    heads: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
+    saved: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
+    n_heads: usize,
+}
+
+impl Entry<'_> {
+    /// Where head `h` writes: its scores, then weights, `(T, S)` (its block
+    /// of the heads' weights, or with one head the weights themselves), and
+    /// its columns `cols` of the context `(T, ·)`.
+    pub(crate) fn head(
+        &mut self,
+        h: usize,
+        cols: std::ops::Range<usize>,
+    ) -> (ArrayViewMut2<'_, MaybeUninit<f32>>, ArrayViewMut2<'_, MaybeUninit<f32>>) {
+        let n_t = self.weights.nrows();
+        let scores = match self.heads.as_mut() {
+            Some(all) => all.slice_mut(s![h * n_t..(h + 1) * n_t, ..]),
+            None => self.weights.view_mut(),
+        };
+        (scores, self.context.slice_mut(s![.., cols]))
+    }
+
+    /// With several heads the weights become their mean; the copy for
+    /// backward is made.
+    ///
+    /// # Safety
+    ///
+    /// Every head's scores and every column of the context (see
+    /// [`head`](Self::head)) must have been written.
+    pub(crate) unsafe fn finish(self) {
+        let Entry { weights, heads, saved, n_heads, .. } = self;
+        let (heads, weights) = match heads {
+            // SAFETY: the caller wrote every head's block (see above).
+            Some(all) => {
+                let all = unsafe { all.assume_init() };
+                let mean = mean_over_heads(all.view(), weights, n_heads);
+                (Some(all), mean)
+            }
+            // SAFETY: with one head, the caller wrote the weights themselves.
+            None => (None, unsafe { weights.assume_init() }),
+        };
+        if let Some(mut saved) = saved {
+            saved.zip_mut_with(heads.as_ref().unwrap_or(&weights), |s, &w| {
+                s.write(w);
+            });
+        }
+    }
+}
+
+/// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, from `heads (H·T, S)`, head
+/// after head; heads are added in order, so the bits are fixed.
+fn mean_over_heads<'m>(
+    all: ArrayView2<'_, f32>,
+    mut mean: ArrayViewMut2<'m, MaybeUninit<f32>>,
+    heads: usize,
+) -> ArrayViewMut2<'m, f32> {
+    let n_t = mean.nrows();
+    Zip::from(&mut mean).and(all.slice(s![..n_t, ..])).for_each(|m, &w| {
+        m.write(w);
+    });
+    // SAFETY: every element was written just above.
+    let mut mean = unsafe { mean.assume_init() };
+    for h in 1..heads {
+        mean += &all.slice(s![h * n_t..(h + 1) * n_t, ..]);
+    }
+    let inv = 1.0 / heads as f32;
+    mean.mapv_inplace(|m| m * inv);
+    mean
+}
+
+/// The gradients of a kernel's inputs while their batch entries are
+/// written: an [`unzeroed`] array for each input that needs one.
+pub(crate) struct Grads(Vec<Option<Array3<MaybeUninit<f32>>>>);
+
+impl Grads {
+    /// For each input, its shape if it needs a gradient.
+    pub(crate) fn new(shapes: impl IntoIterator<Item = Option<(usize, usize, usize)>>) -> Grads {
+        Grads(shapes.into_iter().map(|dim| dim.map(unzeroed)).collect())
+    }
+
+    /// Per batch entry, one optional view per input, in input order.
+    pub(crate) fn entries(&mut self, batch: usize) -> Vec<Vec<Option<ArrayViewMut2<'_, MaybeUninit<f32>>>>> {
+        let mut per_input: Vec<_> = self.0.iter_mut().map(|g| entries(g, batch).into_iter()).collect();
+        (0..batch).map(|_| per_input.iter_mut().map(|it| it.next().flatten()).collect()).collect()
+    }
+
+    /// The finished gradients, `None` for the inputs that needed none.
+    ///
+    /// # Safety
+    ///
+    /// Every element of every entry must have been written.
+    pub(crate) unsafe fn finish(self) -> Vec<Option<ArrayD<f32>>> {
+        // SAFETY: the caller wrote every entry whole (see above).
+        self.0.into_iter().map(|g| g.map(|g| unsafe { g.assume_init() }.into_dyn())).collect()
     }
 }
 
