@@ -49,6 +49,7 @@
 //! | shapes | [`reshape`](Tensor::reshape), [`unsqueeze`](Tensor::unsqueeze), [`permute`](Tensor::permute), [`transpose`](Tensor::transpose), [`cat`](Tensor::cat), [`stack`](Tensor::stack), [`narrow`](Tensor::narrow), [`split`](Tensor::split) |
 //! | indexing | [`index_select`](Tensor::index_select), [`embedding`](Tensor::embedding), [`masked_fill`](Tensor::masked_fill) |
 //! | training | [`dropout`](Tensor::dropout), [`cross_entropy`](Tensor::cross_entropy) (fused, `ignore_index`, label smoothing), [`linear_cross_entropy`](Tensor::linear_cross_entropy) (the output layer and the loss as one op: no logits for ignored rows, logits and their gradient one buffer) |
+//! | recurrent, plain (composed, read first) | [`rnn::plain::lstm_cell`], [`rnn::plain::gru_cell`] |
 //! | recurrent (fused, hand-written backward) | [`lstm_cell`], [`lstm_sequence`], [`gru_cell`], [`gru_sequence`] |
 //!
 //! Every op's backward is checked against finite differences with

@@ -1,6 +1,7 @@
 //! Fused recurrent ops: LSTM and GRU cells and whole sequences, with
 //! backward passes derived and written by hand (see [`lstm`] and [`gru`] for
-//! the derivations).
+//! the derivations). Read [`plain`] first: the same cells composed from
+//! tensor ops, which the fused ones are tested against.
 //!
 //! # Why fused
 //!
@@ -64,6 +65,7 @@
 
 pub mod gru;
 pub mod lstm;
+pub mod plain;
 
 use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 

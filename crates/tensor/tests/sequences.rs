@@ -1,0 +1,132 @@
+//! The fused LSTM and GRU sequences held to their plain form: the cells of
+//! `rnn::plain` (composed from tensor ops and differentiated by the tape)
+//! stepped over each row's valid positions, forwards and backwards. Same outputs and final states, and the same
+//! gradient for every input, with a loss that reads every output.
+
+use lingo_tensor::rnn::plain::{gru_cell, lstm_cell};
+use lingo_tensor::{RnnWeights, Tensor, gru_sequence, lstm_sequence};
+use ndarray::ArrayD;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const LENGTHS: [usize; 3] = [4, 2, 1]; // whole, padded, one step
+const HIDDEN: usize = 3;
+
+fn values(shape: &[usize], seed: u64) -> ArrayD<f32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    ArrayD::from_shape_simple_fn(shape, || rng.random_range(-1.0..1.0))
+}
+
+/// `x (B, T, E)`, the initial states and the four weights of an RNN with `gates` gates.
+fn inputs(gates: usize, states: usize) -> Vec<ArrayD<f32>> {
+    let (b, t, e, h) = (LENGTHS.len(), LENGTHS[0], 2, HIDDEN);
+    let mut all = vec![values(&[b, t, e], 1)];
+    all.extend((0..states).map(|i| values(&[b, h], 2 + i as u64)));
+    all.extend([
+        values(&[gates * h, e], 5),
+        values(&[gates * h, h], 6),
+        values(&[gates * h], 7),
+        values(&[gates * h], 8),
+    ]);
+    all
+}
+
+fn weights(w: &[Tensor]) -> RnnWeights<'_> {
+    RnnWeights { weight_ih: &w[0], weight_hh: &w[1], bias_ih: &w[2], bias_hh: &w[3] }
+}
+
+/// The valid steps of a row of `len`, in the order the RNN visits them.
+fn steps(len: usize, reverse: bool) -> Vec<usize> {
+    if reverse { (0..len).rev().collect() } else { (0..len).collect() }
+}
+
+/// Row by row, one cell per valid step: `(output (B, T, H), final states)`,
+/// zeros at padded steps. `cell(x_t, states) -> states`, `states[0]` the output.
+fn stepped(
+    x: &Tensor,
+    init: &[Tensor],
+    reverse: bool,
+    cell: impl Fn(&Tensor, &[Tensor]) -> Vec<Tensor>,
+) -> Vec<Tensor> {
+    let (t_len, e) = (x.shape()[1], x.shape()[2]);
+    let (mut rows, mut finals) = (vec![], vec![vec![]; init.len()]);
+    for (b, &len) in LENGTHS.iter().enumerate() {
+        let mut states: Vec<Tensor> = init.iter().map(|s| s.narrow(0, b, 1).unwrap()).collect();
+        let mut outputs = vec![Tensor::zeros(&[1, 1, HIDDEN]); t_len];
+        for t in steps(len, reverse) {
+            let x_t = x.narrow(0, b, 1).unwrap().narrow(1, t, 1).unwrap().reshape(&[1, e]).unwrap();
+            states = cell(&x_t, &states);
+            outputs[t] = states[0].reshape(&[1, 1, HIDDEN]).unwrap();
+        }
+        rows.push(Tensor::cat(&outputs, 1).unwrap());
+        for (all, s) in finals.iter_mut().zip(states) {
+            all.push(s);
+        }
+    }
+    let mut out = vec![Tensor::cat(&rows, 0).unwrap()];
+    out.extend(finals.iter().map(|f| Tensor::cat(f, 0).unwrap()));
+    out
+}
+
+/// `Σ_i Σ output_i ⊙ R_i` with fixed random `R_i`.
+fn loss(outputs: &[Tensor]) -> Tensor {
+    let terms = outputs.iter().enumerate().map(|(i, o)| o.mul(&Tensor::new(values(o.shape(), 50 + i as u64))).unwrap());
+    terms.map(|t| t.sum_all()).reduce(|a, b| a.add(&b).unwrap()).unwrap()
+}
+
+fn max_diff(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f32 {
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+}
+
+/// Runs `run(fused, variables)` both ways on fresh variables and compares
+/// every output and every input's gradient.
+fn same(what: &str, inputs: &[ArrayD<f32>], run: impl Fn(bool, &[Tensor]) -> Vec<Tensor>) {
+    let vars = || inputs.iter().map(|a| Tensor::variable(a.clone())).collect::<Vec<_>>();
+    let (xf, xp) = (vars(), vars());
+    let (fused, plain) = (run(true, &xf), run(false, &xp));
+    for (i, (f, p)) in fused.iter().zip(&plain).enumerate() {
+        assert_eq!(f.shape(), p.shape(), "{what}: output {i}");
+        let err = max_diff(f.data(), p.data());
+        assert!(err < 1e-6, "{what}: output {i} differs by {err}");
+    }
+    let (gf, gp) = (loss(&fused).backward().unwrap(), loss(&plain).backward().unwrap());
+    for (i, (f, p)) in xf.iter().zip(&xp).enumerate() {
+        let (f, p) = (gf.get(f).unwrap(), gp.get(p).unwrap());
+        let scale = p.iter().fold(1.0_f32, |m, g| m.max(g.abs()));
+        let err = max_diff(f, p);
+        assert!(err < 1e-5 * scale, "{what}: gradient of input {i} differs by {err} (largest {scale})");
+    }
+}
+
+#[test]
+fn gru_sequence_equals_its_cells() {
+    for reverse in [false, true] {
+        same(&format!("gru reverse={reverse}"), &inputs(3, 1), |fused, v| {
+            let w = weights(&v[2..]);
+            if fused {
+                let out = gru_sequence(&v[0], &v[1], &LENGTHS, reverse, w).unwrap();
+                vec![out.output, out.h_n]
+            } else {
+                stepped(&v[0], &v[1..2], reverse, |x, s| vec![gru_cell(x, &s[0], w).unwrap()])
+            }
+        });
+    }
+}
+
+#[test]
+fn lstm_sequence_equals_its_cells() {
+    for reverse in [false, true] {
+        same(&format!("lstm reverse={reverse}"), &inputs(4, 2), |fused, v| {
+            let w = weights(&v[3..]);
+            if fused {
+                let out = lstm_sequence(&v[0], &v[1], &v[2], &LENGTHS, reverse, w).unwrap();
+                vec![out.output, out.h_n, out.c_n]
+            } else {
+                stepped(&v[0], &v[1..3], reverse, |x, s| {
+                    let (h, c) = lstm_cell(x, &s[0], &s[1], w).unwrap();
+                    vec![h, c]
+                })
+            }
+        });
+    }
+}
