@@ -71,6 +71,9 @@ pub enum Error {
     Threads(String),
 }
 
+/// The exit status of a process ended by SIGINT, as shells report it (128 + 2).
+pub(crate) const INTERRUPTED: u8 = 130;
+
 impl Error {
     /// An [`Error::Invalid`] about `what`.
     ///
@@ -102,7 +105,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage { .. } => 2,
-            Error::Interrupted(_) => crate::interrupt::INTERRUPTED,
+            Error::Interrupted(_) => INTERRUPTED,
             _ => 1,
         }
     }

@@ -9,11 +9,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, INTERRUPTED, Result};
 use crate::output::print_err;
-
-/// The exit status of a process ended by SIGINT, as shells report it (128 + 2).
-pub(crate) const INTERRUPTED: u8 = 130;
 
 /// Set by the first signal; read by the training loop before every step.
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
