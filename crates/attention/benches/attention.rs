@@ -102,7 +102,7 @@ impl Reference {
 /// ceiling every product's rate is a share of. `None` without AVX2 and FMA.
 fn fma_peak_gflops() -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+    if lingo_tensor::cpu::avx2_fma() {
         const STEPS: usize = 1 << 20;
         // SAFETY: both target features were just detected.
         let secs = median_seconds(|| {

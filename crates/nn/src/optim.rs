@@ -46,7 +46,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use lingo_tensor::fastmath::vectorized;
-use lingo_tensor::{Gradients, Module, Param};
+use lingo_tensor::{Gradients, Module, Param, cpu};
 use ndarray::ArrayD;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -409,7 +409,7 @@ impl Optimizer {
                 }
             });
         };
-        if rayon::current_thread_index().is_none() && work.len() > 1 {
+        if cpu::share(work.len(), cpu::OPTIMIZER_PARAMS) {
             work.par_iter_mut().for_each(apply);
         } else {
             work.iter_mut().for_each(apply);
@@ -502,7 +502,7 @@ fn update(algorithm: &Algorithm, lr: f64, state: &mut ParamState, theta: &mut [f
                 wd: weight_decay as f32,
             };
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
+            if cpu::avx2() {
                 // SAFETY: the CPU has AVX2, checked on the line above.
                 return unsafe { adam_elements_avx2(&adam, theta, g, exp_avg, exp_avg_sq) };
             }

@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use ndarray::{ArrayD, Zip};
 
+use crate::cpu;
 use crate::error::{Result, bad_shape, mismatch};
 use crate::tensor::{Backward, BackwardMulti, Rule, Tensor, TensorId};
 
@@ -117,7 +118,7 @@ impl Gradients {
     /// so the bits do not depend on the threads.
     fn accumulate(&mut self, id: TensorId, grad: ArrayD<f32>) {
         match self.map.get_mut(&id) {
-            Some(sum) if sum.len() >= PARALLEL_ADD && rayon::current_thread_index().is_none() => {
+            Some(sum) if cpu::share(sum.len(), cpu::GRADIENT_ADD) => {
                 Zip::from(sum).and(&grad).par_for_each(|s, &g| *s += g);
             }
             Some(sum) => *sum += &grad,
@@ -127,11 +128,6 @@ impl Gradients {
         }
     }
 }
-
-/// Gradients of at least this many elements (1 MiB) are summed on all of
-/// rayon's threads (see [`Gradients::accumulate`]); below it, handing the
-/// work out costs more than the addition.
-const PARALLEL_ADD: usize = 1 << 18;
 
 /// Every tensor with a backward rule that `root` depends on, inputs before
 /// the ops that read them (an iterative depth-first post-order, so deep

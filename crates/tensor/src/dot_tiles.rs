@@ -78,7 +78,7 @@ const MAX_M: usize = 256;
 pub(crate) fn applies(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> bool {
     let sizes = a.ncols() >= MIN_K && a.nrows() <= MAX_M && b.len() <= MAX_B && a.nrows() * b.len() <= MAX_MACS;
     let layout = a.strides()[1] == 1 && b.strides()[0] == 1 && sizes;
-    layout && crate::gemm::avx2_and_fma()
+    layout && crate::cpu::avx2_fma()
 }
 
 /// `c ← alpha·a·b + beta·c` for a product this path [`applies`] to (it

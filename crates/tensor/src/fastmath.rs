@@ -151,7 +151,7 @@ fn map_in_place(xs: &mut [f32], f: impl Fn(f32) -> f32) {
 #[inline(always)]
 pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if crate::cpu::avx2() {
         // SAFETY: the CPU supports AVX2, checked on the line above.
         return unsafe { run_avx2(f) };
     }

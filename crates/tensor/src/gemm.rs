@@ -80,7 +80,7 @@ use std::ops::Range;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2, s};
 use rayon::prelude::*;
 
-use crate::{dot_tiles, panel_tiles, row_tiles};
+use crate::{cpu, dot_tiles, panel_tiles, row_tiles};
 
 /// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`,
 /// any strides (pass `b.t()` for `Bᵀ`: no copy is made).
@@ -327,15 +327,6 @@ impl Path {
     }
 }
 
-/// Whether this CPU has AVX2 and FMA, which both tile kernels need
-/// (checked at run time: the build targets baseline x86-64).
-pub(crate) fn avx2_and_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
-
 /// `C ← α·A·B + β·C` by `kernel`, shared between threads when large.
 ///
 /// # Safety
@@ -360,10 +351,7 @@ unsafe fn product(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: ArrayVi
 unsafe fn shared(dims: (usize, usize, usize), c: Out, block: impl Fn(Range<usize>, Range<usize>, Out) + Sync) {
     let (m, k, n) = dims;
     let threads = rayon::current_num_threads();
-    // Split only outside rayon's pool: work already on a pool thread (a batch
-    // entry of an attention kernel, a data-parallel shard, one of the
-    // ablation's configurations) has the other cores busy with its siblings.
-    if threads > 1 && m * n * k >= PARALLEL_MACS && rayon::current_thread_index().is_none() {
+    if cpu::share(m * n * k, cpu::GEMM_MACS) {
         // Cut the longer side of C into one block per thread, each a product
         // of its own (C's rows need A's rows, C's columns B's columns), cut at
         // multiples of 32 (a packed operand's panels); every element is still
@@ -414,11 +402,6 @@ unsafe fn packed_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>
         matrixmultiply::sgemm(m, k, n, alpha, a.as_ptr(), rsa, csa, b.as_ptr(), rsb, csb, beta, c.ptr, rsc, csc);
     }
 }
-
-/// Products of at least this many multiply-adds (about 0.1 ms of work on
-/// one core) are shared between rayon's threads when called from outside
-/// its pool; smaller ones cost more to hand over than they save.
-pub const PARALLEL_MACS: usize = 1 << 21;
 
 /// Products up to this many multiply-adds skip `matrixmultiply`'s packing
 /// (see [`gemm`]: it takes the direct path), and so do products with one or two rows

@@ -83,6 +83,7 @@
 
 mod alloc;
 mod backprop;
+pub mod cpu;
 mod dot_tiles;
 mod error;
 pub mod fastmath;
@@ -99,7 +100,7 @@ mod tensor;
 pub use alloc::keep_freed_memory;
 pub use backprop::Gradients;
 pub use error::{Error, Result};
-pub use gemm::{PARALLEL_MACS, SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
+pub use gemm::{SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
 pub use gradcheck::{GradCheck, GradReport, check_gradients};
 pub use ops::CrossEntropy;
 pub use param::{Module, Param};

@@ -68,16 +68,7 @@ const NC: usize = 1024;
 /// Whether this path takes a product into `c`: rows of `c` contiguous, and
 /// a CPU with AVX-512.
 pub(crate) fn applies(c_strides: &[isize]) -> bool {
-    c_strides[1] == 1 && avx512()
-}
-
-/// Whether this CPU has AVX-512 (checked at run time: the build targets
-/// baseline x86-64).
-fn avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::is_x86_feature_detected!("avx512f");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    c_strides[1] == 1 && crate::cpu::avx512()
 }
 
 thread_local! {
@@ -100,7 +91,7 @@ pub(crate) struct Packed {
 impl Packed {
     /// `b` in panels, or `None` on a CPU this path does not run on.
     pub(crate) fn new(b: ArrayView2<'_, f32>) -> Option<Packed> {
-        if !avx512() {
+        if !crate::cpu::avx512() {
             return None;
         }
         let (k, n) = b.dim();

@@ -102,7 +102,7 @@ pub(crate) fn applies_transposed(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>,
 /// What both layouts need besides `b`'s: see [`applies`].
 fn fits(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c_strides: &[isize]) -> bool {
     let sizes = c_strides[1] == 1 && b.ncols().is_multiple_of(8) && a.ncols() <= MAX_K && b.len() <= MAX_B;
-    sizes && crate::gemm::avx2_and_fma()
+    sizes && crate::cpu::avx2_fma()
 }
 
 /// `b (k, n)`, whose columns are contiguous, copied into a row-major array.
@@ -138,7 +138,7 @@ unsafe fn transpose(b: ArrayView2<'_, f32>, dst: *mut f32, ldd: usize) {
     assert!(b.strides()[0] == 1, "row_tiles::transpose needs contiguous columns");
     let (k, n) = b.dim();
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if crate::cpu::avx2() {
         // SAFETY: AVX2 is present; `b` has `n` columns of `k` contiguous
         // floats `strides()[1]` apart; `dst` as the caller promises.
         unsafe { avx2::transpose(b.as_ptr(), b.strides()[1], (k, n), (dst, ldd)) };

@@ -5,7 +5,8 @@
 
 use std::mem::MaybeUninit;
 
-use lingo_tensor::{PARALLEL_MACS, SMALL_MACS, gemm, gemm_uninit};
+use lingo_tensor::cpu::GEMM_MACS;
+use lingo_tensor::{SMALL_MACS, gemm, gemm_uninit};
 use ndarray::{Array2, ArrayView2};
 
 fn reference(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: &Array2<f32>) -> Array2<f64> {
@@ -200,7 +201,7 @@ fn row_major_right_operands_are_summed_in_the_documented_order() {
 /// tests of their summation order are skipped without them).
 fn tiles_used() -> bool {
     #[cfg(target_arch = "x86_64")]
-    let used = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    let used = lingo_tensor::cpu::avx2_fma();
     #[cfg(not(target_arch = "x86_64"))]
     let used = false;
     if !used {
@@ -219,7 +220,7 @@ fn a_product_shared_between_threads_has_the_bits_of_one_call() {
         .iter()
         .flat_map(|s| [(s, false), (s, true)])
     {
-        assert!(m * k * n >= PARALLEL_MACS);
+        assert!(m * k * n >= GEMM_MACS);
         let (a, b) = (matrix(m, k, 4, false), matrix(k, n, 5, tb));
         let mut split = Array2::zeros((m, n));
         gemm(1.0, a.view(), b.view(), 0.0, split.view_mut());

@@ -25,7 +25,7 @@ pub(crate) mod additive;
 pub(crate) mod bahdanau;
 pub(crate) mod dot;
 
-use lingo_tensor::Tensor;
+use lingo_tensor::{Tensor, cpu};
 use std::mem::MaybeUninit;
 
 use ndarray::{
@@ -35,10 +35,6 @@ use ndarray::{
 use rayon::prelude::*;
 
 use crate::output::AttentionOutput;
-
-/// Below this many FLOPs per batch (≈ 0.1 ms of work), handing entries to
-/// other threads costs more than it saves.
-const PARALLEL_MIN_FLOPS: usize = 1 << 20;
 
 /// Names a kernel's results (see the [module docs](self)): the context,
 /// the weights and, with several heads, the heads' weights.
@@ -286,21 +282,15 @@ impl Grads {
 
 /// Runs `f(b, item, scratch)` for every batch entry `b`, with a scratch
 /// buffer of `scratch_len` floats allocated once per thread (not per entry):
-/// on rayon's pool when the whole batch has at least [`PARALLEL_MIN_FLOPS`]
-/// of work, in order on this thread otherwise.
-///
-/// Work already running on one of rayon's threads (several models trained
-/// side by side, say) stays on it: the cores are busy, and splitting small
-/// batches further only adds hand-offs (it made the side-by-side ablation
-/// about 10 % slower).
+/// on rayon's pool when [`cpu::share`] says the batch is worth sharing
+/// (at least [`cpu::ATTENTION_FLOPS`]), in order on this thread otherwise.
 pub(crate) fn for_each_entry<I: Send>(
     items: Vec<I>,
     flops_per_entry: usize,
     scratch_len: usize,
     f: impl Fn(usize, I, &mut [f32]) + Send + Sync,
 ) {
-    let outermost = rayon::current_thread_index().is_none();
-    if outermost && items.len() > 1 && items.len() * flops_per_entry >= PARALLEL_MIN_FLOPS {
+    if items.len() > 1 && cpu::share(items.len() * flops_per_entry, cpu::ATTENTION_FLOPS) {
         items
             .into_par_iter()
             .enumerate()

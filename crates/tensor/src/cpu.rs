@@ -1,0 +1,88 @@
+//! What this CPU can do, and when work is worth sharing between threads:
+//! the one place that asks either question.
+//!
+//! # Features
+//!
+//! The build targets baseline x86-64, so every fast path asks at run time
+//! whether the CPU has the instructions it was written for
+//! (`is_x86_feature_detected!` answers from a cache after the first call).
+//! On other architectures every answer is no and the plain loops run.
+//!
+//! # Threads
+//!
+//! Work is handed to rayon's threads only when [`share`] says so: the
+//! caller is outside rayon's pool, there is more than one thread, and the
+//! work is at least its threshold. Work already on a pool thread (a batch
+//! entry of an attention kernel, a data-parallel shard, one of the
+//! ablation's configurations trained side by side) has the other cores
+//! busy with its siblings; and below its threshold, handing work out costs
+//! more than it saves. Each threshold is one constant below. Every split
+//! keeps each sum in one thread and one order, so none changes the bits.
+//!
+//! ```
+//! use lingo_tensor::cpu;
+//! assert!(!cpu::share(1, cpu::GEMM_MACS));             // far below the threshold
+//! let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! assert!(!pool.install(|| cpu::share(usize::MAX, 0))); // already on a pool thread
+//! ```
+
+/// Whether this CPU has AVX2.
+///
+/// ```
+/// let _lanes = if lingo_tensor::cpu::avx2() { 8 } else { 4 };
+/// ```
+pub fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether this CPU has AVX2 and FMA, which the AVX2 tile kernels need.
+///
+/// ```
+/// assert!(!lingo_tensor::cpu::avx2_fma() || lingo_tensor::cpu::avx2());
+/// ```
+pub fn avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether this CPU has AVX-512 (the foundation set), which the panel tiles need.
+///
+/// ```
+/// let _tile_width = if lingo_tensor::cpu::avx512() { 32 } else { 16 };
+/// ```
+pub fn avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether `work` (in the unit of its `threshold`) should be shared between
+/// rayon's threads: called from outside the pool, more than one thread, and
+/// `work ≥ threshold` (see the [module docs](self)).
+///
+/// ```
+/// use lingo_tensor::cpu;
+/// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// assert!(!pool.install(|| cpu::share(usize::MAX, 0)));   // inside a pool
+/// ```
+pub fn share(work: usize, threshold: usize) -> bool {
+    work >= threshold && rayon::current_thread_index().is_none() && rayon::current_num_threads() > 1
+}
+
+/// Multiply-adds (`m·k·n`) of a product worth splitting: about 0.1 ms on one core.
+pub const GEMM_MACS: usize = 1 << 21;
+
+/// Elements (1 MiB) of a gradient sum worth splitting: below, the addition is faster than the hand-off.
+pub const GRADIENT_ADD: usize = 1 << 18;
+
+/// FLOPs of a whole attention batch worth sharing out by entry: about 0.1 ms.
+pub const ATTENTION_FLOPS: usize = 1 << 20;
+
+/// Parameters of an optimizer step worth updating in parallel: any two.
+pub const OPTIMIZER_PARAMS: usize = 2;
