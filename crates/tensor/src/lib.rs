@@ -84,17 +84,14 @@
 mod alloc;
 mod backprop;
 pub mod cpu;
-mod dot_tiles;
 mod error;
 pub mod fastmath;
 mod gemm;
 mod gradcheck;
 pub mod init;
 mod ops;
-mod panel_tiles;
 mod param;
 pub mod rnn;
-mod row_tiles;
 mod tensor;
 
 pub use alloc::keep_freed_memory;

@@ -236,13 +236,13 @@ pub(crate) fn gemm_rows(
 /// `W_hhᵀ (H, G·H)` for the per-step products `h_{t-1}·W_hhᵀ`, prepared
 /// once for the sequence's steps: copied into row-major order when there is
 /// more than one step (in that layout `gemm` reads the weight row by row
-/// without packing it, see `row_tiles.rs`; given the transposed view, it
+/// without packing it (see the `gemm` module docs); given the transposed view, it
 /// would make that copy itself at every step), and packed for the panel
 /// path where it runs. For a single step the view is passed as it is. All
 /// give the same bits.
 pub(crate) fn recurrent_weight_t(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepared<'_> {
     let w_hh_t = if steps > 1 {
-        CowArray::from(crate::row_tiles::transposed(w_hh.reversed_axes()))
+        CowArray::from(crate::gemm::row_major(w_hh.reversed_axes()))
     } else {
         CowArray::from(w_hh.reversed_axes())
     };

@@ -64,7 +64,7 @@
 
 use ndarray::{Array2, ArrayView2};
 
-use crate::gemm::Out;
+use super::out::Out;
 
 /// `matrixmultiply`'s block along `k` for `f32` (its `S_KC`): each element's
 /// chain of multiply-adds restarts here, as it does there.

@@ -1,78 +1,36 @@
-//! The one place that calls `matrixmultiply`.
+//! `C ← α·A·B + β·C` for 2-D views of any strides: the one entry point for
+//! every matrix product in lingo.
 //!
-//! `C ← α·A·B + β·C` for 2-D views of any strides. Because the kernel reads
-//! strides, a transposed operand (`Aᵀ` is just `A` with its two strides
-//! swapped) costs nothing: backward passes such as `dA = dC·Bᵀ` never copy.
+//! Because every path reads strides, a transposed operand (`Aᵀ` is `A` with
+//! its two strides swapped) costs nothing: backward passes such as
+//! `dA = dC·Bᵀ` never copy. [`Path::of`] picks one path per product, by its
+//! size and memory layout, once for the whole product:
 //!
-//! # Small products
+//! | path | takes | why |
+//! |---|---|---|
+//! | [`direct`] | at most two rows, or at most [`SMALL_MACS`] multiply-adds | packing costs more than the arithmetic |
+//! | [`panel_tiles`] | on AVX-512 CPUs, the rest with `C`'s rows contiguous | 16 lanes, `B` packed once per block |
+//! | [`dot_tiles`] | `A`'s rows and `B`'s columns contiguous (`Q·Kᵀ`, `x·Wᵀ`) | no copy: each result is a dot product of two rows |
+//! | [`row_tiles`] | `B`'s rows (or, after a row-major copy, columns) and `C`'s rows contiguous (`dĥ·W_hh`, `dYᵀ·X`) | no packing: broadcast multiply-adds along `B`'s rows |
+//! | [`packed`] | everything else | `matrixmultiply`, which packs both operands |
 //!
-//! `matrixmultiply` copies ("packs") both operands into blocks before it
-//! multiplies, which pays for itself many times over on a `64 × 64 · 64 × 192`
-//! recurrent step but not on the products attention makes per batch entry
-//! while decoding: one query's weights `(1, S)` times the values `(S, d)`.
-//! There the packing and its bookkeeping take longer than the arithmetic, so
-//! products of at most [`SMALL_MACS`] multiply-adds are computed directly,
-//! and so are products with at most two rows (one query's scores, one
-//! query's context) whatever their size, by one of two loops that walk
-//! memory in order:
+//! Each path's own limits are constants in its module. Every path sums
+//! each element in a fixed order, so results do not depend on the thread
+//! count ([`shared`] splits a large product by blocks of `C`, never along
+//! `k`); the row tiles and the panel tiles sum in the order of
+//! `matrixmultiply`'s FMA kernels and give their bits, while the direct
+//! loops and the dot tiles may differ from them in the last bits.
 //!
-//! ```text
-//! rows of B and C contiguous:  C[i, ·] += (α·A[i, p]) · B[p, ·]   for p = 0..k   (vectorizes over n)
-//! rows of A, columns of B contiguous:  C[i, j] += α · A[i, ·] · B[·, j]          (vectorizes over k)
-//! ```
+//! A right operand that meets many products (a recurrent weight, at every
+//! step of a sequence) is packed once for all of them ([`Prepared`], with
+//! [`gemm_prepared`]), with the same bits. [`gemm_uninit`] writes into
+//! memory not yet written, sparing a fresh result its zeroing pass; the
+//! blocked paths see their result as a raw block ([`Out`]) and, with
+//! `β = 0`, never read an element before writing it.
 //!
-//! Either way every element is summed in a fixed order, so results do not
-//! depend on the thread count; they may differ from `matrixmultiply`'s in
-//! the last bits, since the order of the additions differs.
-//!
-//! # Both operands contiguous along `k`
-//!
-//! `A·Bᵀ` with both stored row by row (a `linear` layer's `x·Wᵀ`, attention's
-//! `Q·Kᵀ`) is the layout `matrixmultiply` packs slowest, one element at a
-//! time. On a CPU with AVX2 and FMA, products in that layout (3 to 256 rows,
-//! `k ≥ 128`, `B` up to 512 KiB, up to 16 M multiply-adds: where it was
-//! measured to pay) are computed
-//! as tiles of dot products straight from the operands, without packing:
-//! see `dot_tiles.rs`.
-//!
-//! # The right operand stored row by row
-//!
-//! `A·B` with the rows of `B` and `C` contiguous (every backward product:
-//! `dĥ·W_hh`, `dY·W`, `dYᵀ·X`) is computed, on the same CPUs, as tiles of
-//! six rows by sixteen columns of broadcast multiply-adds, again without
-//! packing, summed in the order `matrixmultiply`'s FMA kernels use, so the
-//! bits are theirs: see `row_tiles.rs`. When it is `B`'s columns that are
-//! contiguous (`x·Wᵀ` with rows too short for the dot-product tiles), `B`
-//! is first copied into row order, eight by eight in registers, which costs
-//! far less than `matrixmultiply`'s packing of that layout. (Recurrent layers
-//! copy `W_hhᵀ` into row order once per sequence for the forward steps.)
-//!
-//! # On CPUs with AVX-512
-//!
-//! There every product above [`SMALL_MACS`] with more than two rows and
-//! `C`'s rows contiguous takes one path instead of the three above: `B`
-//! copied into panels of 32 columns, `A` read in place, and tiles of eight
-//! rows by thirty-two columns of 16-lane multiply-adds (`panel_tiles.rs`),
-//! twice the lanes of the AVX2 tiles. Its sums are those of the row tiles
-//! and of `matrixmultiply`'s FMA kernels, bit for bit. A right operand that
-//! meets many products (a recurrent weight, at every step of a sequence) is
-//! packed once for all of them (`Prepared`, with `gemm_prepared`), with the
-//! same bits.
-//!
-//! `cargo bench -p lingo-tensor --bench gemm` measures this path on the
-//! default translation model's products against one `matrixmultiply` call
-//! (one thread; the figures are in `docs/performance.md`, "Where the time
-//! goes").
-//!
-//! # Into unwritten memory
-//!
-//! A fresh result is usually allocated zeroed and then overwritten by a
-//! `β = 0` product: the zeroing is a whole extra pass over memory (5 % of
-//! the dot-product attention kernel at the benchmark's largest size).
-//! [`gemm_uninit`] writes into memory not written yet instead, and
-//! [`gemm_new`] returns the product as a new array. The blocked kernels
-//! see their result as a raw block ([`Out`]) and, with `β = 0`, never read
-//! an element before writing it (`matrixmultiply` documents the same).
+//! `cargo bench -p lingo-tensor --bench gemm` measures the model's largest
+//! products against one `matrixmultiply` call; the figures are in
+//! `docs/performance.md`.
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -80,32 +38,27 @@ use std::ops::Range;
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, CowArray, Ix2, s};
 use rayon::prelude::*;
 
-use crate::{cpu, dot_tiles, panel_tiles, row_tiles};
+mod direct;
+mod dot_tiles;
+mod out;
+mod packed;
+mod panel_tiles;
+mod row_tiles;
+
+pub use direct::dot8;
+use out::Out;
+
+use crate::cpu;
 
 /// `c ← alpha · a · b + beta · c`, with `a: (m, k)`, `b: (k, n)`, `c: (m, n)`,
 /// any strides (pass `b.t()` for `Bᵀ`: no copy is made).
 ///
 /// This is the low-level kernel that ops and fused kernels call; it panics
 /// if the shapes disagree, so public ops check shapes first and return an
-/// error naming both.
-///
-/// Products with at most two rows, or at most [`SMALL_MACS`] multiply-adds,
-/// skip `matrixmultiply` (which copies both operands into packed blocks
-/// first) when the rows of `b` and `c`, or the rows of `a` and the columns
-/// of `b`, are contiguous: two plain loops that vectorize are faster there.
-/// So do products whose `a` rows and `b` columns are contiguous, of 3 to
-/// 256 rows with `k ≥ 128`, `b` up to 512 KiB and up to 16 M multiply-adds,
-/// on CPUs with AVX2 and FMA
-/// (tiles of dot products; see the module docs), and, above
-/// [`SMALL_MACS`], products whose `b` rows (or, with a row-major copy made
-/// first, `b` columns) and `c` rows are contiguous, with a multiple of 8
-/// columns, `k ≤ 512` and `b` up to 128 KiB, on the same CPUs (tiles of
-/// broadcast multiply-adds, the same bits as `matrixmultiply`). On CPUs
-/// with AVX-512, every product above [`SMALL_MACS`] with more than two rows
-/// and `c`'s rows contiguous is computed from packed panels instead (the
-/// same bits as the row tiles; see the module docs). Each element is summed in a fixed order on every path, so
-/// results do not depend on the thread count; the paths may differ in the
-/// last bits.
+/// error naming both. It takes the path the module docs (`gemm/mod.rs`) give
+/// for the product's size and layout; each element is summed in a fixed
+/// order on every path, so results do not depend on the thread count (the
+/// paths may differ in the last bits).
 ///
 /// ```
 /// use ndarray::{arr2, Array2};
@@ -122,7 +75,7 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
         return;
     }
     match Path::of(a, b, c.strides()) {
-        Path::Direct => small_gemm(alpha, a, b, beta, c),
+        Path::Direct => direct::gemm(alpha, a, b, beta, c),
         // SAFETY: `c` is a unique view of written floats, so `Out` describes
         // memory the kernel may read and write and no operand aliases.
         Path::Kernel(kernel) => unsafe {
@@ -240,6 +193,13 @@ pub(crate) fn gemm_prepared(
     }
 }
 
+/// `b (k, n)`, whose columns are contiguous, copied into a row-major array
+/// by the transpose the row tiles use (a recurrent layer copies `W_hhᵀ`
+/// once per sequence this way).
+pub(crate) fn row_major(b: ArrayView2<'_, f32>) -> Array2<f32> {
+    row_tiles::transposed(b)
+}
+
 /// Checks `(m, k) · (k, n) → (m, n)` and returns `k`.
 fn checked_dims(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: (usize, usize)) -> usize {
     let (m, k) = a.dim();
@@ -248,39 +208,10 @@ fn checked_dims(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: (usize, usize
     k
 }
 
-/// The result `C` as the kernels see it: its first element, shape and
-/// strides. They write through the pointer and, with `β = 0`, never read
-/// an element before writing it, so it may address memory not yet written
-/// ([`gemm_uninit`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Out {
-    pub(crate) ptr: *mut f32,
-    pub(crate) dim: (usize, usize),
-    pub(crate) strides: [isize; 2],
-}
-
-// SAFETY: an `Out` is only handed to other threads as disjoint blocks of
-// one result (see `product`), each written by one thread.
-unsafe impl Send for Out {}
-unsafe impl Sync for Out {}
-
-impl Out {
-    fn new(ptr: *mut f32, dim: (usize, usize), strides: &[isize]) -> Out {
-        Out { ptr, dim, strides: [strides[0], strides[1]] }
-    }
-
-    /// Rows (`axis` 0) or columns (1) `range` of the result.
-    fn block(self, axis: usize, range: std::ops::Range<usize>) -> Out {
-        let mut dim = self.dim;
-        *(if axis == 0 { &mut dim.0 } else { &mut dim.1 }) = range.len();
-        Out { ptr: self.ptr.wrapping_offset(range.start as isize * self.strides[axis]), dim, strides: self.strides }
-    }
-}
-
 /// How a product is computed: chosen once per product by its sizes and layout.
 #[derive(Debug, Clone, Copy)]
 enum Path {
-    /// The direct loops ([`small_gemm`]): small products, and one or two
+    /// The direct loops ([`direct::gemm`]): small products, and one or two
     /// rows at any size, when the rows of `B` and `C`, or the rows of `A`
     /// and the columns of `B`, are contiguous.
     Direct,
@@ -381,25 +312,7 @@ unsafe fn one_thread(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: Arra
         Kernel::RowTiles => unsafe { row_tiles::gemm(alpha, a, b, beta, c) },
         Kernel::RowTilesTransposed => unsafe { row_tiles::gemm(alpha, a, row_tiles::transposed(b).view(), beta, c) },
         Kernel::Panels => unsafe { panel_tiles::gemm(alpha, a, panel_tiles::Rhs::View(b), beta, c) },
-        Kernel::Packed => unsafe { packed_gemm(alpha, a, b, beta, c) },
-    }
-}
-
-/// One call of `matrixmultiply`'s packed kernel, on this thread.
-///
-/// # Safety
-///
-/// As for [`product`].
-unsafe fn packed_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: Out) {
-    let ((m, k), n) = (a.dim(), b.ncols());
-    let [rsa, csa] = [a.strides()[0], a.strides()[1]];
-    let [rsb, csb] = [b.strides()[0], b.strides()[1]];
-    let [rsc, csc] = c.strides;
-    // SAFETY: `a` and `b` are views, so every element the kernel reads lies
-    // inside them; `c` is as the caller promises, and `matrixmultiply`
-    // documents that with β = 0 it does not read C.
-    unsafe {
-        matrixmultiply::sgemm(m, k, n, alpha, a.as_ptr(), rsa, csa, b.as_ptr(), rsb, csb, beta, c.ptr, rsc, csc);
+        Kernel::Packed => unsafe { packed::gemm(alpha, a, b, beta, c) },
     }
 }
 
@@ -410,61 +323,6 @@ unsafe fn packed_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>
 /// `8×8·8×64` 0.41 / 0.47, `4×64·64×64` 1.5 / 1.8, `16×64·64×64` 6.1 / 2.0:
 /// beyond a few rows and this many multiply-adds, packing wins.
 pub const SMALL_MACS: usize = 1 << 13;
-
-/// The direct loops for small products ([`Path::Direct`], which checked
-/// that one of the two memory layouts they need is present).
-fn small_gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
-    let scale = |c: &mut [f32]| {
-        if beta == 0.0 {
-            c.fill(0.0); // β = 0 overwrites, even NaN, as BLAS does
-        } else if beta != 1.0 {
-            c.iter_mut().for_each(|v| *v *= beta);
-        }
-    };
-    if b.strides()[1] == 1 && c.strides()[1] == 1 {
-        // C[i, ·] = β·C[i, ·] + Σ_p (α·A[i, p])·B[p, ·]
-        for (a_i, mut c_i) in a.rows().into_iter().zip(c.rows_mut()) {
-            let c_i = c_i.as_slice_mut().unwrap_or_else(|| unreachable!("unit column stride"));
-            scale(c_i);
-            for (&a_ip, b_p) in a_i.iter().zip(b.rows()) {
-                let (s, b_p) = (alpha * a_ip, b_p.to_slice().unwrap_or_else(|| unreachable!("unit column stride")));
-                c_i.iter_mut().zip(b_p).for_each(|(c, &b)| *c += s * b);
-            }
-        }
-    } else {
-        debug_assert!(a.strides()[1] == 1 && b.strides()[0] == 1, "Path::Direct checked one of the two layouts");
-        // C[i, j] = β·C[i, j] + α·(A[i, ·] · B[·, j]): both operands read as contiguous slices
-        for (a_i, mut c_i) in a.rows().into_iter().zip(c.rows_mut()) {
-            let a_i = a_i.to_slice().unwrap_or_else(|| unreachable!("unit column stride"));
-            for (b_j, c_ij) in b.columns().into_iter().zip(c_i.iter_mut()) {
-                let b_j = b_j.to_slice().unwrap_or_else(|| unreachable!("unit row stride"));
-                let dot = alpha * dot8(a_i, b_j);
-                *c_ij = if beta == 0.0 { dot } else { beta * *c_ij + dot };
-            }
-        }
-    }
-}
-
-/// `Σ_p x_p y_p` with eight partial sums so the loop vectorizes (one running
-/// sum would make every addition wait for the one before); the order is
-/// fixed, so the bits are too. The slices must have the same length.
-///
-/// ```
-/// let x: Vec<f32> = (1..=10).map(|i| i as f32).collect();
-/// assert_eq!(lingo_tensor::dot8(&x, &x), 385.0); // 1² + … + 10²
-/// ```
-pub fn dot8(x: &[f32], y: &[f32]) -> f32 {
-    debug_assert_eq!(x.len(), y.len(), "dot8 needs slices of one length");
-    let mut acc = [0.0_f32; 8];
-    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    let tail: f32 = xc.remainder().iter().zip(yc.remainder()).map(|(a, b)| a * b).sum();
-    for (xs, ys) in xc.zip(yc) {
-        for i in 0..8 {
-            acc[i] += xs[i] * ys[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
-}
 
 #[cfg(test)]
 mod tests {

@@ -44,7 +44,7 @@
 
 use ndarray::ArrayView2;
 
-use crate::gemm::Out;
+use super::out::Out;
 
 /// The largest `B` (`n·k` floats, 512 KiB) this path takes: every tile of
 /// rows reads all of `B`, which must stay in the core's cache between them.

@@ -49,7 +49,7 @@ use std::ops::Range;
 
 use ndarray::{ArrayView2, s};
 
-use crate::gemm::Out;
+use super::out::Out;
 
 /// Rows of `C` per tile.
 const MR: usize = 8;
@@ -281,7 +281,7 @@ fn pack_into<const WIDTH: usize>(out: &mut [f32], x: ArrayView2<'_, f32>) {
         }
         if block.strides()[0] == 1 {
             // Columns contiguous (`A` row by row, `Bᵀ`): transposed eight by eight.
-            crate::row_tiles::transpose_into(block, panel, WIDTH);
+            super::row_tiles::transpose_into(block, panel, WIDTH);
         } else {
             for ((p, j), &v) in block.indexed_iter() {
                 panel[p * WIDTH + j] = v;

@@ -1,0 +1,65 @@
+//! Small products, and products of one or two rows, by two plain loops
+//! that walk memory in order (see the [`gemm`](super) module docs).
+
+use ndarray::{ArrayView2, ArrayViewMut2};
+
+/// The direct loops for small products (`Path::Direct`, which checked that
+/// one of the two memory layouts they need is present).
+pub(super) fn gemm(
+    alpha: f32,
+    a: ArrayView2<'_, f32>,
+    b: ArrayView2<'_, f32>,
+    beta: f32,
+    mut c: ArrayViewMut2<'_, f32>,
+) {
+    let scale = |c: &mut [f32]| {
+        if beta == 0.0 {
+            c.fill(0.0); // β = 0 overwrites, even NaN, as BLAS does
+        } else if beta != 1.0 {
+            c.iter_mut().for_each(|v| *v *= beta);
+        }
+    };
+    if b.strides()[1] == 1 && c.strides()[1] == 1 {
+        // C[i, ·] = β·C[i, ·] + Σ_p (α·A[i, p])·B[p, ·]
+        for (a_i, mut c_i) in a.rows().into_iter().zip(c.rows_mut()) {
+            let c_i = c_i.as_slice_mut().unwrap_or_else(|| unreachable!("unit column stride"));
+            scale(c_i);
+            for (&a_ip, b_p) in a_i.iter().zip(b.rows()) {
+                let (s, b_p) = (alpha * a_ip, b_p.to_slice().unwrap_or_else(|| unreachable!("unit column stride")));
+                c_i.iter_mut().zip(b_p).for_each(|(c, &b)| *c += s * b);
+            }
+        }
+    } else {
+        debug_assert!(a.strides()[1] == 1 && b.strides()[0] == 1, "Path::Direct checked one of the two layouts");
+        // C[i, j] = β·C[i, j] + α·(A[i, ·] · B[·, j]): both operands read as contiguous slices
+        for (a_i, mut c_i) in a.rows().into_iter().zip(c.rows_mut()) {
+            let a_i = a_i.to_slice().unwrap_or_else(|| unreachable!("unit column stride"));
+            for (b_j, c_ij) in b.columns().into_iter().zip(c_i.iter_mut()) {
+                let b_j = b_j.to_slice().unwrap_or_else(|| unreachable!("unit row stride"));
+                let dot = alpha * dot8(a_i, b_j);
+                *c_ij = if beta == 0.0 { dot } else { beta * *c_ij + dot };
+            }
+        }
+    }
+}
+
+/// `Σ_p x_p y_p` with eight partial sums so the loop vectorizes (one running
+/// sum would make every addition wait for the one before); the order is
+/// fixed, so the bits are too. The slices must have the same length.
+///
+/// ```
+/// let x: Vec<f32> = (1..=10).map(|i| i as f32).collect();
+/// assert_eq!(lingo_tensor::dot8(&x, &x), 385.0); // 1² + … + 10²
+/// ```
+pub fn dot8(x: &[f32], y: &[f32]) -> f32 {
+    debug_assert_eq!(x.len(), y.len(), "dot8 needs slices of one length");
+    let mut acc = [0.0_f32; 8];
+    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
+    let tail: f32 = xc.remainder().iter().zip(yc.remainder()).map(|(a, b)| a * b).sum();
+    for (xs, ys) in xc.zip(yc) {
+        for i in 0..8 {
+            acc[i] += xs[i] * ys[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
