@@ -473,8 +473,7 @@ fn lerp(a: f32, b: f32, w: f32) -> f32 {
 /// CPU has it (same bits: no fused multiply-adds). Adam's loop has its own
 /// AVX2 function: run through `fastmath::vectorized`, the closure holding it
 /// was too large for the compiler to inline into the AVX2 copy and ran with
-/// the baseline's 4 lanes (the sort model's step on one thread: 154 µs with
-/// 4-lane `sqrtps`, about 100 µs with 8 lanes).
+/// the baseline's 4 lanes.
 fn update(algorithm: &Algorithm, lr: f64, state: &mut ParamState, theta: &mut [f32], g: &[f32]) {
     match (*algorithm, state) {
         (Algorithm::Sgd { momentum, dampening, nesterov, weight_decay }, ParamState::Sgd { momentum_buffer }) => {

@@ -6,10 +6,8 @@
 //! fresh `mmap`s, and hands freed memory at the top of the heap back to the
 //! kernel once more than the trim threshold is free; either way the next
 //! allocation of that size starts on fresh pages, and the kernel must fault
-//! in and zero every page again. On the attention benchmark that was a
-//! third of the time at (32, 50, 50, 256) (`dot` forward+backward 5.6 ms
-//! against 2.7–3.2 ms with the settings below, measured with
-//! `GLIBC_TUNABLES` before this function existed).
+//! in and zero every page again, which on the attention benchmark took a
+//! large share of the time (`docs/performance.md`, "Keeping freed memory").
 
 /// Keeps freed memory in the process for reuse: blocks up to 32 MiB come
 /// from the heap instead of their own `mmap`, and the heap is only trimmed
@@ -19,9 +17,7 @@
 /// on Linux with glibc, `false` elsewhere (nothing is changed).
 ///
 /// The cost is memory the process keeps after a peak instead of returning
-/// it: `lingo ablation` stays at 26 MB, while `lingo train` on the
-/// English–Spanish corpus peaked at 375 MB against 256 MB before (which
-/// also includes its two data-parallel shards).
+/// it (measured in `docs/performance.md`, "Keeping freed memory").
 ///
 /// ```
 /// let tuned = lingo_tensor::keep_freed_memory();

@@ -12,9 +12,8 @@
 //! over buffers allocated once, and everything that does not depend on it
 //! runs once for all steps: the `x` part of the GRU's input projection before
 //! the loop, every weight gradient after it. The arithmetic is the same; what
-//! goes is the per-step bookkeeping: on the sort study's model about 40
-//! graph nodes per shard; its decoder runs 1.4× faster forward+backward
-//! (`benches/recurrence.rs`), a training step about 8 %.
+//! goes is the per-step bookkeeping, about 40 graph nodes per shard on the
+//! sort study's model (`benches/recurrence.rs` measures the gain).
 //!
 //! # Forward (every batch row at step `t`)
 //!

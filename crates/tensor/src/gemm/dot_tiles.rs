@@ -4,10 +4,8 @@
 //! most common product in these models: every `linear` layer's forward pass
 //! (`x·Wᵀ`, PyTorch's weight layout), every recurrent step (`h·W_hhᵀ`), and
 //! attention's scores (`Q·Kᵀ`) and their backward (`dC·Vᵀ`). `matrixmultiply`
-//! copies ("packs") both operands into panels before it multiplies, and in
-//! this layout it has to gather them one element at a time; on a
-//! `50 × 256 · 256 × 50` product (attention's scores at the benchmark's
-//! middle size) that copying was a quarter of the time.
+//! packs both operands into panels before it multiplies, and in this layout
+//! it has to gather them one element at a time.
 //!
 //! Here nothing is copied: `C[i, j]` is the dot product of two contiguous
 //! rows, and a tile of three rows of `A` by four rows of `B` keeps twelve
@@ -29,18 +27,8 @@
 //! product is split between threads. Tiles at the edges repeat the last row
 //! or column and keep only the valid results.
 //!
-//! Measured against `matrixmultiply` (AVX2 kernel, one thread, GFLOP/s):
-//! `50×256·256×50` over 32 batch entries 62–67 against 45–49,
-//! `32×160·160×192` 92 against 70–72, `32×128·128×192` 83 against 68,
-//! `64×256·256×512` 96 against 82, `200×128·128×200` 81 against 78. It loses where the rows
-//! are short, `200×64·64×200` 50 against 74 (each element ends with a sum
-//! across lanes: [`MIN_K`]), where `B` does not stay in cache between tiles
-//! of rows, `64×256·256×2048` 75 against 81 ([`MAX_B`]), and where many rows
-//! share one `B`, whose packing `matrixmultiply` then pays only once: with
-//! its AVX-512 kernel, `800×256·256×256` 96 against 101, while `200×256·256×256`
-//! is 96 against 88 and `50×256·256×50` 89 against 40 ([`MAX_M`]). And it
-//! loses inside a larger computation on products of tens of millions of
-//! multiply-adds, though it wins alone ([`MAX_MACS`]).
+//! The limits below keep the path where it was measured to beat
+//! `matrixmultiply` (`docs/performance.md`, "Thresholds").
 
 use ndarray::ArrayView2;
 
@@ -54,16 +42,9 @@ const MAX_B: usize = 1 << 17;
 /// lanes, which short rows do not amortize.
 const MIN_K: usize = 128;
 
-/// The most multiply-adds (`m·k·n`, 16 M) this path takes. On
-/// `200×512·512×200` alone, over and over with warm operands, it beats
-/// `matrixmultiply` (74–82 GFLOP/s against 70–75), but as the scores
-/// `Q·Kᵀ` and `dC·Vᵀ` of the dot-product attention kernel at (8, 200, 200,
-/// 512), where each batch entry brings operands from memory, the kernel's
-/// forward and backward took 9 % longer with it (medians 21.9 against
-/// 19.8 ms, two threads, eight alternations of the two builds): every tile
-/// of rows reads the whole 400 KiB of `B` again, where `matrixmultiply`
-/// reads a packed copy made once. The products measured to win are all
-/// under 14 M multiply-adds (`200×256·256×256`, `64×256·256×512`).
+/// The most multiply-adds (`m·k·n`, 16 M) this path takes: past it, inside
+/// a larger computation whose operands come from memory, re-reading all of
+/// `B` for every tile of rows costs more than one packed copy.
 const MAX_MACS: usize = 1 << 24;
 
 /// The most rows of `A` this path takes: past them `matrixmultiply`'s

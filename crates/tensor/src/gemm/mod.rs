@@ -316,12 +316,9 @@ unsafe fn one_thread(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: Arra
     }
 }
 
-/// Products up to this many multiply-adds skip `matrixmultiply`'s packing
-/// (see [`gemm`]: it takes the direct path), and so do products with one or two rows
-/// at any size. Measured with one thread (microseconds, direct / packed):
-/// `1×6·6×128` 0.08 / 0.5, `1×50·50×256` 1.1 / 5.6, `2×200·200×512` 17 / 68,
-/// `8×8·8×64` 0.41 / 0.47, `4×64·64×64` 1.5 / 1.8, `16×64·64×64` 6.1 / 2.0:
-/// beyond a few rows and this many multiply-adds, packing wins.
+/// Products up to this many multiply-adds take the direct loops, and so do
+/// products with one or two rows at any size: below it, packing the
+/// operands costs more than the arithmetic (`docs/performance.md`, "Thresholds").
 pub const SMALL_MACS: usize = 1 << 13;
 
 #[cfg(test)]

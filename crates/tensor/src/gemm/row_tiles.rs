@@ -4,10 +4,9 @@
 //! every backward product in these models: a recurrent step's
 //! `dh_{t-1} = dĥ·W_hh`, a layer's input gradient `dX = dY·W`, and the weight
 //! gradients `dW = dYᵀ·X` (`X`'s rows contiguous, `dYᵀ` read down its
-//! columns). `matrixmultiply` copies ("packs") both operands into panels on
-//! every call; for the products of one recurrent step (`32 × 192 · 192 × 64`)
-//! that copying costs about as much as a third of the arithmetic, and a
-//! sequence makes such a product at every step.
+//! columns). `matrixmultiply` packs both operands on every call, which for
+//! the small products of one recurrent step costs a good part of the
+//! arithmetic, at every step of a sequence.
 //!
 //! Here nothing is copied. A tile of six rows of `C` by sixteen columns
 //! keeps twelve 8-lane sums in registers; each step along `k` loads two
@@ -38,29 +37,17 @@
 //! by `matrixmultiply`'s FMA kernels, and whichever way a product is split
 //! between threads.
 //!
-//! Measured against `matrixmultiply` (its AVX-512 kernel, one thread,
-//! GFLOP/s; microbenchmark, operands hot in cache): `32×192·192×64`
-//! (a recurrent step's backward) 110 against 78, `32×192·192×160` 110
-//! against 87, `(192×32)ᵀ·32×160` (a step's weight gradient) 113 against
-//! 105, `(192×224)ᵀ·224×64` 114 against 103, `800×256·256×256` 112 against
-//! 103. It loses where `A` is read down long columns that do not stay in
-//! cache (`(512×1600)ᵀ·1600×64`, 67 against 97): hence [`MAX_K`]; and where
-//! `B` is large and its rows long (`200×200·200×512`, attention's context at
-//! the benchmark's largest size, 92 against 100), where `matrixmultiply`'s
-//! blocking keeps its panels in cache better: hence [`MAX_B`].
+//! [`MAX_K`] and [`MAX_B`] keep the path where it was measured to win
+//! (`docs/performance.md`, "Thresholds").
 //!
 //! # `B` stored column by column
 //!
 //! A `linear` layer's `x·Wᵀ` with `W` stored row by row reads `B = Wᵀ` down
 //! its columns. With long rows (`k ≥ 128`) the dot-product tiles take that
 //! layout; with short ones, [`transposed`] first copies `B` into row order,
-//! eight by eight with AVX2 shuffles (about 1 µs for a `64 × 192` weight),
-//! and the tiles above run on the copy. Against `matrixmultiply`, which packs
-//! that layout element by element (one thread, µs): `32×64·(192×64)ᵀ` (one
-//! recurrent step) 8.4 against 12.7, `32×64·(64×64)ᵀ` (attention's query
-//! projection) 2.6 against 4.8, `14×32·(192×32)ᵀ` (an embedding's product
-//! table) 2.2 against 5.2, `448×64·(256×64)ᵀ` (an LSTM's input projection
-//! over all steps) 136 against 151. The same bits, again.
+//! eight by eight with AVX2 shuffles, far cheaper than `matrixmultiply`'s
+//! element-by-element packing of that layout, and the tiles above run on
+//! the copy, with the same bits.
 
 use ndarray::{Array2, ArrayView2};
 
@@ -71,17 +58,11 @@ use super::out::Out;
 const KC: usize = 256;
 
 /// The largest `B` (`k·n` floats, 128 KiB) this path takes: every band of
-/// six rows reads all of `B`, which must stay close to the core. On an
-/// AVX-512 machine, 400 KiB (`200×200·200×512`) was 9% slower than
-/// `matrixmultiply` and 256 KiB (`800×256·256×256`) 9% faster; on an AVX2
-/// one (AMD EPYC, 1 MiB of L2 per core), 256 KiB was 10–35% slower at every
-/// height from 32 to 1,600 rows (`m×256·256×256`, one thread), 128 KiB
-/// about even, and the products of a recurrent step (64–120 KiB) 15–25%
-/// faster. The bits are the same either way.
+/// six rows reads all of `B`, which must stay in the core's cache.
 const MAX_B: usize = 1 << 15;
 
 /// The longest `k` this path takes: past it, reading `A` one element at a
-/// time down its columns misses the cache (measured above).
+/// time down its columns misses the cache.
 const MAX_K: usize = 512;
 
 /// Whether this path takes `a·b` into `c`: the rows of `b` and `c`
