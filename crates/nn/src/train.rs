@@ -65,6 +65,15 @@ impl Progress {
             ProgressBar::new(steps as u64).with_style(style).with_prefix(format!("{epoch}/{epochs}"))
         })
     }
+
+    /// A finished epoch's line, `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`,
+    /// when this mode prints one.
+    fn epoch_line(self, epoch: u64, epochs: usize, train_loss: f32, val_loss: f32) {
+        if matches!(self, Progress::Auto | Progress::Lines) {
+            // A closed standard output (`| head`) must not stop training.
+            let _ = writeln!(std::io::stdout(), "Epoch {epoch}/{epochs} | Train: {train_loss:.4} | Val: {val_loss:.4}");
+        }
+    }
 }
 
 /// Where checkpoints go, and the vocabularies they carry.
@@ -91,6 +100,15 @@ impl CheckpointSpec {
     /// ```
     pub fn epoch_path(&self, epoch: u64) -> PathBuf {
         self.dir.join(format!("epoch-{epoch}.ckpt"))
+    }
+
+    /// Removes what killed runs left half-written of `last.ckpt` and
+    /// `best.ckpt`: a run owns its directory.
+    fn remove_half_written(&self) -> Result<()> {
+        for name in ["last.ckpt", "best.ckpt"] {
+            remove_stale_temp_files(&self.dir.join(name))?;
+        }
+        Ok(())
     }
 
     /// Once `epoch` is saved, the kept epoch that leaves the window goes.
@@ -230,6 +248,11 @@ impl TrainConfig {
     pub fn steps_through<E: SeqPair>(&self, train: &[E], epoch: usize) -> Result<u64> {
         let slices = epoch_slices(train, self.epoch_size);
         (1..=epoch as u64).map(|e| self.epoch_steps(&slices, e)).sum()
+    }
+
+    /// Whether [`TrainConfig::stop`] is set.
+    fn stop_requested(&self) -> bool {
+        self.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed))
     }
 
     /// The steps of epoch `e`: its batch plan, drawn as the epoch draws it.
@@ -684,7 +707,8 @@ pub fn train_model_with<E: SeqPair, F: From<Error>>(
     }
 }
 
-/// The loop of [`train_model_with`], in this crate's error type.
+/// The loop of [`train_model_with`], in this crate's error type: per epoch,
+/// train, validate, keep the best, checkpoint, then ask whether to go on.
 fn train_loop<E: SeqPair>(
     model: &mut Seq2Seq,
     train: &[E],
@@ -693,70 +717,117 @@ fn train_loop<E: SeqPair>(
     resume: Option<&Checkpoint<TrainedModel>>,
     after_epoch: &mut dyn FnMut(&EpochReport, &Seq2Seq) -> Next,
 ) -> Result<TrainResult> {
-    let start = Instant::now();
-    let mut optimizer = Optimizer::new(config.algorithm, config.lr)?;
-    if let Some(norm) = config.max_grad_norm {
-        optimizer = optimizer.with_max_grad_norm(norm)?;
-    }
-    let mut scheduler = Scheduler::new(config.schedule, config.lr)?;
-    if let Some(spec) = &config.checkpoints {
-        // This run owns the directory: what killed runs left half-written goes.
-        for name in ["last.ckpt", "best.ckpt"] {
-            remove_stale_temp_files(&spec.dir.join(name))?;
-        }
-    }
-    let (mut first_epoch, mut step) = (1_u64, 0_u64);
-    let mut run = TrainedModel::start(model.config().clone(), config, fresh_run_id());
-    let mut result = TrainResult {
-        train_losses: vec![],
-        val_losses: vec![],
-        best_epoch: 0,
-        best_checkpoint: None,
-        steps: 0,
-        seconds: 0.0,
-        run_id: 0,
-        interrupted: false,
-    };
-    if let Some(ckpt) = resume {
-        run.run_id = ckpt.config.run_id;
-        ckpt.restore(model)?;
-        optimizer = ckpt.optimizer.clone().unwrap_or(optimizer);
-        scheduler = ckpt.scheduler.clone().unwrap_or(scheduler);
-        (first_epoch, step) = (ckpt.epoch + 1, ckpt.step);
-        result.train_losses = ckpt.config.train_losses.clone();
-        result.val_losses = ckpt.config.val_losses.clone();
-        result.best_epoch = ckpt.config.best_epoch;
-    }
-    if let Some(spec) = &config.checkpoints {
-        // A run killed after its last save kept one epoch too many.
-        spec.forget_epoch_before(first_epoch - 1)?;
-    }
-    let val_batches = config.validation_batches(val)?;
-    let mut best = result.val_losses.iter().copied().fold(f32::INFINITY, f32::min);
-    let mut since_best = 0;
-    let slices = epoch_slices(train, config.epoch_size);
-    let mut last_epoch = config.epochs as u64;
+    let (mut training, first_epoch) = Training::start(model, train, val, config, resume)?;
+    let mut interrupted = false;
     for epoch in first_epoch.. {
-        if epoch > last_epoch {
+        if epoch > training.last_epoch {
             break;
         }
+        let Some(train_loss) = training.train_epoch(model, epoch)? else {
+            interrupted = true;
+            break;
+        };
+        let val_loss = training.validate(model, epoch, train_loss)?;
+        let improved = training.record_best(epoch, val_loss);
+        training.save_checkpoints(model, epoch, improved)?;
+        let report = training.report(epoch, train_loss, val_loss);
+        if training.stops_after(epoch, after_epoch(&report, model))? {
+            break;
+        }
+    }
+    Ok(training.finish(interrupted))
+}
+
+/// A run in progress: what carries from one epoch to the next, and what
+/// every epoch reads, so each phase of [`train_loop`] is a method.
+struct Training<'a, E> {
+    config: &'a TrainConfig,
+    /// The training examples cut into epochs ([`TrainConfig::epoch_size`]).
+    slices: Vec<&'a [E]>,
+    val_batches: Vec<Batch>,
+    start: Instant,
+    optimizer: Optimizer,
+    scheduler: Scheduler,
+    /// What the checkpoints store: the losses so far and the best epoch.
+    run: TrainedModel,
+    best_checkpoint: Option<PathBuf>,
+    /// Optimizer steps so far, counted from the run's first epoch.
+    step: u64,
+    /// The lowest validation loss so far, and the epochs since it (for patience).
+    best: f32,
+    since_best: usize,
+    /// The last epoch to train: [`TrainConfig::epochs`] until [`Next::EndAt`] moves it.
+    last_epoch: u64,
+}
+
+impl<'a, E: SeqPair> Training<'a, E> {
+    /// The state before the first epoch to train, which it returns: a fresh
+    /// run's, or the one `resume` saved, with its weights restored to `model`.
+    fn start(
+        model: &mut Seq2Seq,
+        train: &'a [E],
+        val: &[E],
+        config: &'a TrainConfig,
+        resume: Option<&Checkpoint<TrainedModel>>,
+    ) -> Result<(Self, u64)> {
+        let start = Instant::now();
+        let mut optimizer = Optimizer::new(config.algorithm, config.lr)?;
+        if let Some(norm) = config.max_grad_norm {
+            optimizer = optimizer.with_max_grad_norm(norm)?;
+        }
+        let mut scheduler = Scheduler::new(config.schedule, config.lr)?;
+        if let Some(spec) = &config.checkpoints {
+            spec.remove_half_written()?;
+        }
+        let (mut first_epoch, mut step) = (1_u64, 0_u64);
+        let mut run = TrainedModel::start(model.config().clone(), config, fresh_run_id());
+        if let Some(ckpt) = resume {
+            ckpt.restore(model)?;
+            optimizer = ckpt.optimizer.clone().unwrap_or(optimizer);
+            scheduler = ckpt.scheduler.clone().unwrap_or(scheduler);
+            (first_epoch, step) = (ckpt.epoch + 1, ckpt.step);
+            run = TrainedModel {
+                train_losses: ckpt.config.train_losses.clone(),
+                val_losses: ckpt.config.val_losses.clone(),
+                best_epoch: ckpt.config.best_epoch,
+                run_id: ckpt.config.run_id,
+                ..run
+            };
+        }
+        if let Some(spec) = &config.checkpoints {
+            // A run killed after its last save kept one epoch too many.
+            spec.forget_epoch_before(first_epoch - 1)?;
+        }
+        let training = Training {
+            config,
+            slices: epoch_slices(train, config.epoch_size),
+            val_batches: config.validation_batches(val)?,
+            start,
+            optimizer,
+            scheduler,
+            best: run.val_losses.iter().copied().fold(f32::INFINITY, f32::min),
+            run,
+            best_checkpoint: None,
+            step,
+            since_best: 0,
+            last_epoch: config.epochs as u64,
+        };
+        Ok((training, first_epoch))
+    }
+
+    /// Trains `epoch` on its slice in its seeded batch order: the mean
+    /// training loss, or `None` when [`TrainConfig::stop`] dropped the epoch.
+    fn train_epoch(&mut self, model: &mut Seq2Seq, epoch: u64) -> Result<Option<f32>> {
+        let config = self.config;
         let mut rng = epoch_rng(config.seed, epoch);
-        let batches = config.batching.batches(epoch_slice(&slices, epoch), &mut rng)?;
+        let batches = config.batching.batches(epoch_slice(&self.slices, epoch), &mut rng)?;
         let bar = config.progress.bar(epoch, config.epochs, batches.len());
         let mut sum = 0.0_f64;
-        let stopped = || config.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed));
         for batch in &batches {
-            if stopped() {
+            if config.stop_requested() {
                 break;
             }
-            step += 1;
-            optimizer.set_lr(scheduler.step());
-            // The graphs are gone once this returns, so parameters update in place.
-            let (value, grads) = batch_gradients(model, batch, config, &mut rng)?;
-            if !value.is_finite() {
-                return Err(Error::NonFiniteLoss { what: "training", epoch, step, value });
-            }
-            optimizer.step(model, &grads).map_err(|e| Error::Training { epoch, step, source: Box::new(e) })?;
+            let value = self.train_step(model, batch, epoch, &mut rng)?;
             sum += f64::from(value);
             if let Some(bar) = &bar {
                 bar.set_message(format!("{value:.4}"));
@@ -766,92 +837,136 @@ fn train_loop<E: SeqPair>(
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        if stopped() {
-            result.interrupted = true;
-            break;
+        // Asked during the last step, a stop still drops the epoch.
+        if config.stop_requested() {
+            return Ok(None);
         }
-        let train_loss = (sum / batches.len().max(1) as f64) as f32;
-        let val_loss = evaluate(model, &val_batches, config.label_smoothing)?;
+        Ok(Some((sum / batches.len().max(1) as f64) as f32))
+    }
+
+    /// One optimizer step on `batch`, `lr ← schedule` first: the batch's
+    /// training loss, which must be finite.
+    fn train_step(&mut self, model: &mut Seq2Seq, batch: &Batch, epoch: u64, rng: &mut StdRng) -> Result<f32> {
+        self.step += 1;
+        let step = self.step;
+        self.optimizer.set_lr(self.scheduler.step());
+        // The graphs are gone once this returns, so parameters update in place.
+        let (value, grads) = batch_gradients(model, batch, self.config, rng)?;
+        if !value.is_finite() {
+            return Err(Error::NonFiniteLoss { what: "training", epoch, step, value });
+        }
+        self.optimizer.step(model, &grads).map_err(|e| Error::Training { epoch, step, source: Box::new(e) })?;
+        Ok(value)
+    }
+
+    /// Scores the model on the validation batches after `epoch`, and records
+    /// both losses (the schedule sees the validation one, for reduce-on-plateau).
+    fn validate(&mut self, model: &Seq2Seq, epoch: u64, train_loss: f32) -> Result<f32> {
+        let val_loss = evaluate(model, &self.val_batches, self.config.label_smoothing)?;
         if !val_loss.is_finite() {
             // The last step's update broke the weights: no checkpoint of them.
-            return Err(Error::NonFiniteLoss { what: "validation", epoch, step, value: val_loss });
+            return Err(Error::NonFiniteLoss { what: "validation", epoch, step: self.step, value: val_loss });
         }
-        scheduler.observe(f64::from(val_loss));
-        result.train_losses.push(train_loss);
-        result.val_losses.push(val_loss);
-        if matches!(config.progress, Progress::Auto | Progress::Lines) {
-            // A closed standard output (`| head`) must not stop training.
-            let _ = writeln!(
-                std::io::stdout(),
-                "Epoch {epoch}/{} | Train: {train_loss:.4} | Val: {val_loss:.4}",
-                config.epochs
-            );
-        }
-        let improved = val_loss < best;
+        self.scheduler.observe(f64::from(val_loss));
+        self.run.train_losses.push(train_loss);
+        self.run.val_losses.push(val_loss);
+        self.config.progress.epoch_line(epoch, self.config.epochs, train_loss, val_loss);
+        Ok(val_loss)
+    }
+
+    /// Whether `val_loss` is the lowest so far, which makes `epoch` the best
+    /// one and restarts the patience count.
+    fn record_best(&mut self, epoch: u64, val_loss: f32) -> bool {
+        let improved = val_loss < self.best;
         if improved {
-            (best, since_best) = (val_loss, 0);
-            result.best_epoch = epoch as usize;
+            (self.best, self.since_best) = (val_loss, 0);
+            self.run.best_epoch = epoch as usize;
         } else {
-            since_best += 1;
+            self.since_best += 1;
         }
-        if let Some(spec) = &config.checkpoints {
-            let run = TrainedModel {
-                train_losses: result.train_losses.clone(),
-                val_losses: result.val_losses.clone(),
-                best_epoch: result.best_epoch,
-                ..run.clone()
-            };
-            let mut ckpt = Checkpoint::new(run, model, spec.src_vocab.clone(), spec.tgt_vocab.clone())?;
-            (ckpt.epoch, ckpt.step) = (epoch, step);
-            if spec.keep_epochs > 0 {
-                // Weights only: averaging needs no optimizer state.
-                let path = spec.epoch_path(epoch);
-                remove_stale_temp_files(&path)?;
-                ckpt.save(path)?;
-            }
-            (ckpt.optimizer, ckpt.scheduler) = (Some(optimizer.clone()), Some(scheduler.clone()));
-            // best.ckpt first: a run killed between the two saves resumes
-            // from the previous last.ckpt and redoes this epoch, so best.ckpt
-            // is never behind the best_epoch that last.ckpt records.
-            if improved {
-                let path = spec.dir.join("best.ckpt");
-                ckpt.save(&path)?;
-                result.best_checkpoint = Some(path);
-            }
-            ckpt.save(spec.dir.join("last.ckpt"))?;
-            // Only once last.ckpt is past it: a resume from the previous
-            // last.ckpt still finds every epoch it may average.
-            spec.forget_epoch_before(epoch)?;
+        improved
+    }
+
+    /// Writes the checkpoints of `epoch`, when asked for: its own weights
+    /// (kept for averaging), `best.ckpt` if it `improved`, and `last.ckpt`.
+    fn save_checkpoints(&mut self, model: &Seq2Seq, epoch: u64, improved: bool) -> Result<()> {
+        let Some(spec) = &self.config.checkpoints else {
+            return Ok(());
+        };
+        let mut ckpt = Checkpoint::new(self.run.clone(), model, spec.src_vocab.clone(), spec.tgt_vocab.clone())?;
+        (ckpt.epoch, ckpt.step) = (epoch, self.step);
+        if spec.keep_epochs > 0 {
+            // Weights only: averaging needs no optimizer state.
+            let path = spec.epoch_path(epoch);
+            remove_stale_temp_files(&path)?;
+            ckpt.save(path)?;
         }
-        let report = EpochReport {
+        (ckpt.optimizer, ckpt.scheduler) = (Some(self.optimizer.clone()), Some(self.scheduler.clone()));
+        // best.ckpt first: a run killed between the two saves resumes
+        // from the previous last.ckpt and redoes this epoch, so best.ckpt
+        // is never behind the best_epoch that last.ckpt records.
+        if improved {
+            let path = spec.dir.join("best.ckpt");
+            ckpt.save(&path)?;
+            self.best_checkpoint = Some(path);
+        }
+        ckpt.save(spec.dir.join("last.ckpt"))?;
+        // Only once last.ckpt is past it: a resume from the previous
+        // last.ckpt still finds every epoch it may average.
+        spec.forget_epoch_before(epoch)
+    }
+
+    /// The numbers of the finished `epoch`, as the hook sees them.
+    fn report(&self, epoch: u64, train_loss: f32, val_loss: f32) -> EpochReport {
+        EpochReport {
             epoch: epoch as usize,
             train_loss,
             val_loss,
-            steps: step,
-            seconds: start.elapsed().as_secs_f64(),
-        };
-        let stop = match after_epoch(&report, model) {
+            steps: self.step,
+            seconds: self.start.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// Whether training ends after `epoch`: the hook's `next` says so, or
+    /// patience or the time budget ran out.
+    fn stops_after(&mut self, epoch: u64, next: Next) -> Result<bool> {
+        let stop = match next {
             Next::Continue => false,
             Next::Stop => true,
             Next::EndAt(end) => {
-                last_epoch = (config.epochs as u64).min(end as u64);
-                if scheduler.has_end() {
-                    // The steps so far, then the plans of the epochs to come.
-                    let to_come =
-                        (epoch + 1..=last_epoch).map(|e| config.epoch_steps(&slices, e)).sum::<Result<u64>>()?;
-                    scheduler.end_at(step + to_come);
-                }
+                self.end_at(epoch, end)?;
                 false
             }
         };
-        let out_of_patience = config.patience.is_some_and(|p| since_best >= p);
-        let out_of_time = config.time_budget.is_some_and(|t| start.elapsed() >= t);
-        if stop || out_of_patience || out_of_time {
-            break;
+        let out_of_patience = self.config.patience.is_some_and(|p| self.since_best >= p);
+        let out_of_time = self.config.time_budget.is_some_and(|t| self.start.elapsed() >= t);
+        Ok(stop || out_of_patience || out_of_time)
+    }
+
+    /// Makes `end` the last epoch ([`Next::EndAt`], seen after `epoch`), and
+    /// ends a schedule that has an end with that epoch's last step.
+    fn end_at(&mut self, epoch: u64, end: usize) -> Result<()> {
+        self.last_epoch = (self.config.epochs as u64).min(end as u64);
+        if self.scheduler.has_end() {
+            // The steps so far, then the plans of the epochs to come.
+            let to_come =
+                (epoch + 1..=self.last_epoch).map(|e| self.config.epoch_steps(&self.slices, e)).sum::<Result<u64>>()?;
+            self.scheduler.end_at(self.step + to_come);
+        }
+        Ok(())
+    }
+
+    /// What the run hands back once its loop is over.
+    fn finish(self, interrupted: bool) -> TrainResult {
+        TrainResult {
+            train_losses: self.run.train_losses,
+            val_losses: self.run.val_losses,
+            best_epoch: self.run.best_epoch,
+            best_checkpoint: self.best_checkpoint,
+            steps: self.step,
+            seconds: self.start.elapsed().as_secs_f64(),
+            run_id: self.run.run_id,
+            interrupted,
         }
     }
-    result.steps = step;
-    result.seconds = start.elapsed().as_secs_f64();
-    result.run_id = run.run_id;
-    Ok(result)
 }
