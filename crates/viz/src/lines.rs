@@ -291,122 +291,146 @@ fn check_options(options: &LineOptions) -> Result<(), Error> {
 pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage, Error> {
     check_series(series)?;
     check_options(options)?;
-    let f = f64::from(options.font_size);
-    let (width, height) = (f64::from(options.width), f64::from(options.height));
-    let font = f as f32;
-
-    let all = || series.iter().flat_map(|s| s.points.iter());
-    let (x_lo, x_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| (lo.min(x.into()), hi.max(x.into())));
-    let (y_lo, y_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| (lo.min(y.into()), hi.max(y.into())));
-
-    // Vertical layout first: it fixes the plot height, which fixes the y
-    // ticks, whose labels fix the left margin.
-    let top = f + if options.title.is_some() { 2.0 * f } else { 0.0 } + 0.5 * f;
-    let tick = (f / 3.0).round();
-    let bottom = height - f - if options.x_label.is_some() { 1.5 * f } else { 0.0 } - 1.5 * f - tick;
-    let y_axis = match options.y_range {
-        Some((lo, hi)) => Axis::new(lo.into(), hi.into(), ((bottom - top) / (3.0 * f)).min(10.0), false),
-        None => Axis::new(y_lo, y_hi, ((bottom - top) / (3.0 * f)).min(10.0), true),
-    };
-    let y_ticks = y_axis.ticks();
-    let y_labels: Vec<String> = y_ticks.iter().map(|&v| y_axis.label(v)).collect();
-    let y_label_width = y_labels.iter().map(|l| f64::from(text_width(l, font))).fold(0.0, f64::max);
-    let left = f + if options.y_label.is_some() { 1.5 * f } else { 0.0 } + y_label_width + 0.5 * f + tick;
-    let right = width - 2.0 * f;
-    if right - left < 2.0 * f || bottom - top < 2.0 * f {
-        return Err(Error::InvalidOption {
-            option: "width",
-            problem: format!("{}x{} leaves no room for the plot at font size {f}", options.width, options.height),
-        });
-    }
-    let x_axis = Axis::new(x_lo, x_hi, ((right - left) / (5.0 * f)).min(10.0), false);
-
+    let layout = Layout::new(series, options)?;
     let mut canvas = Canvas::new(options.width, options.height, WHITE);
-    let px = |v: f64| x_axis.map(v, left, right);
-    let py = |v: f64| y_axis.map(v, bottom, top);
-    let (l, t, r, b) = (left as i64, top as i64, right as i64, bottom as i64);
+    draw_grid(&mut canvas, &layout);
+    draw_series(&mut canvas, &layout, series, options.markers);
+    draw_legend(&mut canvas, &layout, series);
+    draw_titles(&mut canvas, &layout, options);
+    Ok(canvas.into_image())
+}
 
-    // Grid lines, ticks and tick labels.
-    for (&v, text) in y_ticks.iter().zip(&y_labels) {
-        let y = py(v).floor() as i64;
+/// Where a chart's parts go, in pixels: the plot area inside margins
+/// measured in font sizes, and the two axes scaled onto it.
+struct Layout {
+    /// The font size, pixels per em, as the unit of every margin.
+    f: f64,
+    /// The same, as the font functions take it.
+    font: f32,
+    width: f64,
+    height: f64,
+    /// The plot area's edges.
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+    /// The length of a tick mark.
+    tick: f64,
+    x_axis: Axis,
+    y_axis: Axis,
+}
+
+impl Layout {
+    /// Lays out the chart of `series`. Vertical layout first: it fixes the
+    /// plot height, which fixes the y ticks, whose labels fix the left margin.
+    fn new(series: &[Series], options: &LineOptions) -> Result<Layout, Error> {
+        let f = f64::from(options.font_size);
+        let (width, height) = (f64::from(options.width), f64::from(options.height));
+        let font = f as f32;
+
+        let all = || series.iter().flat_map(|s| s.points.iter());
+        let (x_lo, x_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| (lo.min(x.into()), hi.max(x.into())));
+        let (y_lo, y_hi) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| (lo.min(y.into()), hi.max(y.into())));
+
+        let top = f + if options.title.is_some() { 2.0 * f } else { 0.0 } + 0.5 * f;
+        let tick = (f / 3.0).round();
+        let bottom = height - f - if options.x_label.is_some() { 1.5 * f } else { 0.0 } - 1.5 * f - tick;
+        let y_axis = match options.y_range {
+            Some((lo, hi)) => Axis::new(lo.into(), hi.into(), ((bottom - top) / (3.0 * f)).min(10.0), false),
+            None => Axis::new(y_lo, y_hi, ((bottom - top) / (3.0 * f)).min(10.0), true),
+        };
+        let y_label_width =
+            y_axis.ticks().into_iter().map(|v| f64::from(text_width(&y_axis.label(v), font))).fold(0.0, f64::max);
+        let left = f + if options.y_label.is_some() { 1.5 * f } else { 0.0 } + y_label_width + 0.5 * f + tick;
+        let right = width - 2.0 * f;
+        if right - left < 2.0 * f || bottom - top < 2.0 * f {
+            return Err(Error::InvalidOption {
+                option: "width",
+                problem: format!("{}x{} leaves no room for the plot at font size {f}", options.width, options.height),
+            });
+        }
+        let x_axis = Axis::new(x_lo, x_hi, ((right - left) / (5.0 * f)).min(10.0), false);
+        Ok(Layout { f, font, width, height, left, right, top, bottom, tick, x_axis, y_axis })
+    }
+
+    /// The pixel column of the data value `x`.
+    fn px(&self, x: f64) -> f32 {
+        self.x_axis.map(x, self.left, self.right)
+    }
+
+    /// The pixel row of the data value `y` (up is larger).
+    fn py(&self, y: f64) -> f32 {
+        self.y_axis.map(y, self.bottom, self.top)
+    }
+
+    /// The plot area's edges in whole pixels: left, top, right, bottom.
+    fn plot_box(&self) -> (i64, i64, i64, i64) {
+        (self.left as i64, self.top as i64, self.right as i64, self.bottom as i64)
+    }
+
+    /// The line thickness and marker radius, shared by the series and their
+    /// samples in the legend so that the two look alike.
+    fn pen(&self) -> (f32, f32) {
+        let thickness = (self.font / 7.0).max(2.0);
+        (thickness, thickness + 1.0)
+    }
+}
+
+/// Grid lines, tick marks and tick labels of both axes, then the axes
+/// themselves: a frame on the left and bottom of the plot area.
+fn draw_grid(canvas: &mut Canvas, layout: &Layout) {
+    let Layout { f, font, left, bottom, tick, .. } = *layout;
+    let (l, t, r, b) = layout.plot_box();
+    for v in layout.y_axis.ticks() {
+        let text = layout.y_axis.label(v);
+        let y = layout.py(v).floor() as i64;
         canvas.fill_rect((l, y), (r - l, 1), GRID);
         canvas.fill_rect((l - tick as i64, y), (tick as i64, 1), AXIS);
-        let tx = (left - tick - 0.25 * f) as f32 - text_width(text, font);
-        draw_text(
-            &mut canvas,
-            text,
-            (tx.round() as i64, centered_baseline(py(v), font)),
-            font,
-            INK,
-            Direction::Horizontal,
-        );
+        let tx = (left - tick - 0.25 * f) as f32 - text_width(&text, font);
+        let baseline = centered_baseline(layout.py(v), font);
+        draw_text(canvas, &text, (tx.round() as i64, baseline), font, INK, Direction::Horizontal);
     }
-    for v in x_axis.ticks() {
-        let x = px(v).floor() as i64;
+    for v in layout.x_axis.ticks() {
+        let text = layout.x_axis.label(v);
+        let x = layout.px(v).floor() as i64;
         canvas.fill_rect((x, t), (1, b - t), GRID);
         canvas.fill_rect((x, b), (1, tick as i64), AXIS);
-        let text = x_axis.label(v);
-        let tx = px(v) - text_width(&text, font) / 2.0;
+        let tx = layout.px(v) - text_width(&text, font) / 2.0;
         let baseline = centered_baseline((bottom + tick + 0.75 * f) as f32, font);
-        draw_text(&mut canvas, &text, (tx.round() as i64, baseline), font, INK, Direction::Horizontal);
+        draw_text(canvas, &text, (tx.round() as i64, baseline), font, INK, Direction::Horizontal);
     }
-    // The axes: a frame on the left and bottom of the plot area.
     canvas.fill_rect((l - 1, t), (1, b - t + 1), AXIS);
     canvas.fill_rect((l - 1, b), (r - l + 1, 1), AXIS);
+}
 
-    // The series, clipped to the plot area plus room for a marker.
-    let thickness = (font / 7.0).max(2.0);
-    let radius = thickness + 1.0;
+/// Each series in its palette colour, as joined segments and (with
+/// `markers`, or for a lone point) dots, clipped to the plot area plus room
+/// for a marker.
+fn draw_series(canvas: &mut Canvas, layout: &Layout, series: &[Series], markers: bool) {
+    let (thickness, radius) = layout.pen();
     let pad = radius.ceil() as i64 + 1;
+    let (l, t, r, b) = layout.plot_box();
     for (k, s) in series.iter().enumerate() {
         let mut coverage = Coverage::new((l - pad, t - pad), (r - l + 2 * pad, b - t + 2 * pad));
-        let points: Vec<(f32, f32)> = s.points.iter().map(|&(x, y)| (px(x.into()), py(y.into()))).collect();
+        let points: Vec<(f32, f32)> =
+            s.points.iter().map(|&(x, y)| (layout.px(x.into()), layout.py(y.into()))).collect();
         for pair in points.windows(2) {
             coverage.segment(pair[0], pair[1], thickness);
         }
-        if options.markers || points.len() == 1 {
+        if markers || points.len() == 1 {
             for &p in &points {
                 coverage.disc(p, radius);
             }
         }
-        coverage.paint(&mut canvas, PALETTE[k % PALETTE.len()]);
+        coverage.paint(canvas, PALETTE[k % PALETTE.len()]);
     }
-
-    draw_legend(&mut canvas, series, (left, right, top), f, thickness, radius);
-
-    // Axis labels and the title, each shrunk if it would not fit.
-    if let Some(x_label) = &options.x_label {
-        let size = fit_size(x_label, font, (right - left) as f32);
-        let tx = ((left + right) / 2.0) as f32 - text_width(x_label, size) / 2.0;
-        let baseline = centered_baseline((height - f - 0.75 * f) as f32, size);
-        draw_text(&mut canvas, x_label, (tx.round() as i64, baseline), size, INK, Direction::Horizontal);
-    }
-    if let Some(y_label) = &options.y_label {
-        let size = fit_size(y_label, font, (bottom - top) as f32);
-        let start = ((top + bottom) / 2.0) as f32 + text_width(y_label, size) / 2.0;
-        let x = centered_baseline((f + 0.75 * f) as f32, size);
-        draw_text(&mut canvas, y_label, (x, start.round() as i64), size, INK, Direction::Up);
-    }
-    if let Some(title) = &options.title {
-        let size = fit_size(title, 1.2 * font, (width - 2.0 * f) as f32);
-        let tx = ((left + right) / 2.0) as f32 - text_width(title, size) / 2.0;
-        let tx = tx.clamp(f as f32, (width - f) as f32 - text_width(title, size));
-        let baseline = centered_baseline(2.0 * font, size);
-        draw_text(&mut canvas, title, (tx.round() as i64, baseline), size, INK, Direction::Horizontal);
-    }
-    Ok(canvas.into_image())
 }
 
 /// The legend: a framed white box in the top-right corner of the plot area
 /// with a line sample and the label of each series.
-fn draw_legend(
-    canvas: &mut Canvas,
-    series: &[Series],
-    (left, right, top): (f64, f64, f64),
-    f: f64,
-    thickness: f32,
-    radius: f32,
-) {
+fn draw_legend(canvas: &mut Canvas, layout: &Layout, series: &[Series]) {
+    let Layout { f, left, right, top, .. } = *layout;
+    let (thickness, radius) = layout.pen();
     let row = (1.5 * f).round();
     let sample = 2.0 * f;
     let widest = |font: f32| series.iter().map(|s| f64::from(text_width(&s.label, font))).fold(0.0, f64::max);
@@ -430,6 +454,30 @@ fn draw_legend(
         coverage.paint(canvas, PALETTE[k % PALETTE.len()]);
         let tx = (x0 + 0.5 * f + sample + 0.5 * f).round() as i64;
         draw_text(canvas, &s.label, (tx, centered_baseline(cy as f32, font)), font, INK, Direction::Horizontal);
+    }
+}
+
+/// The axis labels and the title, each shrunk if it would not fit.
+fn draw_titles(canvas: &mut Canvas, layout: &Layout, options: &LineOptions) {
+    let Layout { f, font, width, height, left, right, top, bottom, .. } = *layout;
+    if let Some(x_label) = &options.x_label {
+        let size = fit_size(x_label, font, (right - left) as f32);
+        let tx = ((left + right) / 2.0) as f32 - text_width(x_label, size) / 2.0;
+        let baseline = centered_baseline((height - f - 0.75 * f) as f32, size);
+        draw_text(canvas, x_label, (tx.round() as i64, baseline), size, INK, Direction::Horizontal);
+    }
+    if let Some(y_label) = &options.y_label {
+        let size = fit_size(y_label, font, (bottom - top) as f32);
+        let start = ((top + bottom) / 2.0) as f32 + text_width(y_label, size) / 2.0;
+        let x = centered_baseline((f + 0.75 * f) as f32, size);
+        draw_text(canvas, y_label, (x, start.round() as i64), size, INK, Direction::Up);
+    }
+    if let Some(title) = &options.title {
+        let size = fit_size(title, 1.2 * font, (width - 2.0 * f) as f32);
+        let tx = ((left + right) / 2.0) as f32 - text_width(title, size) / 2.0;
+        let tx = tx.clamp(f as f32, (width - f) as f32 - text_width(title, size));
+        let baseline = centered_baseline(2.0 * font, size);
+        draw_text(canvas, title, (tx.round() as i64, baseline), size, INK, Direction::Horizontal);
     }
 }
 
