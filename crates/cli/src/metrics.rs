@@ -53,7 +53,7 @@ impl MetricsLog {
     /// file appears with the first round.
     pub(crate) fn create(path: PathBuf) -> Result<MetricsLog> {
         match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&path, e)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
             _ => Ok(MetricsLog { path, rounds: Vec::new() }),
         }
     }

@@ -120,7 +120,7 @@ fn signal(pid: u32, signal: &str) {
 fn a_second_run_into_a_busy_directory_is_refused_and_the_first_is_unchanged() {
     let (alone, shared) = (workdir(), workdir());
     let expected = final_json(&train(alone.path(), &["--json"]).output().unwrap());
-    let mut first = train(shared.path(), &["--json"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let first = train(shared.path(), &["--json"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     // Frozen once it holds the directory, so the second surely meets it running.
     let lock = shared.path().join("run/.lingo.lock");
     while std::fs::read_to_string(&lock).map_or(true, |pid| pid.trim() != first.id().to_string()) {
