@@ -73,7 +73,7 @@ pub struct TrainArgs {
     /// Validation pairs (loss after each round, best checkpoint)
     #[arg(long, default_value = "1000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub valid_size: usize,
-    /// Word or BPE vocabulary (BPE: no <unk> in the output)
+    /// Word or BPE vocabulary (BPE: no `<unk>` in the output)
     #[arg(long, value_enum, default_value_t = TokenizerChoice::Bpe)]
     pub tokenizer: TokenizerChoice,
     /// BPE merges (with --tokenizer bpe)
@@ -128,7 +128,7 @@ pub struct TrainArgs {
     #[arg(long, default_value = "600", value_parser = positive_real, allow_hyphen_values = true)]
     pub time_budget: f64,
     /// Average the weights of the last this-many rounds (kept in --out as
-    /// epoch-<round>.ckpt), and keep the average instead of the best round
+    /// epoch-N.ckpt), and keep the average instead of the best round
     /// when its validation loss is lower (1: the best round alone)
     #[arg(long, default_value = "5", value_parser = at_most::<MAX_AVERAGE>)]
     pub average: usize,

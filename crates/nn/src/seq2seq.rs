@@ -338,7 +338,7 @@ impl Seq2Seq {
     /// Rebuilds the model a checkpoint holds: `config` (the checkpoint's own
     /// model configuration) must agree with the checkpoint's vocabularies,
     /// describe a valid model, and fit every saved parameter's shape.
-    /// Anything else is an [`Error::Checkpoint`](crate::Error::Checkpoint)
+    /// Anything else is an [`Error::Checkpoint`]
     /// naming `path` (which only labels errors), with
     /// [`CheckpointProblem::Inconsistent`]
     /// saying what disagrees.

@@ -98,7 +98,7 @@ pub fn orthogonal(shape: &[usize], gain: f32, rng: &mut impl Rng) -> Result<Arra
 ///
 /// Every column sees the same operations in the same order as in that loop
 /// (each dot product summed from row 0 up), so the bits are the loop's. The
-/// work is arranged for speed: columns go in groups of [`GROUP`] packed row
+/// work is arranged for speed: columns go in groups of eight (`GROUP`) packed row
 /// by row, so one pass over a `q_k` updates a group's columns in SIMD lanes;
 /// as soon as a group is done, its columns are projected out of every later
 /// group at once, the groups shared between threads (each column's
