@@ -10,6 +10,8 @@
 //! assert_eq!(x.shape(), &[2]);
 //! ```
 
+#![warn(missing_docs)]
+
 /// The tensor and reverse-mode autograd core ([`lingo_tensor`]).
 pub use lingo_tensor as tensor;
 

@@ -81,6 +81,8 @@
 //!   were measured on these models' sizes (`docs/performance.md`, "Which
 //!   GEMM kernel").
 
+#![warn(missing_docs)]
+
 mod alloc;
 mod backprop;
 pub mod cpu;
