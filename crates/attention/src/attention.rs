@@ -174,7 +174,7 @@ impl Attention {
             let matrix = if shape.len() == 1 { vec![1, shape[0]] } else { shape.to_vec() };
             Ok(init::xavier_uniform(&matrix, 1.0, rng)?
                 .into_shape_with_order(IxDyn(shape))
-                .unwrap_or_else(|_| unreachable!("same element count")))
+                .expect("same element count"))
         })
     }
 

@@ -60,8 +60,7 @@ impl Masking {
     /// The visible positions of query `t` (of `tgt_len`) in batch entry `b`.
     pub(crate) fn row(&self, b: usize, t: usize, tgt_len: usize, src_len: usize) -> RowMask<'_> {
         let limit = if self.causal { (t + 1 + src_len).saturating_sub(tgt_len).min(src_len) } else { src_len };
-        let pad =
-            self.pad.as_ref().map(|m| m.row(b).to_slice().unwrap_or_else(|| unreachable!("stored in standard layout")));
+        let pad = self.pad.as_ref().map(|m| m.row(b).to_slice().expect("stored in standard layout"));
         RowMask { pad, limit }
     }
 

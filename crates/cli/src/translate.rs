@@ -139,7 +139,7 @@ pub(crate) fn decode_batched(
         }
         done(chunk.len());
     }
-    Ok(out.into_iter().map(|h| h.unwrap_or_else(|| unreachable!("every row is in one chunk"))).collect())
+    Ok(out.into_iter().map(|h| h.expect("every row is in one chunk")).collect())
 }
 
 /// Greedy (`beam = 1`) or beam-search decoding of padded source rows.

@@ -61,8 +61,7 @@ impl Hypothesis {
 /// between threads (the exponentials are `lingo_tensor::fastmath`'s), each
 /// row one thread's, so the bits do not depend on the thread count.
 fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: usize) -> Vec<Vec<(f32, usize)>> {
-    let logits =
-        logits.view().into_dimensionality::<ndarray::Ix2>().unwrap_or_else(|_| unreachable!("step logits are 2-D"));
+    let logits = logits.view().into_dimensionality::<ndarray::Ix2>().expect("step logits are 2-D");
     let logits = logits.as_standard_layout();
     let mut out = vec![Vec::new(); bases.len()];
     out.par_chunks_mut(8).zip(bases.par_chunks(8)).enumerate().for_each(|(chunk, (out, bases))| {
@@ -70,7 +69,7 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
         for (i, (best, base)) in out.iter_mut().zip(bases).enumerate() {
             let Some(base) = *base else { continue };
             let row = logits.row(chunk * 8 + i);
-            let row = row.as_slice().unwrap_or_else(|| unreachable!("a standard-layout row"));
+            let row = row.as_slice().expect("a standard-layout row");
             *best = top_k(row, lingo_tensor::fastmath::log_sum_exp(row, &mut scratch), base, k);
         }
     });
@@ -290,8 +289,7 @@ pub fn beam_search(
                 beams[b] = next;
                 if finished[b].len() < k && !beams[b].is_empty() {
                     // Keep K rows per input: pad with the last parent (never read again).
-                    next_parents
-                        .resize(k, *next_parents.last().unwrap_or_else(|| unreachable!("a live input has a beam")));
+                    next_parents.resize(k, *next_parents.last().expect("a live input has a beam"));
                     parents.extend(next_parents);
                     going.push(i);
                 }

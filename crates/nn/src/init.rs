@@ -186,11 +186,11 @@ impl Weights<'_> {
                 for (name, shape) in names.iter().zip(shapes) {
                     arrays.push(dict.array(name, shape)?);
                 }
-                arrays.try_into().unwrap_or_else(|_| unreachable!("one array per name"))
+                arrays.try_into().expect("one array per name")
             }
         };
         let params: Vec<Param> = names.into_iter().zip(arrays).map(|(name, data)| Param::new(name, data)).collect();
-        Ok(params.try_into().unwrap_or_else(|_| unreachable!("one parameter per name")))
+        Ok(params.try_into().expect("one parameter per name"))
     }
 
     /// An attention layer: its own Xavier initialisation when fresh, the

@@ -648,7 +648,7 @@ impl Seq2Seq {
         mut mode: Mode<'_>,
     ) -> Result<StepFeatures> {
         let batch = prev.len();
-        let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).unwrap_or_else(|_| unreachable!("batch × 1 ids"));
+        let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).expect("batch × 1 ids");
         let ones = vec![1; batch];
         let (features, weights, state) = match (&ctx.prepared, self.config.placement) {
             (prepared, Placement::Luong) | (prepared @ None, Placement::Bahdanau) => {
@@ -792,8 +792,6 @@ impl Forward {
     /// assert!((weights.sum() - 2.0).abs() < 1e-5);   // each row is a distribution
     /// ```
     pub fn weights_array(&self) -> Option<Array3<f32>> {
-        self.weights
-            .as_ref()
-            .map(|w| w.data().clone().into_dimensionality().unwrap_or_else(|_| unreachable!("weights are 3-D")))
+        self.weights.as_ref().map(|w| w.data().clone().into_dimensionality().expect("weights are 3-D"))
     }
 }

@@ -95,9 +95,9 @@ pub fn check_gradients(
     for (k, var) in vars.iter().enumerate() {
         let analytic = grads.get(var).cloned().unwrap_or_else(|| ArrayD::zeros(var.data().raw_dim()));
         for (i, &a) in analytic.iter().enumerate() {
-            let x = inputs[k].as_slice().unwrap_or_else(|| unreachable!("made standard above"))[i];
+            let x = inputs[k].as_slice().expect("made standard above")[i];
             let (up, down) = (x + opts.eps, x - opts.eps);
-            let slot = |p: &mut Vec<ArrayD<f32>>, v: f32| p[k].as_slice_mut().unwrap_or_else(|| unreachable!())[i] = v;
+            let slot = |p: &mut Vec<ArrayD<f32>>, v: f32| p[k].as_slice_mut().expect("standard layout")[i] = v;
             slot(&mut probe, up);
             let l_up = loss(&probe)?;
             slot(&mut probe, down);

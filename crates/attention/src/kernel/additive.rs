@@ -179,7 +179,7 @@ pub(crate) fn additive(
     let mask = mask.clone();
     let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
     let results = Tensor::from_op_multi(OP, outputs, inputs, move |bw| {
-        let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
+        let saved = saved.as_ref().expect("a recorded op keeps its weights");
         backward(bw, saved, kept.as_ref(), &mask, 2 * flops)
     });
     Ok(unpack(results))
@@ -266,7 +266,7 @@ fn score_backward(
 ) {
     let (n_t, n_s) = (qp.nrows(), kp.nrows());
     let dv = slice_mut(g.dv.view_mut());
-    let dk = g.dk.as_slice_mut().unwrap_or_else(|| unreachable!("a fresh array"));
+    let dk = g.dk.as_slice_mut().expect("a fresh array");
     for t in 0..n_t {
         let m = mask.row(b, t, n_t, n_s);
         let dx = slice_mut(dw.row_mut(t));

@@ -146,7 +146,7 @@ impl Dims {
 /// A standard-layout `(n, m, k)` array as `(n·m, k)` rows.
 fn rows(a: &Array3<f32>) -> ArrayView2<'_, f32> {
     let (n, m, k) = a.dim();
-    a.view().into_shape_with_order((n * m, k)).unwrap_or_else(|_| unreachable!("standard layout"))
+    a.view().into_shape_with_order((n * m, k)).expect("standard layout")
 }
 
 /// What forward keeps for backward: the state each step read (time-major,
@@ -195,7 +195,7 @@ pub(crate) fn bahdanau_gru(
     // The backward pass reads the weights; the output tensor owns its copy.
     let outputs = vec![output.into_dyn(), saved.weights.clone().into_dyn()];
     let results = Tensor::from_op_multi("bahdanau_gru", outputs, inputs, move |bw| backward(bw, &saved));
-    let [output, weights] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));
+    let [output, weights] = <[Tensor; 2]>::try_from(results).expect("two outputs");
     Ok(Recurrence { output, weights })
 }
 
@@ -216,7 +216,7 @@ fn forward(d: Dims, inputs: &[Tensor], mask: Masking, keep: bool) -> (Array3<f32
     let mut x_hat = input_part(&d, inputs[X].data(), w_ih, inputs[B_IH].data());
     // Row-major transposes, made once: W_ih[:, E:]ᵀ (D_v, 3H) and [W_hh; W_q]ᵀ (H, 3H + A).
     let w_ctx_t = w_ih.slice(s![.., n_e..]).t().as_standard_layout().into_owned();
-    let w_rec_t = concatenate(Axis(1), &[w_hh.t(), w_q.t()]).unwrap_or_else(|_| unreachable!("both have H rows"));
+    let w_rec_t = concatenate(Axis(1), &[w_hh.t(), w_q.t()]).expect("both have H rows");
     let mut rec_bias = vec![0.0_f32; n_r];
     rec_bias[..n_g].copy_from_slice(flat(&data(B_HH)));
 
@@ -278,12 +278,10 @@ fn forward(d: Dims, inputs: &[Tensor], mask: Masking, keep: bool) -> (Array3<f32
 fn input_part(d: &Dims, x: &ArrayD<f32>, w_ih: ArrayView2<'_, f32>, b_ih: &ArrayD<f32>) -> Array3<f32> {
     let (n_b, n_t, n_e, n_g) = (d.batch, d.steps, d.input, 3 * d.hidden);
     let mut x_hat = Array3::<f32>::zeros((n_b, n_t, n_g));
-    x_hat.assign(&b_ih.broadcast((n_b, n_t, n_g)).unwrap_or_else(|| unreachable!("bias (3H)")));
+    x_hat.assign(&b_ih.broadcast((n_b, n_t, n_g)).expect("bias (3H)"));
     let x_rows = x.as_standard_layout();
-    let x_rows =
-        x_rows.view().into_shape_with_order((n_b * n_t, n_e)).unwrap_or_else(|_| unreachable!("standard layout"));
-    let xe =
-        x_hat.view_mut().into_shape_with_order((n_b * n_t, n_g)).unwrap_or_else(|_| unreachable!("standard layout"));
+    let x_rows = x_rows.view().into_shape_with_order((n_b * n_t, n_e)).expect("standard layout");
+    let xe = x_hat.view_mut().into_shape_with_order((n_b * n_t, n_g)).expect("standard layout");
     gemm(1.0, x_rows, w_ih.slice(s![.., ..n_e]).t(), 1.0, xe);
     x_hat
 }
@@ -302,7 +300,7 @@ fn backward(bw: &BackwardMulti<'_>, f: &Saved) -> Vec<Option<ArrayD<f32>>> {
     let (kp, vals, v) = (checked3(&kp), checked3(&vals), flat(&v));
     let (w_ih, w_hh, w_q) = (checked2(bw.input(W_IH)), checked2(bw.input(W_HH)), checked2(bw.input(W_Q)));
     let w_ctx = w_ih.slice(s![.., n_e..]); // (3H, D_v)
-    let w_rec = concatenate(Axis(0), &[w_hh, w_q]).unwrap_or_else(|_| unreachable!("both have H columns")); // (3H + A, H)
+    let w_rec = concatenate(Axis(0), &[w_hh, w_q]).expect("both have H columns"); // (3H + A, H)
     let d_out = bw.grad(0).map(checked3);
     let d_weights = bw.grad(1).map(checked3);
 
@@ -350,14 +348,7 @@ fn backward(bw: &BackwardMulti<'_>, f: &Saved) -> Vec<Option<ArrayD<f32>>> {
                 }
             };
             let (dq, dk_b) = (slice_mut(d_rec.slice_mut(s![t, b, n_g..])), dk.index_axis_mut(Axis(0), b));
-            query_grads(
-                &dx[..m.limit],
-                h,
-                v,
-                dq,
-                dk_b.into_slice().unwrap_or_else(|| unreachable!("a fresh array")),
-                &mut dv,
-            );
+            query_grads(&dx[..m.limit], h, v, dq, dk_b.into_slice().expect("a fresh array"), &mut dv);
         }
         // ds_{t-1} = ds ⊙ z + [dĥ | dq']·[W_hh; W_q]
         gemm(1.0, d_rec.index_axis(Axis(0), t), w_rec.view(), 1.0, ds.view_mut());
@@ -394,7 +385,7 @@ fn weight_grads(
     let dx = bw.needs(X).then(|| {
         let mut dx = Array2::<f32>::zeros((n_b * n_t, n_e));
         gemm(1.0, dx_hat, w_ih.slice(s![.., ..n_e]), 0.0, dx.view_mut()); // dx = dx̂·W_ih[:, :E]
-        dx.into_shape_with_order((n_b, n_t, n_e)).unwrap_or_else(|_| unreachable!("a fresh array")).into_dyn()
+        dx.into_shape_with_order((n_b, n_t, n_e)).expect("a fresh array").into_dyn()
     });
     let column_sums = |a: ArrayView2<'_, f32>| a.sum_axis(Axis(0)).into_dyn();
     vec![

@@ -139,7 +139,7 @@ pub(crate) fn dot_product(
     let shared_kv = keys.id() == values.id();
     let recorded = vec![queries.clone(), keys.clone(), values.clone()];
     let results = Tensor::from_op_multi(OP, outputs, recorded, move |bw| {
-        let saved = saved.as_ref().unwrap_or_else(|| unreachable!("a recorded op keeps its weights"));
+        let saved = saved.as_ref().expect("a recorded op keeps its weights");
         backward(bw, &hs, saved, &mask, shared_kv, 2 * flops)
     });
     Ok(unpack(results))
@@ -180,7 +180,7 @@ fn backward(
     let d_heads = bw.grads.get(2).and_then(Option::as_ref).map(|g| g.as_standard_layout());
     let d_heads = d_heads.as_ref().map(|g| {
         let rows = (n_b, hs.count * hs.n_t, hs.n_s);
-        g.view().into_shape_with_order(rows).unwrap_or_else(|_| unreachable!("standard layout"))
+        g.view().into_shape_with_order(rows).expect("standard layout")
     });
     // With shared keys and values, dV goes to scratch and is summed into dK.
     let summed = shared_kv && bw.needs(1);

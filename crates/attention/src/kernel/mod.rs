@@ -59,32 +59,32 @@ pub(crate) fn grad_or_zeros(
 
 /// An array already checked to be 3-D (by a kernel's `check`; backward rules see the forward's shapes).
 pub(crate) fn checked3<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> ArrayView3<'_, f32> {
-    a.view().into_dimensionality::<Ix3>().unwrap_or_else(|_| unreachable!("shapes are checked before"))
+    a.view().into_dimensionality::<Ix3>().expect("shapes are checked before")
 }
 
 /// An array already checked to be 2-D, as a matrix.
 pub(crate) fn checked2<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> ArrayView2<'_, f32> {
-    a.view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("shapes are checked before"))
+    a.view().into_dimensionality::<Ix2>().expect("shapes are checked before")
 }
 
 /// A row of a standard-layout array as a slice.
 pub(crate) fn slice(row: ArrayView1<'_, f32>) -> &[f32] {
-    row.to_slice().unwrap_or_else(|| unreachable!("rows of standard-layout arrays are contiguous"))
+    row.to_slice().expect("rows of standard-layout arrays are contiguous")
 }
 
 /// A row of a standard-layout array as a mutable slice.
 pub(crate) fn slice_mut(row: ArrayViewMut1<'_, f32>) -> &mut [f32] {
-    row.into_slice().unwrap_or_else(|| unreachable!("rows of standard-layout arrays are contiguous"))
+    row.into_slice().expect("rows of standard-layout arrays are contiguous")
 }
 
 /// A standard-layout array's elements as one slice.
 pub(crate) fn flat<S: Data<Elem = f32>>(a: &ArrayBase<S, IxDyn>) -> &[f32] {
-    a.as_slice().unwrap_or_else(|| unreachable!("standard layout"))
+    a.as_slice().expect("standard layout")
 }
 
 /// `len` floats of `scratch` as a `(rows, cols)` matrix.
 pub(crate) fn scratch_matrix(scratch: &mut [f32], (rows, cols): (usize, usize)) -> ArrayViewMut2<'_, f32> {
-    ArrayViewMut2::from_shape((rows, cols), &mut scratch[..rows * cols]).unwrap_or_else(|_| unreachable!("sized above"))
+    ArrayViewMut2::from_shape((rows, cols), &mut scratch[..rows * cols]).expect("sized above")
 }
 
 /// A `(batch, len, width)` result left unwritten here: each batch entry is
@@ -173,7 +173,7 @@ impl Results {
         if let Some(heads) = heads {
             let (n_b, rows, n_s) = heads.dim();
             let heads = heads.into_shape_with_order((n_b, self.n_heads, rows / self.n_heads, n_s));
-            outputs.push(heads.unwrap_or_else(|_| unreachable!("a fresh array")).into_dyn());
+            outputs.push(heads.expect("a fresh array").into_dyn());
         }
         (outputs, saved)
     }

@@ -381,7 +381,7 @@ impl Rnn {
             // (batch, time, D·H): forward features first, as PyTorch.
             below = Some(if dirs == 1 { outputs.swap_remove(0) } else { Tensor::cat(&outputs, 2)? });
         }
-        let input = below.unwrap_or_else(|| unreachable!("num_layers ≥ 1 is checked at construction"));
+        let input = below.expect("num_layers ≥ 1 is checked at construction");
         let h = Tensor::stack(&h_n, 0)?;
         let c = (kind == RnnKind::Lstm).then(|| Tensor::stack(&c_n, 0)).transpose()?;
         Ok(RnnOutput { output: input, state: RnnState { h, c } })

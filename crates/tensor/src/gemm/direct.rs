@@ -22,10 +22,10 @@ pub(super) fn gemm(
     if b.strides()[1] == 1 && c.strides()[1] == 1 {
         // C[i, ·] = β·C[i, ·] + Σ_p (α·A[i, p])·B[p, ·]
         for (a_i, mut c_i) in a.rows().into_iter().zip(c.rows_mut()) {
-            let c_i = c_i.as_slice_mut().unwrap_or_else(|| unreachable!("unit column stride"));
+            let c_i = c_i.as_slice_mut().expect("unit column stride");
             scale(c_i);
             for (&a_ip, b_p) in a_i.iter().zip(b.rows()) {
-                let (s, b_p) = (alpha * a_ip, b_p.to_slice().unwrap_or_else(|| unreachable!("unit column stride")));
+                let (s, b_p) = (alpha * a_ip, b_p.to_slice().expect("unit column stride"));
                 c_i.iter_mut().zip(b_p).for_each(|(c, &b)| *c += s * b);
             }
         }
@@ -33,9 +33,9 @@ pub(super) fn gemm(
         debug_assert!(a.strides()[1] == 1 && b.strides()[0] == 1, "Path::Direct checked one of the two layouts");
         // C[i, j] = β·C[i, j] + α·(A[i, ·] · B[·, j]): both operands read as contiguous slices
         for (a_i, mut c_i) in a.rows().into_iter().zip(c.rows_mut()) {
-            let a_i = a_i.to_slice().unwrap_or_else(|| unreachable!("unit column stride"));
+            let a_i = a_i.to_slice().expect("unit column stride");
             for (b_j, c_ij) in b.columns().into_iter().zip(c_i.iter_mut()) {
-                let b_j = b_j.to_slice().unwrap_or_else(|| unreachable!("unit row stride"));
+                let b_j = b_j.to_slice().expect("unit row stride");
                 let dot = alpha * dot8(a_i, b_j);
                 *c_ij = if beta == 0.0 { dot } else { beta * *c_ij + dot };
             }

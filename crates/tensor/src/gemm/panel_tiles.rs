@@ -264,12 +264,10 @@ fn pack_into<const WIDTH: usize>(out: &mut [f32], x: ArrayView2<'_, f32>) {
         if block.strides()[1] == 1 {
             // Rows of the block contiguous (`B` row by row): one copy per step.
             for (step, row) in panel.chunks_exact_mut(WIDTH).zip(block.rows()) {
-                let row = row.to_slice().unwrap_or_else(|| unreachable!("unit column stride"));
+                let row = row.to_slice().expect("unit column stride");
                 match <&mut [f32; WIDTH]>::try_from(step) {
                     // A whole panel's width: a copy of known size, done in registers.
-                    Ok(step) if cols == WIDTH => {
-                        *step = row.try_into().unwrap_or_else(|_| unreachable!("cols == WIDTH"))
-                    }
+                    Ok(step) if cols == WIDTH => *step = row.try_into().expect("cols == WIDTH"),
                     Ok(step) => {
                         step[..cols].copy_from_slice(row);
                         step[cols..].fill(0.0);

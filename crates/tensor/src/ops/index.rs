@@ -63,11 +63,10 @@ impl Tensor {
         }
         let mut shape = ids.shape().to_vec();
         shape.push(dim);
-        let out =
-            self.data().select(Axis(0), &flat).into_shape_with_order(IxDyn(&shape)).unwrap_or_else(|_| unreachable!());
+        let out = self.data().select(Axis(0), &flat).into_shape_with_order(IxDyn(&shape)).expect("same element count");
         Ok(Tensor::from_op("embedding", out, vec![self.clone()], move |b| {
             let mut g = ArrayD::zeros(b.input(0).raw_dim());
-            let rows = b.grad.view().into_shape_with_order((flat.len(), dim)).unwrap_or_else(|_| unreachable!());
+            let rows = b.grad.view().into_shape_with_order((flat.len(), dim)).expect("same element count");
             for (row, &id) in rows.outer_iter().zip(&flat) {
                 if Some(id) != padding_idx {
                     let mut dst = g.index_axis_mut(Axis(0), id);

@@ -84,7 +84,7 @@ impl Tensor {
         }
         let (eps, classes) = (opts.label_smoothing, shape[1]);
         opts.check("cross_entropy", targets, classes)?;
-        let logits = self.data().view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
+        let logits = self.data().view().into_dimensionality::<Ix2>().expect("rank checked before");
         let mut probs = Array2::<f32>::zeros(logits.raw_dim());
         let mut total = 0.0_f64;
         let mut counted = 0_usize;
@@ -215,7 +215,7 @@ impl Tensor {
                         row *= scale;
                     }
                 });
-            let w = bw.input(1).view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
+            let w = bw.input(1).view().into_dimensionality::<Ix2>().expect("rank checked before");
             let dx = bw.needs(0).then(|| {
                 let dx_kept = gemm_new(1.0, g.view(), w); // dx = G·W
                 if counted == rows {
@@ -253,10 +253,7 @@ struct OutputRows {
 impl OutputRows {
     /// `softmax(x_kept·Wᵀ + b)` `(kept, classes)` and each kept row's loss.
     fn probabilities(&self, x: &ArrayD<f32>, w: &ArrayD<f32>) -> (Array2<f32>, Vec<f64>) {
-        let w = w
-            .view()
-            .into_dimensionality::<Ix2>()
-            .unwrap_or_else(|_| unreachable!("linear_cross_entropy checked the weight"));
+        let w = w.view().into_dimensionality::<Ix2>().expect("linear_cross_entropy checked the weight");
         let mut probs = gemm_new(1.0, kept_rows(x, &self.kept).view(), w.t()); // logits (kept, classes)
         let losses = softmax_rows(&mut probs, self.bias.as_deref(), &self.targets, self.eps);
         (probs, losses)
@@ -265,7 +262,7 @@ impl OutputRows {
 
 /// The rows `kept` of `x (rows, in)` as a matrix: `x` itself when every row is kept.
 fn kept_rows<'a>(x: &'a ArrayD<f32>, kept: &[usize]) -> CowArray<'a, f32, Ix2> {
-    let x = x.view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("linear_cross_entropy checked x"));
+    let x = x.view().into_dimensionality::<Ix2>().expect("linear_cross_entropy checked x");
     if kept.len() == x.nrows() { CowArray::from(x) } else { CowArray::from(x.select(Axis(0), kept)) }
 }
 
@@ -288,7 +285,7 @@ fn softmax_rows(z: &mut Array2<f32>, bias: Option<&[f32]>, targets: &[usize], ep
         .zip(targets.par_chunks(ROWS_PER_TASK))
         .for_each(|((mut block, losses), ys)| {
             for ((mut row, loss), &y) in block.outer_iter_mut().zip(losses).zip(ys) {
-                let row = row.as_slice_mut().unwrap_or_else(|| unreachable!("a fresh product is row-major"));
+                let row = row.as_slice_mut().expect("a fresh product is row-major");
                 *loss = softmax_row(row, bias, y, eps, classes);
             }
         });

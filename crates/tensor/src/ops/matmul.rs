@@ -16,7 +16,7 @@ fn as_batched(a: &ArrayD<f32>) -> ArrayView3<'_, f32> {
         2 => a.view().into_dimensionality::<Ix2>().map(|m| m.insert_axis(Axis(0))),
         _ => a.view().into_dimensionality::<Ix3>(),
     }
-    .unwrap_or_else(|_| unreachable!("matmul checked the rank before viewing"))
+    .expect("matmul checked the rank before viewing")
 }
 
 /// Each matrix of a batch transposed (a stride swap, no copy).
@@ -74,14 +74,14 @@ impl Tensor {
             let da = bw.needs(0).then(|| {
                 let mut da = Array3::zeros(a.raw_dim());
                 batched_gemm(g, transposed(b), &mut da, false);
-                da.into_shape_with_order(bw.input(0).shape()).unwrap_or_else(|_| unreachable!()).into_dyn()
+                da.into_shape_with_order(bw.input(0).shape()).expect("same element count").into_dyn()
             });
             // dB = Aᵀ · dC, summed over the batch when B was shared by all entries
             let db = bw.needs(1).then(|| {
                 let shared = b.len_of(Axis(0)) == 1 && a.len_of(Axis(0)) > 1;
                 let mut db = Array3::zeros(b.raw_dim());
                 batched_gemm(transposed(a), g, &mut db, shared);
-                db.into_shape_with_order(bw.input(1).shape()).unwrap_or_else(|_| unreachable!()).into_dyn()
+                db.into_shape_with_order(bw.input(1).shape()).expect("same element count").into_dyn()
             });
             vec![da, db]
         }))
@@ -113,7 +113,7 @@ impl Tensor {
         }
         let rows = self.len() / n_in.max(1);
         let x = flat_rows(self.data(), rows, n_in);
-        let w = weight.data().view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
+        let w = weight.data().view().into_dimensionality::<Ix2>().expect("rank checked before");
         let y = match bias {
             // y = b, then y += x·Wᵀ
             Some(b) => {
@@ -121,9 +121,9 @@ impl Tensor {
                     .data()
                     .view()
                     .into_shape_with_order((1, n_out))
-                    .unwrap_or_else(|_| unreachable!())
+                    .expect("same element count")
                     .broadcast((rows, n_out))
-                    .unwrap_or_else(|| unreachable!())
+                    .expect("shapes checked before")
                     .to_owned();
                 gemm(1.0, x.view(), w.t(), 1.0, y.view_mut());
                 y
@@ -131,17 +131,17 @@ impl Tensor {
             None => gemm_new(1.0, x.view(), w.t()),
         };
         let mut out_shape = sx.to_vec();
-        *out_shape.last_mut().unwrap_or_else(|| unreachable!()) = n_out;
+        *out_shape.last_mut().expect("a shape of rank at least 1") = n_out;
         let out = y.into_shape_with_order(out_shape).map_err(|e| bad_shape("linear", sx, e.to_string()))?;
         let mut inputs = vec![self.clone(), weight.clone()];
         inputs.extend(bias.cloned());
         Ok(Tensor::from_op("linear", out, inputs, move |bw| {
             let x = flat_rows(bw.input(0), rows, n_in);
-            let w = bw.input(1).view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!());
+            let w = bw.input(1).view().into_dimensionality::<Ix2>().expect("rank checked before");
             let dy = flat_rows(bw.grad, rows, n_out);
             let dx = bw.needs(0).then(|| {
                 let dx = gemm_new(1.0, dy.view(), w); // dx = dy·W
-                dx.into_shape_with_order(bw.input(0).shape()).unwrap_or_else(|_| unreachable!()).into_dyn()
+                dx.into_shape_with_order(bw.input(0).shape()).expect("same element count").into_dyn()
             });
             let dw = bw.needs(1).then(|| {
                 gemm_new(1.0, dy.t(), x.view()).into_dyn() // dW = dyᵀ·x
@@ -157,7 +157,5 @@ impl Tensor {
 
 /// `a` seen as a `(rows, cols)` matrix, copied only if it is not contiguous.
 fn flat_rows(a: &ArrayD<f32>, rows: usize, cols: usize) -> CowArray<'_, f32, Ix2> {
-    a.as_standard_layout()
-        .into_shape_with_order((rows, cols))
-        .unwrap_or_else(|_| unreachable!("callers pass rows * cols == a.len()"))
+    a.as_standard_layout().into_shape_with_order((rows, cols)).expect("callers pass rows * cols == a.len()")
 }

@@ -43,7 +43,7 @@ impl Tensor {
     /// ```
     pub fn sum_all(&self) -> Tensor {
         let all: Vec<usize> = (0..self.ndim()).collect();
-        self.reduce("sum", &all, false, false).unwrap_or_else(|_| unreachable!("every axis is valid"))
+        self.reduce("sum", &all, false, false).expect("every axis is valid")
     }
 
     /// Mean of all elements, as a 0-dimensional tensor.
@@ -54,7 +54,7 @@ impl Tensor {
     /// ```
     pub fn mean_all(&self) -> Tensor {
         let all: Vec<usize> = (0..self.ndim()).collect();
-        self.reduce("mean", &all, false, true).unwrap_or_else(|_| unreachable!("every axis is valid"))
+        self.reduce("mean", &all, false, true).expect("every axis is valid")
     }
 
     fn reduce(&self, op: &'static str, axes: &[usize], keepdim: bool, mean: bool) -> Result<Tensor> {
@@ -78,13 +78,13 @@ impl Tensor {
         let kept: Vec<usize> =
             self.shape().iter().enumerate().map(|(i, &d)| if sorted.contains(&i) { 1 } else { d }).collect();
         if keepdim {
-            out = out.into_shape_with_order(IxDyn(&kept)).unwrap_or_else(|_| unreachable!());
+            out = out.into_shape_with_order(IxDyn(&kept)).expect("same element count");
         }
         out.mapv_inplace(|v| v * scale);
         Ok(Tensor::from_op(op, out, vec![self.clone()], move |b| {
-            let g = b.grad.view().into_shape_with_order(IxDyn(&kept)).unwrap_or_else(|_| unreachable!());
+            let g = b.grad.view().into_shape_with_order(IxDyn(&kept)).expect("same element count");
             let full: ArrayD<f32> =
-                g.broadcast(b.input(0).raw_dim()).unwrap_or_else(|| unreachable!()).mapv(|v| v * scale);
+                g.broadcast(b.input(0).raw_dim()).expect("shapes checked before").mapv(|v| v * scale);
             vec![Some(full)]
         }))
     }

@@ -27,14 +27,14 @@ impl Tensor {
             .as_standard_layout()
             .into_owned()
             .into_shape_with_order(IxDyn(shape))
-            .unwrap_or_else(|_| unreachable!());
+            .expect("same element count");
         Ok(Tensor::from_op("reshape", out, vec![self.clone()], |b| {
             vec![Some(
                 b.grad
                     .as_standard_layout()
                     .into_owned()
                     .into_shape_with_order(b.input(0).raw_dim())
-                    .unwrap_or_else(|_| unreachable!()),
+                    .expect("same element count"),
             )]
         }))
     }
@@ -143,7 +143,7 @@ impl Tensor {
         let mut start = 0;
         for (t, &n) in tensors.iter().zip(&sizes) {
             let piece = t.data().as_standard_layout();
-            let piece = piece.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
+            let piece = piece.as_slice().expect("standard layout");
             if n * inner > 0 {
                 for (dst, src) in out.chunks_exact_mut(row).zip(piece.chunks_exact(n * inner)) {
                     dst[start * inner..(start + n) * inner].copy_from_slice(src);
@@ -151,11 +151,10 @@ impl Tensor {
             }
             start += n;
         }
-        let out =
-            ArrayD::from_shape_vec(IxDyn(&shape), out).unwrap_or_else(|_| unreachable!("the shape's element count"));
+        let out = ArrayD::from_shape_vec(IxDyn(&shape), out).expect("the shape's element count");
         Ok(Tensor::from_op("cat", out, tensors.to_vec(), move |b| {
             let grad = b.grad.as_standard_layout();
-            let grad = grad.as_slice().unwrap_or_else(|| unreachable!("standard layout"));
+            let grad = grad.as_slice().expect("standard layout");
             let mut start = 0;
             sizes
                 .iter()
@@ -168,8 +167,7 @@ impl Tensor {
                                 piece.extend_from_slice(&src[start * inner..(start + n) * inner]);
                             }
                         }
-                        ArrayD::from_shape_vec(b.input(i).raw_dim(), piece)
-                            .unwrap_or_else(|_| unreachable!("the input's element count"))
+                        ArrayD::from_shape_vec(b.input(i).raw_dim(), piece).expect("the input's element count")
                     });
                     start += n;
                     piece

@@ -163,9 +163,9 @@ pub fn gru_sequence<'a>(
     let n_g = 3 * n_h;
     let b_ih = flat_vec(w.bias_ih.data());
     let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &b_ih);
-    let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
+    let xp = xp.as_slice().expect("freshly allocated");
     let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
-    let b_hh = w.bias_hh.data().view().into_shape_with_order((1, n_g)).unwrap_or_else(|_| unreachable!());
+    let b_hh = w.bias_hh.data().view().into_shape_with_order((1, n_g)).expect("same element count");
 
     // Saved for backward, batch-major (row b·T + t).
     let mut gates = vec![0.0_f32; n_b * n_t * n_g];
@@ -177,7 +177,7 @@ pub fn gru_sequence<'a>(
 
     for t in d.steps(reverse) {
         // ĥ = h_{t-1}·W_hhᵀ + b_hh for the whole batch: one GEMM per step.
-        h_hat.assign(&b_hh.broadcast((n_b, n_g)).unwrap_or_else(|| unreachable!()));
+        h_hat.assign(&b_hh.broadcast((n_b, n_g)).expect("shapes checked before"));
         gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), &w_hh_t, 1.0, h_hat.view_mut());
         for b in 0..n_b {
             let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
@@ -188,7 +188,7 @@ pub fn gru_sequence<'a>(
             }
             let gate_rows = row * n_g..(row + 1) * n_g;
             let h_hat_b = h_hat.row(b);
-            let h_hat_b = h_hat_b.as_slice().unwrap_or_else(|| unreachable!());
+            let h_hat_b = h_hat_b.as_slice().expect("standard layout");
             step_forward(
                 &xp[gate_rows.clone()],
                 h_hat_b,
@@ -199,7 +199,7 @@ pub fn gru_sequence<'a>(
             output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
-    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).unwrap_or_else(|_| unreachable!()).into_dyn();
+    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).expect("sized to fit").into_dyn();
     let outputs = vec![output.into_dyn(), state(h)];
 
     let lengths = lengths.to_vec();
@@ -250,7 +250,7 @@ pub fn gru_sequence<'a>(
         );
         wg.into_grads([bw.needs(H0).then(|| state(dh))])
     });
-    let [output, h_n] = <[Tensor; 2]>::try_from(results).unwrap_or_else(|_| unreachable!("two outputs"));
+    let [output, h_n] = <[Tensor; 2]>::try_from(results).expect("two outputs");
     Ok(GruOutput { output, h_n })
 }
 

@@ -135,7 +135,7 @@ pub fn lstm_sequence<'a>(
     // b_ih and b_hh both add to a, so they are added once, to the input projection.
     let bias = flat_vec(&(w.bias_ih.data() + w.bias_hh.data()));
     let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &bias);
-    let xp = xp.as_slice().unwrap_or_else(|| unreachable!("freshly allocated"));
+    let xp = xp.as_slice().expect("freshly allocated");
     let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
 
     // Saved for backward, batch-major (row b·T + t): activated gates, and the
@@ -170,7 +170,7 @@ pub fn lstm_sequence<'a>(
             output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
-    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).unwrap_or_else(|_| unreachable!()).into_dyn();
+    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).expect("sized to fit").into_dyn();
     let outputs = vec![output.into_dyn(), state(h), state(c)];
 
     let lengths = lengths.to_vec();
@@ -208,14 +208,14 @@ pub fn lstm_sequence<'a>(
             // dh_{t-1} = da_t · W_hh (h_{t-1} reaches the loss only through a_t).
             gemm_rows(&active_rows(t, &lengths), step_rows(&d_gates, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
             for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
-                dh[b * n_h..(b + 1) * n_h].copy_from_slice(dh_prev.row(b).as_slice().unwrap_or_else(|| unreachable!()));
+                dh[b * n_h..(b + 1) * n_h].copy_from_slice(dh_prev.row(b).as_slice().expect("standard layout"));
             }
         }
         let d_a = as_matrix(&d_gates, n_g);
         let wg = weight_grads(bw, W_IH, &d, &source, d_a, d_a, as_matrix(&h_prev, n_h));
         wg.into_grads([bw.needs(H0).then(|| state(dh)), bw.needs(C0).then(|| state(dc))])
     });
-    let [output, h_n, c_n] = <[Tensor; 3]>::try_from(results).unwrap_or_else(|_| unreachable!("three outputs"));
+    let [output, h_n, c_n] = <[Tensor; 3]>::try_from(results).expect("three outputs");
     Ok(LstmOutput { output, h_n, c_n })
 }
 

@@ -257,30 +257,25 @@ pub(crate) fn recurrent_weight(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepa
 
 /// A flat row-major buffer seen as a matrix with `cols` columns.
 pub(crate) fn as_matrix(buf: &[f32], cols: usize) -> ArrayView2<'_, f32> {
-    ArrayView2::from_shape((buf.len() / cols.max(1), cols), buf)
-        .unwrap_or_else(|_| unreachable!("buffers are whole rows"))
+    ArrayView2::from_shape((buf.len() / cols.max(1), cols), buf).expect("buffers are whole rows")
 }
 
 /// A 2-D view of a tensor known to be 2-D (or reshaped to it), contiguous.
 pub(crate) fn matrix(t: &Tensor) -> ArrayView2<'_, f32> {
-    t.data().view().into_dimensionality::<Ix2>().unwrap_or_else(|_| unreachable!("shapes were validated"))
+    t.data().view().into_dimensionality::<Ix2>().expect("shapes were validated")
 }
 
 /// `a` as a `(n_rows, n_cols)` matrix in row-major order (copied only if it is
 /// not contiguous); for `x (batch, time, input)` row `b·T + t` is `x[b, t]`.
 pub(crate) fn rows(a: &ndarray::ArrayD<f32>, n_rows: usize, n_cols: usize) -> CowArray<'_, f32, Ix2> {
-    a.as_standard_layout()
-        .into_shape_with_order((n_rows, n_cols))
-        .unwrap_or_else(|_| unreachable!("callers pass n_rows * n_cols == a.len()"))
+    a.as_standard_layout().into_shape_with_order((n_rows, n_cols)).expect("callers pass n_rows * n_cols == a.len()")
 }
 
 /// The gradient at a sequence op's outputs `(batch, time, H)`, in row-major
 /// order and as a 3-D array, so the per-step loops read it as plain rows
 /// (indexing a dynamic-dimensional array is much slower).
 pub(crate) fn output_grad(grad: Option<&ndarray::ArrayD<f32>>) -> Option<CowArray<'_, f32, ndarray::Ix3>> {
-    grad.map(|g| {
-        g.as_standard_layout().into_dimensionality().unwrap_or_else(|_| unreachable!("outputs are (batch, time, H)"))
-    })
+    grad.map(|g| g.as_standard_layout().into_dimensionality().expect("outputs are (batch, time, H)"))
 }
 
 /// The gradient at a final state as a flat `(batch·H)` buffer: a copy of
@@ -450,13 +445,13 @@ pub(crate) fn input_projection(
 /// The rows `b·T + t`, `b = 0..batch`, of a `(batch·time, cols)` buffer: the
 /// step-`t` slice of a batch-major buffer, as a strided `(batch, cols)` view.
 pub(crate) fn step_rows<'a>(buf: &'a [f32], d: &Dims, t: usize, cols: usize) -> ArrayView2<'a, f32> {
-    let view = ArrayView2::from_shape((d.batch * d.time, cols), buf).unwrap_or_else(|_| unreachable!());
+    let view = ArrayView2::from_shape((d.batch * d.time, cols), buf).expect("sized to fit");
     view.slice_move(ndarray::s![t..;d.time, ..])
 }
 
 /// Mutable version of [`step_rows`].
 pub(crate) fn step_rows_mut<'a>(buf: &'a mut [f32], d: &Dims, t: usize, cols: usize) -> ArrayViewMut2<'a, f32> {
-    let view = ArrayViewMut2::from_shape((d.batch * d.time, cols), buf).unwrap_or_else(|_| unreachable!());
+    let view = ArrayViewMut2::from_shape((d.batch * d.time, cols), buf).expect("sized to fit");
     view.slice_move(ndarray::s![t..;d.time, ..])
 }
 
@@ -524,10 +519,7 @@ pub(crate) fn weight_grads(
         Source::Dense => {
             let x = rows(b.input(X), d.batch * d.time, d.input);
             let dx = b.needs(X).then(|| {
-                product(dg_x, w_ih)
-                    .into_dyn()
-                    .into_shape_with_order(b.input(X).raw_dim())
-                    .unwrap_or_else(|_| unreachable!())
+                product(dg_x, w_ih).into_dyn().into_shape_with_order(b.input(X).raw_dim()).expect("same element count")
             });
             (dx, b.needs(wih).then(|| product(dg_x.t(), x.view()).into_dyn()), None)
         }
@@ -558,11 +550,8 @@ pub(crate) fn weight_grads(
             });
             let f_pos = first_weight + 4; // recorded after the weights
             let d_features = features.as_ref().map(|f| {
-                b.needs(f_pos).then(|| {
-                    product(dg_x, w_f)
-                        .into_shape_with_order(f.shape())
-                        .unwrap_or_else(|_| unreachable!("(batch·time, F) rows"))
-                })
+                b.needs(f_pos)
+                    .then(|| product(dg_x, w_f).into_shape_with_order(f.shape()).expect("(batch·time, F) rows"))
             });
             (dtable, dw_ih, d_features)
         }

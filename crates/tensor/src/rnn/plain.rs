@@ -71,10 +71,10 @@ pub fn gru_cell(x: &Tensor, h: &Tensor, w: RnnWeights<'_>) -> Result<Tensor> {
 
 /// The four gate blocks of an LSTM's pre-activations.
 fn four(parts: Vec<Tensor>) -> [Tensor; 4] {
-    parts.try_into().unwrap_or_else(|_| unreachable!("split into four"))
+    parts.try_into().expect("split into four")
 }
 
 /// The three gate blocks of a GRU's pre-activations.
 fn three(parts: Vec<Tensor>) -> [Tensor; 3] {
-    parts.try_into().unwrap_or_else(|_| unreachable!("split into three"))
+    parts.try_into().expect("split into three")
 }
