@@ -29,16 +29,17 @@
 //! are kept: `dW_ih = Σ_t dx̂ᵀ x_t`, `db_ih = Σ_t dx̂`, `dx_t = dx̂ · W_ih`, and
 //! `dW_hh = Σ_t dĥᵀ h_{t-1}`, `db_hh = Σ_t dĥ` (computed together after the last step).
 
-use ndarray::{Array2, Array3, s};
+use ndarray::{Array2, Array3, ArrayD, s};
 
 use super::lstm::as_one_step;
 use super::{
-    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix,
-    output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, weight_grads,
+    Dims, H0, RnnWeights, SeqInput, Slots, Source, Steps, active_rows, add_output_grad, as_matrix, final_grad,
+    gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows,
+    weight_grads,
 };
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
-use crate::tensor::{Tensor, flat_vec};
+use crate::tensor::{BackwardMulti, Tensor, flat_vec};
 
 /// What [`gru_sequence`] returns.
 #[derive(Debug, Clone)]
@@ -159,99 +160,116 @@ pub fn gru_sequence<'a>(
     w: RnnWeights<'_>,
 ) -> Result<GruOutput> {
     let (x, source, d) = resolve("gru_sequence", x.into(), &[h0], lengths, &w, 3)?;
+    let (output, h_n, saved) = forward(&x, &source, d, h0, Steps { lengths: lengths.to_vec(), reverse }, w);
+    let outputs = vec![output.into_dyn(), d.state(h_n)];
+    let inputs = source.recorded_inputs(&x, &[h0], &w);
+    let results = Tensor::from_op_multi("gru_sequence", outputs, inputs, move |bw| backward(bw, &saved, &source));
+    let [output, h_n] = <[Tensor; 2]>::try_from(results).expect("two outputs");
+    Ok(GruOutput { output, h_n })
+}
+
+/// What forward keeps for backward, batch-major (row `b·T + t`): the
+/// activated gates `[r; z; n]`, `ĥ_n`, and the state each step started from.
+struct Saved {
+    d: Dims,
+    steps: Steps,
+    gates: Vec<f32>,
+    h_hat_n: Vec<f32>,
+    h_prev: Vec<f32>,
+}
+
+/// The recurrence forwards: the outputs `(B, T, H)`, the final states and
+/// what backward needs.
+fn forward(
+    x: &Tensor,
+    source: &Source,
+    d: Dims,
+    h0: &Tensor,
+    steps: Steps,
+    w: RnnWeights<'_>,
+) -> (Array3<f32>, Vec<f32>, Saved) {
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 3 * n_h;
     let b_ih = flat_vec(w.bias_ih.data());
-    let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &b_ih);
+    // x̂ = x·W_ihᵀ + b_ih for all steps at once: it does not depend on the recurrence.
+    let xp = input_projection(x, source, &d, matrix(w.weight_ih), &b_ih);
     let xp = xp.as_slice().expect("freshly allocated");
     let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
     let b_hh = w.bias_hh.data().view().into_shape_with_order((1, n_g)).expect("same element count");
 
-    // Saved for backward, batch-major (row b·T + t).
-    let mut gates = vec![0.0_f32; n_b * n_t * n_g];
-    let mut h_hat_n = vec![0.0_f32; n_b * n_t * n_h];
-    let mut h_prev = vec![0.0_f32; n_b * n_t * n_h];
+    let mut saved = Saved {
+        d,
+        gates: vec![0.0; n_b * n_t * n_g],
+        h_hat_n: vec![0.0; n_b * n_t * n_h],
+        h_prev: vec![0.0; n_b * n_t * n_h],
+        steps,
+    };
     let mut h = flat_vec(h0.data());
     let mut h_hat = Array2::<f32>::zeros((n_b, n_g));
     let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
-
-    for t in d.steps(reverse) {
+    let lengths = &saved.steps.lengths;
+    for t in d.steps(saved.steps.reverse) {
         // ĥ = h_{t-1}·W_hhᵀ + b_hh for the whole batch: one GEMM per step.
         h_hat.assign(&b_hh.broadcast((n_b, n_g)).expect("shapes checked before"));
         gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), &w_hh_t, 1.0, h_hat.view_mut());
         for b in 0..n_b {
-            let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
-            let saved = row * n_h..(row + 1) * n_h;
-            h_prev[saved.clone()].copy_from_slice(&h[state.clone()]);
+            let Slots { state, kept, gates: gate_rows } = d.slots(b, t, 3);
+            saved.h_prev[kept.clone()].copy_from_slice(&h[state.clone()]);
             if !Dims::valid(t, b, lengths) {
                 continue; // padded: state passes through, gates stay 0
             }
-            let gate_rows = row * n_g..(row + 1) * n_g;
             let h_hat_b = h_hat.row(b);
-            let h_hat_b = h_hat_b.as_slice().expect("standard layout");
+            let (gates, h_hat_n) = (&mut saved.gates[gate_rows.clone()], &mut saved.h_hat_n[kept]);
             step_forward(
-                &xp[gate_rows.clone()],
-                h_hat_b,
-                &mut gates[gate_rows],
-                &mut h_hat_n[saved],
+                &xp[gate_rows],
+                h_hat_b.as_slice().expect("standard layout"),
+                gates,
+                h_hat_n,
                 &mut h[state.clone()],
             );
             output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
-    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).expect("sized to fit").into_dyn();
-    let outputs = vec![output.into_dyn(), state(h)];
+    (output, h, saved)
+}
 
-    let lengths = lengths.to_vec();
-    let inputs = source.recorded_inputs(&x, &[h0], &w);
-    let results = Tensor::from_op_multi("gru_sequence", outputs, inputs, move |bw| {
-        // Gradients at the outputs and h_n; an unused one is zero.
-        let d_out = output_grad(bw.grad(0));
-        let mut dh = final_grad(bw.grad(1), n_b * n_h);
-        let w_hh = recurrent_weight(matrix(&bw.inputs[W_IH + 1]), d.time);
-        let mut dx_hat = vec![0.0_f32; n_b * n_t * n_g];
-        let mut dh_hat = vec![0.0_f32; n_b * n_t * n_g];
-        let mut dh_prev = Array2::<f32>::zeros((n_b, n_h));
-        for t in d.steps(reverse).rev() {
-            for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
-                let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
-                let saved = row * n_h..(row + 1) * n_h;
-                if let Some(d_out) = &d_out {
-                    for (acc, g) in dh[state.clone()].iter_mut().zip(d_out.slice(s![b, t, ..])) {
-                        *acc += g; // the output at t is h_t
-                    }
-                }
-                let gate_rows = row * n_g..(row + 1) * n_g;
-                step_backward(
-                    &gates[gate_rows.clone()],
-                    &h_hat_n[saved.clone()],
-                    &h_prev[saved],
-                    &mut dh[state],
-                    &mut dx_hat[gate_rows.clone()],
-                    &mut dh_hat[gate_rows],
-                );
-            }
-            // dh_{t-1} += dĥ_t · W_hh  (the direct part dh ⊙ z is already in dh)
-            gemm_rows(&active_rows(t, &lengths), step_rows(&dh_hat, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
-            for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
-                for (acc, g) in dh[b * n_h..(b + 1) * n_h].iter_mut().zip(dh_prev.row(b)) {
-                    *acc += g;
-                }
+/// The recurrence backwards from the gradients at the outputs and `h_n`
+/// (an unused one is zero), then every weight gradient at once.
+fn backward(bw: &BackwardMulti<'_>, f: &Saved, source: &Source) -> Vec<Option<ArrayD<f32>>> {
+    let (d, lengths) = (f.d, &f.steps.lengths);
+    let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
+    let n_g = 3 * n_h;
+    let d_out = output_grad(bw.grad(0));
+    let mut dh = final_grad(bw.grad(1), n_b * n_h);
+    let w_hh = recurrent_weight(matrix(&bw.inputs[W_IH + 1]), d.time);
+    let mut dx_hat = vec![0.0_f32; n_b * n_t * n_g];
+    let mut dh_hat = vec![0.0_f32; n_b * n_t * n_g];
+    let mut dh_prev = Array2::<f32>::zeros((n_b, n_h));
+    for t in d.steps(f.steps.reverse).rev() {
+        for b in (0..n_b).filter(|&b| Dims::valid(t, b, lengths)) {
+            let Slots { state, kept, gates: gate_rows } = d.slots(b, t, 3);
+            add_output_grad(&mut dh[state.clone()], d_out.as_ref(), b, t);
+            let (dx_hat, dh_hat) = (&mut dx_hat[gate_rows.clone()], &mut dh_hat[gate_rows.clone()]);
+            step_backward(
+                &f.gates[gate_rows],
+                &f.h_hat_n[kept.clone()],
+                &f.h_prev[kept],
+                &mut dh[state],
+                dx_hat,
+                dh_hat,
+            );
+        }
+        // dh_{t-1} += dĥ_t · W_hh  (the direct part dh ⊙ z is already in dh)
+        gemm_rows(&active_rows(t, lengths), step_rows(&dh_hat, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
+        for b in (0..n_b).filter(|&b| Dims::valid(t, b, lengths)) {
+            for (acc, g) in dh[b * n_h..(b + 1) * n_h].iter_mut().zip(dh_prev.row(b)) {
+                *acc += g;
             }
         }
-        let wg = weight_grads(
-            bw,
-            W_IH,
-            &d,
-            &source,
-            as_matrix(&dx_hat, n_g),
-            as_matrix(&dh_hat, n_g),
-            as_matrix(&h_prev, n_h),
-        );
-        wg.into_grads([bw.needs(H0).then(|| state(dh))])
-    });
-    let [output, h_n] = <[Tensor; 2]>::try_from(results).expect("two outputs");
-    Ok(GruOutput { output, h_n })
+    }
+    let (dx_hat, dh_hat, h_prev) = (as_matrix(&dx_hat, n_g), as_matrix(&dh_hat, n_g), as_matrix(&f.h_prev, n_h));
+    let wg = weight_grads(bw, W_IH, &d, source, dx_hat, dh_hat, h_prev);
+    wg.into_grads([bw.needs(H0).then(|| d.state(dh))])
 }
 
 /// One GRU step, `x (batch, input)`, `h (batch, hidden)` → `h'`: the

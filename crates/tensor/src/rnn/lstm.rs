@@ -29,15 +29,16 @@
 //! `db_ih = db_hh = Σ_t da`, `dx_t = da · W_ih`: four GEMMs over all steps
 //! at once.
 
-use ndarray::{Array2, Array3, s};
+use ndarray::{Array2, Array3, ArrayD, s};
 
 use super::{
-    Dims, H0, RnnWeights, SeqInput, active_rows, as_matrix, final_grad, gemm_rows, input_projection, matrix,
-    output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows, step_rows_mut, weight_grads,
+    Dims, H0, RnnWeights, SeqInput, Slots, Source, Steps, active_rows, add_output_grad, as_matrix, final_grad,
+    gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows,
+    step_rows_mut, weight_grads,
 };
 use crate::error::Result;
 use crate::fastmath::{sigmoid_slice, tanh_slice};
-use crate::tensor::{Tensor, flat_vec};
+use crate::tensor::{BackwardMulti, Tensor, flat_vec};
 
 /// What [`lstm_sequence`] returns.
 #[derive(Debug, Clone)]
@@ -130,93 +131,106 @@ pub fn lstm_sequence<'a>(
     w: RnnWeights<'_>,
 ) -> Result<LstmOutput> {
     let (x, source, d) = resolve("lstm_sequence", x.into(), &[h0, c0], lengths, &w, 4)?;
+    let steps = Steps { lengths: lengths.to_vec(), reverse };
+    let (output, (h_n, c_n), saved) = forward(&x, &source, d, (h0, c0), steps, w);
+    let outputs = vec![output.into_dyn(), d.state(h_n), d.state(c_n)];
+    let inputs = source.recorded_inputs(&x, &[h0, c0], &w);
+    let results = Tensor::from_op_multi("lstm_sequence", outputs, inputs, move |bw| backward(bw, &saved, &source));
+    let [output, h_n, c_n] = <[Tensor; 3]>::try_from(results).expect("three outputs");
+    Ok(LstmOutput { output, h_n, c_n })
+}
+
+/// What forward keeps for backward, batch-major (row `b·T + t`): the
+/// activated gates, the states each step started from, and `tanh(c_t)`.
+struct Saved {
+    d: Dims,
+    steps: Steps,
+    gates: Vec<f32>,
+    h_prev: Vec<f32>,
+    c_prev: Vec<f32>,
+    tanh_c: Vec<f32>,
+}
+
+/// The recurrence forwards: the outputs `(B, T, H)`, the final `(h, c)` and
+/// what backward needs.
+fn forward(
+    x: &Tensor,
+    source: &Source,
+    d: Dims,
+    (h0, c0): (&Tensor, &Tensor),
+    steps: Steps,
+    w: RnnWeights<'_>,
+) -> (Array3<f32>, (Vec<f32>, Vec<f32>), Saved) {
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 4 * n_h;
     // b_ih and b_hh both add to a, so they are added once, to the input projection.
     let bias = flat_vec(&(w.bias_ih.data() + w.bias_hh.data()));
-    let xp = input_projection(&x, &source, &d, matrix(w.weight_ih), &bias);
+    let xp = input_projection(x, source, &d, matrix(w.weight_ih), &bias);
     let xp = xp.as_slice().expect("freshly allocated");
     let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
 
-    // Saved for backward, batch-major (row b·T + t): activated gates, and the
-    // states each step started from, and tanh(c_t).
-    let mut gates = vec![0.0_f32; n_b * n_t * n_g];
-    let mut h_prev = vec![0.0_f32; n_b * n_t * n_h];
-    let mut c_prev = vec![0.0_f32; n_b * n_t * n_h];
-    let mut tanh_c = vec![0.0_f32; n_b * n_t * n_h];
+    let cells = n_b * n_t * n_h;
+    let mut saved = Saved {
+        d,
+        steps,
+        gates: vec![0.0; n_b * n_t * n_g],
+        h_prev: vec![0.0; cells],
+        c_prev: vec![0.0; cells],
+        tanh_c: vec![0.0; cells],
+    };
     let (mut h, mut c) = (flat_vec(h0.data()), flat_vec(c0.data()));
     let mut output = Array3::<f32>::zeros((n_b, n_t, n_h));
-
-    for t in d.steps(reverse) {
+    let lengths = &saved.steps.lengths;
+    for t in d.steps(saved.steps.reverse) {
         // a_t = (x_t·W_ihᵀ + b) + h_{t-1}·W_hhᵀ, written straight into the gate buffer.
-        let mut a = step_rows_mut(&mut gates, &d, t, n_g);
+        let mut a = step_rows_mut(&mut saved.gates, &d, t, n_g);
         a.assign(&step_rows(xp, &d, t, n_g));
         gemm_rows(&active_rows(t, lengths), as_matrix(&h, n_h), &w_hh_t, 1.0, a);
         for b in 0..n_b {
-            let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
-            let saved = row * n_h..(row + 1) * n_h;
-            h_prev[saved.clone()].copy_from_slice(&h[state.clone()]);
-            c_prev[saved.clone()].copy_from_slice(&c[state.clone()]);
+            let Slots { state, kept, gates: gate_rows } = d.slots(b, t, 4);
+            saved.h_prev[kept.clone()].copy_from_slice(&h[state.clone()]);
+            saved.c_prev[kept.clone()].copy_from_slice(&c[state.clone()]);
+            let gates = &mut saved.gates[gate_rows];
             if !Dims::valid(t, b, lengths) {
-                gates[row * n_g..(row + 1) * n_g].fill(0.0); // padded: state passes through
+                gates.fill(0.0); // padded: state passes through
                 continue;
             }
-            step_forward(
-                &mut gates[row * n_g..(row + 1) * n_g],
-                &mut c[state.clone()],
-                &mut h[state.clone()],
-                &mut tanh_c[saved],
-            );
+            step_forward(gates, &mut c[state.clone()], &mut h[state.clone()], &mut saved.tanh_c[kept]);
             output.slice_mut(s![b, t, ..]).assign(&ndarray::aview1(&h[state]));
         }
     }
-    let state = move |v: Vec<f32>| Array2::from_shape_vec((n_b, n_h), v).expect("sized to fit").into_dyn();
-    let outputs = vec![output.into_dyn(), state(h), state(c)];
+    (output, (h, c), saved)
+}
 
-    let lengths = lengths.to_vec();
-    let inputs = source.recorded_inputs(&x, &[h0, c0], &w);
-    let results = Tensor::from_op_multi("lstm_sequence", outputs, inputs, move |bw| {
-        // Gradients at the outputs, h_n and c_n; an unused one is zero.
-        let d_out = output_grad(bw.grad(0));
-        let mut dh = final_grad(bw.grad(1), n_b * n_h);
-        let mut dc = final_grad(bw.grad(2), n_b * n_h);
-        let w_hh = recurrent_weight(matrix(&bw.inputs[W_IH + 1]), d.time);
-        let mut d_gates = vec![0.0_f32; n_b * n_t * n_g];
-        let mut dh_prev = ndarray::Array2::<f32>::zeros((n_b, n_h));
-        for t in d.steps(reverse).rev() {
-            for b in 0..n_b {
-                if !Dims::valid(t, b, &lengths) {
-                    continue; // padded: dh, dc pass through to the previous step
-                }
-                let (row, state) = (b * n_t + t, b * n_h..(b + 1) * n_h);
-                let saved = row * n_h..(row + 1) * n_h;
-                if let Some(d_out) = &d_out {
-                    for (acc, g) in dh[state.clone()].iter_mut().zip(d_out.slice(s![b, t, ..])) {
-                        *acc += g; // the output at t is h_t
-                    }
-                }
-                let gate_rows = row * n_g..(row + 1) * n_g;
-                step_backward(
-                    &gates[gate_rows.clone()],
-                    &tanh_c[saved.clone()],
-                    &c_prev[saved],
-                    &dh[state.clone()],
-                    &mut dc[state],
-                    &mut d_gates[gate_rows],
-                );
-            }
-            // dh_{t-1} = da_t · W_hh (h_{t-1} reaches the loss only through a_t).
-            gemm_rows(&active_rows(t, &lengths), step_rows(&d_gates, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
-            for b in (0..n_b).filter(|&b| Dims::valid(t, b, &lengths)) {
-                dh[b * n_h..(b + 1) * n_h].copy_from_slice(dh_prev.row(b).as_slice().expect("standard layout"));
-            }
+/// The recurrence backwards from the gradients at the outputs, `h_n` and
+/// `c_n` (an unused one is zero), then every weight gradient at once.
+fn backward(bw: &BackwardMulti<'_>, f: &Saved, source: &Source) -> Vec<Option<ArrayD<f32>>> {
+    let (d, lengths) = (f.d, &f.steps.lengths);
+    let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
+    let n_g = 4 * n_h;
+    let d_out = output_grad(bw.grad(0));
+    let mut dh = final_grad(bw.grad(1), n_b * n_h);
+    let mut dc = final_grad(bw.grad(2), n_b * n_h);
+    let w_hh = recurrent_weight(matrix(&bw.inputs[W_IH + 1]), d.time);
+    let mut d_gates = vec![0.0_f32; n_b * n_t * n_g];
+    let mut dh_prev = Array2::<f32>::zeros((n_b, n_h));
+    for t in d.steps(f.steps.reverse).rev() {
+        // Padded steps are skipped: dh, dc pass through to the previous step.
+        for b in (0..n_b).filter(|&b| Dims::valid(t, b, lengths)) {
+            let Slots { state, kept, gates: gate_rows } = d.slots(b, t, 4);
+            add_output_grad(&mut dh[state.clone()], d_out.as_ref(), b, t);
+            let (gates, d_gates) = (&f.gates[gate_rows.clone()], &mut d_gates[gate_rows]);
+            step_backward(gates, &f.tanh_c[kept.clone()], &f.c_prev[kept], &dh[state.clone()], &mut dc[state], d_gates);
         }
-        let d_a = as_matrix(&d_gates, n_g);
-        let wg = weight_grads(bw, W_IH, &d, &source, d_a, d_a, as_matrix(&h_prev, n_h));
-        wg.into_grads([bw.needs(H0).then(|| state(dh)), bw.needs(C0).then(|| state(dc))])
-    });
-    let [output, h_n, c_n] = <[Tensor; 3]>::try_from(results).expect("three outputs");
-    Ok(LstmOutput { output, h_n, c_n })
+        // dh_{t-1} = da_t · W_hh (h_{t-1} reaches the loss only through a_t).
+        gemm_rows(&active_rows(t, lengths), step_rows(&d_gates, &d, t, n_g), &w_hh, 0.0, dh_prev.view_mut());
+        for b in (0..n_b).filter(|&b| Dims::valid(t, b, lengths)) {
+            dh[b * n_h..(b + 1) * n_h].copy_from_slice(dh_prev.row(b).as_slice().expect("standard layout"));
+        }
+    }
+    let d_a = as_matrix(&d_gates, n_g);
+    let wg = weight_grads(bw, W_IH, &d, source, d_a, d_a, as_matrix(&f.h_prev, n_h));
+    wg.into_grads([bw.needs(H0).then(|| d.state(dh)), bw.needs(C0).then(|| d.state(dc))])
 }
 
 /// One LSTM step, `x (batch, input)`, `h, c (batch, hidden)` → `(h', c')`:

@@ -197,6 +197,33 @@ impl Dims {
     pub(crate) fn steps(&self, reverse: bool) -> Box<dyn DoubleEndedIterator<Item = usize>> {
         if reverse { Box::new((0..self.time).rev()) } else { Box::new(0..self.time) }
     }
+
+    /// Where row `b` at step `t` lives in the flat buffers: its state in a
+    /// `(batch·H)` one, its slot in a saved `(batch·T·H)` one, its gates in a
+    /// `(batch·T·gates·H)` one.
+    pub(crate) fn slots(&self, b: usize, t: usize, gates: usize) -> Slots {
+        let (row, h) = (b * self.time + t, self.hidden);
+        Slots { state: b * h..(b + 1) * h, kept: row * h..(row + 1) * h, gates: row * gates * h..(row + 1) * gates * h }
+    }
+
+    /// A `(batch, hidden)` state from its values, row by row.
+    pub(crate) fn state(&self, v: Vec<f32>) -> ArrayD<f32> {
+        Array2::from_shape_vec((self.batch, self.hidden), v).expect("sized to fit").into_dyn()
+    }
+}
+
+/// The ranges [`Dims::slots`] gives.
+pub(crate) struct Slots {
+    pub state: std::ops::Range<usize>,
+    pub kept: std::ops::Range<usize>,
+    pub gates: std::ops::Range<usize>,
+}
+
+/// Which steps a sequence op runs: each row's valid length, and the direction.
+#[derive(Debug, Clone)]
+pub(crate) struct Steps {
+    pub lengths: Vec<usize>,
+    pub reverse: bool,
 }
 
 /// The batch rows still inside their sequence at step `t` (`t < lengths[b]`).
@@ -282,6 +309,15 @@ pub(crate) fn output_grad(grad: Option<&ndarray::ArrayD<f32>>) -> Option<CowArra
 /// it, or zeros when no loss depends on that state.
 pub(crate) fn final_grad(grad: Option<&ndarray::ArrayD<f32>>, len: usize) -> Vec<f32> {
     grad.map_or_else(|| vec![0.0; len], flat_vec)
+}
+
+/// `dh += ∂L/∂output[b, t]` for one row: the output at step `t` is `h_t`.
+pub(crate) fn add_output_grad(dh: &mut [f32], d_out: Option<&CowArray<'_, f32, ndarray::Ix3>>, b: usize, t: usize) {
+    if let Some(d_out) = d_out {
+        for (acc, g) in dh.iter_mut().zip(d_out.slice(ndarray::s![b, t, ..])) {
+            *acc += g;
+        }
+    }
 }
 
 /// What a sequence op reads at each step.
