@@ -16,8 +16,9 @@
 //! [`plain`] writes those three lines as ordinary `lingo-tensor` ops
 //! ([`plain::dot_scores`], [`plain::additive_scores`],
 //! [`plain::masked_softmax`], [`plain::weighted_sum`]), and composes them
-//! into [`plain::dot_product_attention`] and [`plain::additive_attention`]:
-//! the tape differentiates them, so there is no backward to read. The
+//! into [`plain::dot_product_attention`] and [`plain::additive_attention`],
+//! and Bahdanau's decoder into [`plain::bahdanau_recurrence`]: the tape
+//! differentiates them, so there is no backward to read. The
 //! layers below run fused kernels instead (one op each, backward written by
 //! hand, see [The kernels](#the-kernels)); a test holds every kernel to its
 //! plain form, forward and every gradient.

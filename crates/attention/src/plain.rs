@@ -4,9 +4,10 @@
 //! `masked_fill`, `softmax`, ...), so its backward pass is the tape's: no
 //! derivation to trust, nothing fused. The kernels behind
 //! [`crate::dot_product_attention`] and [`crate::additive_attention`]
-//! compute the same numbers as one op each with a hand-written backward
-//! (faster, and harder to read); `tests/plain.rs` holds them to these
-//! functions, forward and every gradient.
+//! (and [`crate::bahdanau_recurrence`], Bahdanau's decoder) compute the same
+//! numbers as one op each with a hand-written backward (faster, and harder
+//! to read); `tests/plain.rs` holds them to these functions, forward and
+//! every gradient.
 //!
 //! ```text
 //! scores  X = α · Q·Kᵀ                            (batch, tgt_len, src_len)
@@ -15,13 +16,14 @@
 //! context C = W·V                                 (batch, tgt_len, d_v)
 //! ```
 
-use lingo_tensor::Tensor;
+use lingo_tensor::rnn::plain::gru_cell;
+use lingo_tensor::{RnnWeights, Tensor};
 use ndarray::Array2;
 
 use crate::error::{Result, mismatch};
-use crate::kernel::{additive, dot};
+use crate::kernel::{additive, bahdanau, dot};
 use crate::mask::Masking;
-use crate::output::AttentionOutput;
+use crate::output::{AttentionOutput, Recurrence};
 
 /// `X = α · Q·Kᵀ`: every query against every key, `queries (B, T, d)` and
 /// `keys (B, S, d)` to scores `(B, T, S)`.
@@ -167,4 +169,55 @@ pub fn additive_attention(
     additive::check("plain::additive_attention", q_proj.shape(), k_proj.shape(), v.shape(), values.shape(), &mask)?;
     let weights = softmax_hiding(&additive_scores(q_proj, k_proj, v)?, &mask)?;
     Ok(AttentionOutput { context: weighted_sum(&weights, values)?, weights, head_weights: None })
+}
+
+/// The plain form of [`crate::bahdanau_recurrence`] (same arguments, same
+/// results): Bahdanau's decoder stepped one target position at a time. At
+/// step `t` the previous state is the query, `q' = s_{t-1}·W_qᵀ`; the
+/// context is [`additive_attention`]'s; the GRU cell
+/// ([`lingo_tensor::rnn::plain::gru_cell`]) reads `[x_t; context_t]`.
+///
+/// ```
+/// use lingo_attention::{bahdanau_recurrence, plain};
+/// use lingo_tensor::{RnnWeights, Tensor};
+/// let (b, t, s, a, e, h, dv) = (1, 2, 3, 4, 2, 5, 6);
+/// let ramp = |shape: &[usize], k: f32| {
+///     let n: usize = shape.iter().product();
+///     Tensor::from_vec((0..n).map(|i| ((i as f32 * k).sin()) / 2.0).collect(), shape).unwrap()
+/// };
+/// let (w_ih, w_hh, bias) = (ramp(&[3 * h, e + dv], 0.7), ramp(&[3 * h, h], 1.3), ramp(&[3 * h], 0.4));
+/// let gru = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &bias, bias_hh: &bias };
+/// let (x, h0, k_proj, values) = (ramp(&[b, t, e], 0.9), ramp(&[b, h], 1.1), ramp(&[b, s, a], 0.3), ramp(&[b, s, dv], 0.5));
+/// let score = (&ramp(&[a, h], 0.8), &ramp(&[a], 1.7));
+/// let fused = bahdanau_recurrence(&x, &h0, &k_proj, &values, score, gru, None).unwrap();
+/// let plain = plain::bahdanau_recurrence(&x, &h0, &k_proj, &values, score, gru, None).unwrap();
+/// for (f, p) in fused.output.to_vec().iter().zip(plain.output.to_vec()) {
+///     assert!((f - p).abs() < 1e-5);
+/// }
+/// ```
+pub fn bahdanau_recurrence(
+    x: &Tensor,
+    h0: &Tensor,
+    k_proj: &Tensor,
+    values: &Tensor,
+    (w_q, v): (&Tensor, &Tensor),
+    gru: RnnWeights<'_>,
+    src_pad_mask: Option<&Array2<bool>>,
+) -> Result<Recurrence> {
+    let d = bahdanau::Dims::check(x, h0, k_proj, values, (w_q, v), &gru, &Masking::new(src_pad_mask, false))?;
+    let (mut state, mut states, mut weights) = (h0.clone(), vec![], vec![]);
+    for t in 0..d.steps {
+        let query = state.linear(w_q, None)?.unsqueeze(1)?; // q' = s_{t-1}·W_qᵀ   (B, 1, A)
+        let attended = additive_attention(&query, k_proj, v, values, src_pad_mask, false)?;
+        let context = attended.context.reshape(&[d.batch, d.value])?;
+        let x_t = x.narrow(1, t, 1)?.reshape(&[d.batch, d.input])?;
+        state = gru_cell(&Tensor::cat(&[x_t, context], 1)?, &state, gru)?; // s_t = GRU([x_t; context_t], s_{t-1})
+        states.push(state.unsqueeze(1)?);
+        weights.push(attended.weights);
+    }
+    if states.is_empty() {
+        let (output, weights) = (Tensor::zeros(&[d.batch, 0, d.hidden]), Tensor::zeros(&[d.batch, 0, d.src_len]));
+        return Ok(Recurrence { output, weights });
+    }
+    Ok(Recurrence { output: Tensor::cat(&states, 1)?, weights: Tensor::cat(&weights, 1)? })
 }

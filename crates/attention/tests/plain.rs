@@ -6,7 +6,8 @@
 mod common;
 
 use common::{pad_mask, tensor, values};
-use lingo_attention::{AttentionOutput, Result, additive_attention, dot_product_attention, plain};
+use lingo_attention::{AttentionOutput, Result, additive_attention, bahdanau_recurrence, dot_product_attention, plain};
+use lingo_tensor::RnnWeights;
 use lingo_tensor::Tensor;
 use ndarray::ArrayD;
 
@@ -90,6 +91,37 @@ fn additive_kernel_equals_its_plain_form() {
             } else {
                 plain::additive_attention(&x[0], &x[1], &x[2], &x[3], mask, causal)
             }
+        });
+    }
+}
+
+#[test]
+fn bahdanau_recurrence_equals_its_plain_form() {
+    let (b, t, s, a, e, h, d_v) = (3, 4, 5, 3, 2, 4, 3);
+    let mask = pad_mask(&[5, 2, 0], s);
+    for padded in [false, true] {
+        let inputs = [
+            values(&[b, t, e], 10),
+            values(&[b, h], 11),
+            values(&[b, s, a], 12),
+            values(&[b, s, d_v], 13),
+            values(&[a, h], 14),
+            values(&[a], 15),
+            values(&[3 * h, e + d_v], 16).mapv(|w| w / 2.0),
+            values(&[3 * h, h], 17).mapv(|w| w / 2.0),
+            values(&[3 * h], 18),
+            values(&[3 * h], 19),
+        ];
+        same(&format!("padded={padded}"), &inputs, |fused, x| {
+            let gru = RnnWeights { weight_ih: &x[6], weight_hh: &x[7], bias_ih: &x[8], bias_hh: &x[9] };
+            let (score, mask) = ((&x[4], &x[5]), padded.then_some(&mask));
+            let out = if fused {
+                bahdanau_recurrence(&x[0], &x[1], &x[2], &x[3], score, gru, mask)?
+            } else {
+                plain::bahdanau_recurrence(&x[0], &x[1], &x[2], &x[3], score, gru, mask)?
+            };
+            // The states stand in as the context: `same` compares outputs and every gradient.
+            Ok(AttentionOutput { context: out.output, weights: out.weights, head_weights: None })
         });
     }
 }

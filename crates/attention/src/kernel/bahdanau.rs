@@ -77,20 +77,21 @@ const B_HH: usize = 9;
 
 /// Sizes of one call, after checking every shape against the others.
 #[derive(Debug, Clone, Copy)]
-struct Dims {
-    batch: usize,
-    steps: usize,
+pub(crate) struct Dims {
+    pub(crate) batch: usize,
+    pub(crate) steps: usize,
     /// `E`: features of `x` per step.
-    input: usize,
-    src_len: usize,
-    attn: usize,
+    pub(crate) input: usize,
+    pub(crate) src_len: usize,
+    pub(crate) attn: usize,
     /// `D_v`: features of the values (and of the context).
-    value: usize,
-    hidden: usize,
+    pub(crate) value: usize,
+    pub(crate) hidden: usize,
 }
 
 impl Dims {
-    fn check(
+    /// Checks every shape against the others (the plain form checks the same).
+    pub(crate) fn check(
         x: &Tensor,
         h0: &Tensor,
         k_proj: &Tensor,
