@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use crate::error::{Result, config};
 use crate::layers::Mode;
-use crate::seq2seq::Seq2Seq;
+use crate::seq2seq::{DecoderContext, Seq2Seq};
 
 /// One decoded output.
 #[derive(Debug, Clone, PartialEq)]
@@ -195,6 +195,26 @@ struct Beam {
     attention: Vec<ndarray::Array1<f32>>,
 }
 
+impl Beam {
+    /// The hypothesis a candidate stands for: this beam with `token` appended, at `log_prob` in all.
+    fn child(&self, token: usize, log_prob: f32, attention: Option<ndarray::Array1<f32>>) -> Beam {
+        let mut tokens = self.tokens.clone();
+        tokens.push(token);
+        let mut rows = self.attention.clone();
+        rows.extend(attention);
+        Beam { tokens, log_prob, attention: rows }
+    }
+}
+
+/// The search of one input: up to K hypotheses still growing and up to K ended.
+#[derive(Clone)]
+struct Beams {
+    /// The hypotheses still growing, best first.
+    live: Vec<Beam>,
+    /// The hypotheses that ended with `<eos>`, in the order they ended.
+    finished: Vec<Hypothesis>,
+}
+
 /// Beam search over a batch: `K = beam_size` hypotheses per input advance
 /// together as `batch · K` rows of one decoder step. Each step, every input
 /// keeps its `K` best continuations by log-probability; a continuation that
@@ -239,83 +259,128 @@ pub fn beam_search(
         let encoded = model.encode_source(src, src_lens, Mode::Eval)?.select_rows(&expand)?;
         let mut ctx = model.decoder_context(&encoded)?;
         let mut state = encoded.state;
-        let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
         // At the start only beam 0 is real; the others are copies kept out of the race.
-        let mut beams: Vec<Vec<Beam>> = vec![vec![empty]; batch];
-        let mut finished: Vec<Vec<Hypothesis>> = vec![Vec::new(); batch];
+        let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
+        let mut inputs = vec![Beams { live: vec![empty], finished: Vec::new() }; batch];
         // Rows i·K .. i·K + K of a step belong to input active[i]; a done input's rows are dropped.
         let mut active: Vec<usize> = (0..batch).collect();
         for _ in 0..cfg.max_len {
-            if active.is_empty() {
-                break;
-            }
-            // The beam of each row, if it has one (an input may have fewer than K live).
-            let rows: Vec<Option<&Beam>> =
-                (0..active.len() * k).map(|row| beams[active[row / k]].get(row % k)).collect();
-            let prev: Vec<usize> =
-                rows.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
+            let (prev, bases) = step_inputs(&inputs, &active, k);
             let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
-            let bases: Vec<Option<f32>> = rows.iter().map(|beam| beam.map(|beam| beam.log_prob)).collect();
+            // The K best of each row's (batch·K, vocab) logits, as its beam's log p so far plus the token's.
             let best = best_continuations(step.logits.data(), &bases, k);
-            let (mut parents, mut going) = (Vec::with_capacity(active.len() * k), Vec::with_capacity(active.len()));
-            for (i, &b) in active.iter().enumerate() {
-                // The K best continuations of each live beam, then all of
-                // those best first: the K best overall are among them.
-                let mut candidates: Vec<(f32, usize, usize)> = Vec::with_capacity(k * beams[b].len());
-                for j in 0..beams[b].len() {
-                    candidates.extend(best[i * k + j].iter().map(|&(log_prob, token)| (log_prob, j, token)));
-                }
-                candidates.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
-                let (mut next, mut next_parents) = (Vec::with_capacity(k), Vec::with_capacity(k));
-                for &(log_prob, j, token) in &candidates {
-                    if next.len() == k || finished[b].len() == k {
-                        break;
-                    }
-                    let parent = &beams[b][j];
-                    let mut tokens = parent.tokens.clone();
-                    tokens.push(token);
-                    let mut attention = parent.attention.clone();
-                    if with_attention && let Some(w) = &step.weights {
-                        attention.push(row_of(w, i * k + j));
-                    }
-                    let beam = Beam { tokens, log_prob, attention };
-                    if token == EOS {
-                        finished[b].push(finish(beam, cfg.alpha));
-                    } else {
-                        next_parents.push(i * k + j);
-                        next.push(beam);
-                    }
-                }
-                beams[b] = next;
-                if finished[b].len() < k && !beams[b].is_empty() {
-                    // Keep K rows per input: pad with the last parent (never read again).
-                    next_parents.resize(k, *next_parents.last().expect("a live input has a beam"));
-                    parents.extend(next_parents);
-                    going.push(i);
-                }
-            }
+            let weights = step.weights.as_ref().filter(|_| with_attention);
+            let (parents, going) = advance(&mut inputs, &active, &best, weights, cfg);
             if going.is_empty() {
                 break;
             }
+            // Each row of the next step goes on from the decoder state of the beam it continues.
             state = step.state.select_rows(&parents)?;
             if going.len() < active.len() {
-                // The K rows of an input hold the same source: keep those of the inputs still going.
-                let rows: Vec<usize> = going.iter().flat_map(|&i| i * k..(i + 1) * k).collect();
-                ctx = ctx.select_rows(&rows)?;
-                active = going.iter().map(|&i| active[i]).collect();
+                ctx = drop_done(&ctx, &mut active, &going, k)?;
             }
         }
-        Ok((0..batch)
-            .map(|b| {
-                let mut all = std::mem::take(&mut finished[b]);
-                all.extend(beams[b].drain(..).map(|beam| finish(beam, cfg.alpha)));
-                // Finished outputs rank above unfinished ones, then by score.
-                all.sort_by(|x, y| y.finished().cmp(&x.finished()).then(y.score.total_cmp(&x.score)));
-                all.truncate(cfg.n_best);
-                all
-            })
-            .collect())
+        Ok(inputs.into_iter().map(|input| input.n_best(cfg)).collect())
     })
+}
+
+/// What each of the step's `(batch·K)` rows continues: its beam's last token
+/// (`<sos>` before the first) and log-probability so far, or `<sos>` and
+/// `None` for a row without a beam (an input may have fewer than K live).
+fn step_inputs(inputs: &[Beams], active: &[usize], k: usize) -> (Vec<usize>, Vec<Option<f32>>) {
+    let rows: Vec<Option<&Beam>> = (0..active.len() * k).map(|row| inputs[active[row / k]].live.get(row % k)).collect();
+    let prev = rows.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
+    let bases = rows.iter().map(|beam| beam.map(|beam| beam.log_prob)).collect();
+    (prev, bases)
+}
+
+/// One step of every active input: its beams expanded by their best
+/// continuations `best` (`(batch·K)` rows of `(log p, token)`) and pruned to
+/// K. Returns the row each row of the next step continues (K per input still
+/// going) and the places in `active` of the inputs still going.
+fn advance(
+    inputs: &mut [Beams],
+    active: &[usize],
+    best: &[Vec<(f32, usize)>],
+    weights: Option<&lingo_tensor::Tensor>,
+    cfg: BeamConfig,
+) -> (Vec<usize>, Vec<usize>) {
+    let k = cfg.beam_size;
+    let (mut parents, mut going) = (Vec::with_capacity(active.len() * k), Vec::with_capacity(active.len()));
+    for (i, &b) in active.iter().enumerate() {
+        let input = &mut inputs[b];
+        let candidates = input.candidates(&best[i * k..(i + 1) * k]);
+        let mut next_parents = input.prune(&candidates, i * k, weights, cfg);
+        if input.finished.len() < k && !input.live.is_empty() {
+            // Keep K rows per input: pad with the last parent (never read again).
+            next_parents.resize(k, *next_parents.last().expect("a live input has a beam"));
+            parents.extend(next_parents);
+            going.push(i);
+        }
+    }
+    (parents, going)
+}
+
+/// Drops the inputs that are done from the batch: their places in `active`
+/// and the K rows each holds of the source, so they cost nothing more.
+fn drop_done(ctx: &DecoderContext, active: &mut Vec<usize>, going: &[usize], k: usize) -> Result<DecoderContext> {
+    let rows: Vec<usize> = going.iter().flat_map(|&i| i * k..(i + 1) * k).collect();
+    *active = going.iter().map(|&i| active[i]).collect();
+    ctx.select_rows(&rows)
+}
+
+impl Beams {
+    /// Expansion: the K best continuations `best[j]` of each live beam `j`,
+    /// as `(log p, j, token)`, then all of those best first: the K best
+    /// continuations of the input are among them.
+    fn candidates(&self, best: &[Vec<(f32, usize)>]) -> Vec<(f32, usize, usize)> {
+        let mut candidates: Vec<(f32, usize, usize)> = best[..self.live.len()]
+            .iter()
+            .enumerate()
+            .flat_map(|(j, row)| row.iter().map(move |&(log_prob, token)| (log_prob, j, token)))
+            .collect();
+        candidates.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+        candidates
+    }
+
+    /// Pruning: the candidates in order become live beams, or finished
+    /// hypotheses when they end in `<eos>`, until there are K of either.
+    /// Returns the step's row (`first_row + j`) each new live beam continues.
+    fn prune(
+        &mut self,
+        candidates: &[(f32, usize, usize)],
+        first_row: usize,
+        weights: Option<&lingo_tensor::Tensor>,
+        cfg: BeamConfig,
+    ) -> Vec<usize> {
+        let k = cfg.beam_size;
+        let (mut next, mut parents) = (Vec::with_capacity(k), Vec::with_capacity(k));
+        for &(log_prob, j, token) in candidates {
+            if next.len() == k || self.finished.len() == k {
+                break;
+            }
+            let beam = self.live[j].child(token, log_prob, weights.map(|w| row_of(w, first_row + j)));
+            if token == EOS {
+                self.finished.push(finish(beam, cfg.alpha));
+            } else {
+                parents.push(first_row + j);
+                next.push(beam);
+            }
+        }
+        self.live = next;
+        parents
+    }
+
+    /// The `n_best` outputs of a done input: its finished hypotheses and,
+    /// when `max_len` cut it short, its live beams as unfinished ones.
+    fn n_best(self, cfg: BeamConfig) -> Vec<Hypothesis> {
+        let mut all = self.finished;
+        all.extend(self.live.into_iter().map(|beam| finish(beam, cfg.alpha)));
+        // Finished outputs rank above unfinished ones, then by score.
+        all.sort_by(|x, y| y.finished().cmp(&x.finished()).then(y.score.total_cmp(&x.score)));
+        all.truncate(cfg.n_best);
+        all
+    }
 }
 
 /// The `k` largest `base + (z - log_sum)` over a row of logits `z`, with
@@ -347,6 +412,7 @@ fn top_k(row: &[f32], log_sum: f32, base: f32, k: usize) -> Vec<(f32, usize)> {
     best
 }
 
+/// A beam as an output, with its length-normalised score `log p / lp(|tokens|)`.
 fn finish(beam: Beam, alpha: f32) -> Hypothesis {
     let score = beam.log_prob / length_penalty(beam.tokens.len(), alpha);
     Hypothesis { score, log_prob: beam.log_prob, attention: stack_rows(&beam.attention), tokens: beam.tokens }
