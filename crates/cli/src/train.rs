@@ -11,8 +11,8 @@ use lingo::data::{
     corpus_bleu, corpus_chrf,
 };
 use lingo::nn::{
-    Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, evaluate,
-    load_own, load_resumable, remove_stale_temp_files, train_model_with,
+    Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, TrainResult,
+    TrainedModel, evaluate, load_own, load_resumable, remove_stale_temp_files, train_model_with,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -253,19 +253,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let n = corpus.len() as f64;
     let fractions = SplitFractions { valid: args.valid_size as f64 / n, test: args.test_size as f64 / n };
     let split = corpus.split(fractions, &mut StdRng::seed_from_u64(args.split_seed.unwrap_or(seed)))?;
-    let tokenizer = match args.tokenizer {
-        TokenizerChoice::Word => TextTokenizer::Word(words),
-        TokenizerChoice::Bpe => {
-            let texts = split.train.pairs.iter().flat_map(|p| [p.src.as_str(), p.tgt.as_str()]);
-            TextTokenizer::Bpe(Box::new(Bpe::learn(
-                texts,
-                &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() },
-            )))
-        }
-    };
-    let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
-    let src_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
-    let tgt_vocab = Vocab::build(split.train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
+    let (tokenizer, src_vocab, tgt_vocab) = tokenizer_and_vocabs(args, words, &split.train);
     out.note(&format!(
         "{}: {read} pairs read{skipped}, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
         args.data.display(),
@@ -289,11 +277,56 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     })
 }
 
+/// The tokenizer `--tokenizer` asks for and the vocabulary of each language, all learned on the training pairs only.
+fn tokenizer_and_vocabs(args: &TrainArgs, words: WordTokenizer, train: &Corpus) -> (TextTokenizer, Vocab, Vocab) {
+    let tokenizer = match args.tokenizer {
+        TokenizerChoice::Word => TextTokenizer::Word(words),
+        TokenizerChoice::Bpe => {
+            let texts = train.pairs.iter().flat_map(|p| [p.src.as_str(), p.tgt.as_str()]);
+            TextTokenizer::Bpe(Box::new(Bpe::learn(
+                texts,
+                &BpeConfig { merges: args.bpe_merges, ..BpeConfig::default() },
+            )))
+        }
+    };
+    let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
+    let src_vocab = Vocab::build(train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
+    let tgt_vocab = Vocab::build(train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
+    (tokenizer, src_vocab, tgt_vocab)
+}
+
 /// `lingo train`: prepare, train within the budget, keep the best round,
 /// write `model.ckpt`, score the test set. Each round appends a line to
 /// `metrics.jsonl` and redraws `loss.png` in `--out`.
 pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     args.check()?;
+    claim_out_dir(args)?;
+    let data = prepare(args, seed, out)?;
+    let model_config = model_config(args, &data);
+    let mut model = Seq2Seq::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
+    let mut config = train_config(args, seed, &data.train)?;
+    ready_out_dir(args, &data)?;
+    let start = Instant::now();
+    config.progress = Progress::Bar; // the round lines are printed below, with the time
+    config.stop = Some(interrupt::stop_flag()?);
+    let spec = CheckpointSpec {
+        dir: args.out.clone(),
+        src_vocab: data.src_vocab.clone(),
+        tgt_vocab: data.tgt_vocab.clone(),
+        keep_epochs: if args.average > 1 { args.average } else { 0 },
+    };
+    config.checkpoints = Some(spec.clone());
+    let slice_sizes = data.train.chunks(args.round_size).map(|c| c.len() as u64).collect();
+    let run = Run { args, out, data, model_config, config, spec, slice_sizes };
+    let (resume, mut metrics) = run.resume_or_start()?;
+    let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
+    let trained = run.train_rounds(&mut model, resume.as_ref(), &mut metrics, first_round, start)?;
+    let kept = run.keep(model, &trained)?;
+    run.score_test(&kept, &trained, &metrics, first_round)
+}
+
+/// Refuses an `--out` that holds a run already, unless asked to continue it or replace it.
+fn claim_out_dir(args: &TrainArgs) -> Result<()> {
     let previous = previous_run(&args.out);
     if !args.resume && !previous.is_empty() && !args.overwrite {
         let reason = format!(
@@ -302,8 +335,12 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         );
         return Err(Error::OutDir { path: args.out.clone(), reason });
     }
-    let data = prepare(args, seed, out)?;
-    let model_config = Seq2SeqConfig {
+    Ok(())
+}
+
+/// The model the flags describe, for the vocabularies the corpus gave.
+fn model_config(args: &TrainArgs, data: &Prepared) -> Seq2SeqConfig {
+    Seq2SeqConfig {
         attention: args.attention.0,
         emb_dim: args.emb,
         hidden_dim: args.hidden,
@@ -311,8 +348,11 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         attn_dim: args.hidden,
         dropout: args.dropout,
         ..Seq2SeqConfig::new(data.src_vocab.len(), data.tgt_vocab.len())
-    };
-    let mut model = Seq2Seq::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
+    }
+}
+
+/// The training the flags describe, with the settings a resume must bring again.
+fn train_config(args: &TrainArgs, seed: u64, train: &[Example]) -> Result<TrainConfig> {
     let mut config = TrainConfig::new(args.rounds, args.lr);
     config.batching.batch_size = args.batch_size;
     config.shards = args.shards;
@@ -324,12 +364,15 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
     // Only a cosine needs the plan of every round to its end (up to MAX_EPOCHS of them).
-    let total_steps =
-        if args.decay == DecayChoice::Cosine { config.steps_through(&data.train, args.rounds)? } else { 0 };
+    let total_steps = if args.decay == DecayChoice::Cosine { config.steps_through(train, args.rounds)? } else { 0 };
     config.schedule = schedule(args, total_steps);
-    config.extra_settings = run_settings(args, seed, &data.train);
+    config.extra_settings = run_settings(args, seed, train);
+    Ok(config)
+}
+
+/// Readies `--out` for the run, only once the corpus is read: a bad --data keeps the old run.
+fn ready_out_dir(args: &TrainArgs, data: &Prepared) -> Result<()> {
     if args.overwrite {
-        // Only now, with the corpus read: a bad --data keeps the old run.
         remove_run(&args.out)?;
     }
     // Half-written files of killed runs: model.ckpt, and metrics.jsonl as a
@@ -338,168 +381,223 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
         remove_stale_temp_files(&args.out.join(name))?;
     }
     if args.export_splits {
-        export_splits(&args.out.join("splits"), &data)?;
+        export_splits(&args.out.join("splits"), data)?;
     }
-    let start = Instant::now();
-    config.progress = Progress::Bar; // the round lines are printed below, with the time
-    config.stop = Some(interrupt::stop_flag()?);
-    let spec = CheckpointSpec {
-        dir: args.out.clone(),
-        src_vocab: data.src_vocab.clone(),
-        tgt_vocab: data.tgt_vocab.clone(),
-        keep_epochs: if args.average > 1 { args.average } else { 0 },
-    };
-    config.checkpoints = Some(spec.clone());
-    let metrics_path = args.out.join("metrics.jsonl");
-    let (resume, mut metrics) = if args.resume {
-        let path = args.out.join("last.ckpt");
-        let ckpt = load_resumable(&path, &model_config, &config, &data.src_vocab, &data.tgt_vocab)?;
-        out.note(&format!("resuming from {} after round {}", path.display(), ckpt.epoch));
-        let metrics = MetricsLog::resume(metrics_path, &ckpt.config.train_losses, &ckpt.config.val_losses)?;
-        (Some(ckpt), metrics)
-    } else {
-        (None, MetricsLog::create(metrics_path)?)
-    };
-    let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
-    let seconds_before = metrics.seconds_before();
-    let slice_sizes: Vec<u64> = data.train.chunks(args.round_size).map(|c| c.len() as u64).collect();
-    // Round r trains slice (r - 1) mod k: the pairs seen after round r.
-    let pairs_seen = |round: usize| (0..round).map(|r| slice_sizes[r % slice_sizes.len().max(1)]).sum::<u64>();
-    let chart = args.out.join("loss.png");
-    let mut told_stdout_lost = false;
-    let trained = train_model_with(&mut model, &data.train, &data.valid, &config, resume.as_ref(), |r, _| {
-        let elapsed = start.elapsed();
-        let round = RoundMetrics {
-            round: r.epoch,
-            pairs_seen: Some(pairs_seen(r.epoch)),
-            steps: Some(r.steps),
-            train_loss: r.train_loss,
-            val_loss: r.val_loss,
-            seconds: Some(seconds_before + elapsed.as_secs_f64()),
-        };
-        out.say(&format!(
-            "Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s",
-            r.epoch,
-            args.rounds,
-            r.train_loss,
-            r.val_loss,
-            elapsed.as_secs_f64()
-        ));
-        out.json(&metrics.push(round)?);
-        if let Some(e) = out.stdout_lost()
-            && !told_stdout_lost
-        {
-            told_stdout_lost = true;
-            print_err(&format!(
-                "note: standard output failed ({e}); training goes on, every round is in {}",
-                args.out.join("metrics.jsonl").display()
-            ));
-        }
-        metrics.plot(&chart)?;
-        // The budget at this process's pace so far sets the last round (and
-        // the end of a decay), re-planned after every round. The pace is per
-        // pair: rounds differ in size (the corpus's last slice is short).
-        let (elapsed, budget) = (elapsed.as_secs_f64(), args.time_budget);
-        let pairs = |round: usize| (pairs_seen(round) - pairs_seen(first_round - 1)) as f64;
-        let per_pair = elapsed / pairs(r.epoch);
-        Ok::<_, Error>(Next::EndAt(
-            (r.epoch..=args.rounds).take_while(|&end| pairs(end) * per_pair <= budget).last().unwrap_or(r.epoch),
-        ))
-    })?;
-    let train_seconds = trained.seconds;
-    let completed = trained.val_losses.len();
-    // Interrupted: nothing new (no average, no test set), only what is kept.
-    let interrupted = trained.interrupted || interrupt::requested();
-    if interrupted && trained.best_epoch == 0 {
-        return Err(Error::Interrupted(format!(
-            "before round {} ended: no round to keep, no model.ckpt written",
-            completed + 1
-        )));
-    }
-    // The best round's weights, saved with the tokenizer for `lingo translate`.
-    let best = load_own(&args.out.join("best.ckpt"), trained.run_id)?;
-    best.restore(&mut model)?;
-    let best_loss = best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN);
-    out.note(&format!("best round {} (validation loss {best_loss:.4})", best.config.best_epoch));
-    let mut chosen = format!("round {}", best.config.best_epoch);
-    let translator = Translator { model: model_config.clone(), tokenizer: data.tokenizer.clone() };
-    let path = args.out.join("model.ckpt");
-    let save = |model: &Seq2Seq| {
-        Checkpoint::new(translator.clone(), model, data.src_vocab.clone(), data.tgt_vocab.clone())?.save(&path)
-    };
-    if interrupted {
-        save(&model)?;
-        let kept = format!("wrote {} ({chosen}, validation loss {best_loss:.4})", path.display());
-        return Err(Error::Interrupted(format!(
-            "in round {}: {kept}; --resume continues after round {completed}",
-            completed + 1
-        )));
-    }
-    let mut average_loss = None;
-    if args.average > 1 {
-        let last = trained.val_losses.len() as u64;
-        let rounds = last.saturating_sub(args.average as u64 - 1).max(1)..=last;
-        let dicts = rounds
-            .clone()
-            .map(|r| load_own(&spec.epoch_path(r), trained.run_id).map(|c| c.params))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let averaged = Seq2Seq::from_state_dict(&model_config, &StateDict::average(&dicts)?)?;
-        let loss = evaluate(&averaged, &config.validation_batches(&data.valid)?, args.label_smoothing)?;
-        out.note(&format!("average of rounds {}-{}: validation loss {loss:.4}", rounds.start(), rounds.end()));
-        average_loss = Some(loss);
-        if loss < best_loss {
-            model = averaged;
-            chosen = format!("the average of rounds {}-{}", rounds.start(), rounds.end());
-        }
-    }
-    save(&model)?;
-    interrupt::training_done();
-    out.note(&format!("wrote {} ({chosen})", path.display()));
-    if interrupt::requested() {
-        // Stopped while the average was scored: the model is whole, the test set not begun.
-        return Err(Error::Interrupted(format!(
-            "after round {completed}: wrote {} ({chosen}); the test set was not scored",
-            path.display()
-        )));
+    Ok(())
+}
+
+/// What the phases of a run share once its corpus is read and its training planned.
+struct Run<'a> {
+    args: &'a TrainArgs,
+    out: &'a Output,
+    data: Prepared,
+    model_config: Seq2SeqConfig,
+    config: TrainConfig,
+    spec: CheckpointSpec,
+    /// The pairs of each slice of the training pairs, one slice a round, in turn.
+    slice_sizes: Vec<u64>,
+}
+
+/// The model `model.ckpt` holds, and what the summary says of it.
+struct Kept {
+    model: Seq2Seq,
+    /// Which round, or which average of rounds, it is.
+    chosen: String,
+    /// The validation loss of the average of the last rounds, when there is one.
+    average_loss: Option<f32>,
+}
+
+impl Run<'_> {
+    /// Round r trains slice (r - 1) mod k: the pairs seen after round `round`.
+    fn pairs_seen(&self, round: usize) -> u64 {
+        (0..round).map(|r| self.slice_sizes[r % self.slice_sizes.len().max(1)]).sum::<u64>()
     }
 
-    let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
-    let decoding = Instant::now();
-    let hyps = translate_all(&model, &data.tokenizer, &data.src_vocab, &data.tgt_vocab, &sources, args.beam)?;
-    let decode_seconds = decoding.elapsed().as_secs_f64();
-    write_lines(&args.out.join("test.hyp.txt"), &hyps)?;
-    // The word tokenizer lowercases, so the references are lowercased too:
-    // this is case-insensitive BLEU (sacrebleu -lc).
-    let refs: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
-    let bleu = corpus_bleu(&hyps, &refs)?;
-    let chrf = corpus_chrf(&hyps, &refs)?;
-    let mut lines = vec![format!(
-        "\ntest set ({} pairs, {}): {bleu}",
-        refs.len(),
-        if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() }
-    )];
-    lines.push(format!("chrF = {chrf:.2}   (lowercased; {train_seconds:.0} s of training)"));
-    for ((src, hyp), reference) in sources.iter().zip(&hyps).zip(&data.test.pairs).take(args.show) {
-        lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
+    /// With `--resume`, the last checkpoint (refused if another run's) and the metrics up to it; else fresh metrics.
+    fn resume_or_start(&self) -> Result<(Option<Checkpoint<TrainedModel>>, MetricsLog)> {
+        let metrics_path = self.args.out.join("metrics.jsonl");
+        if !self.args.resume {
+            return Ok((None, MetricsLog::create(metrics_path)?));
+        }
+        let path = self.args.out.join("last.ckpt");
+        let ckpt = load_resumable(&path, &self.model_config, &self.config, &self.data.src_vocab, &self.data.tgt_vocab)?;
+        self.out.note(&format!("resuming from {} after round {}", path.display(), ckpt.epoch));
+        let metrics = MetricsLog::resume(metrics_path, &ckpt.config.train_losses, &ckpt.config.val_losses)?;
+        Ok((Some(ckpt), metrics))
     }
-    out.say(&lines.join("\n"));
-    let seen = metrics.rounds().last().and_then(|m| m.pairs_seen).unwrap_or(0);
-    let this_process = seen.saturating_sub(pairs_seen(first_round - 1));
-    out.json(&json!({
-        "bleu": bleu.score,
-        "chrf": chrf,
-        "train_seconds": train_seconds,
-        "rounds": trained.val_losses.len(),
-        "best_round": trained.best_epoch,
-        "average_val_loss": average_loss,
-        "model": chosen,
-        "pairs_seen": seen,
-        "pairs_per_second": this_process as f64 / train_seconds.max(1e-9),
-        "test_pairs": refs.len(),
-        "test_decode_seconds": decode_seconds,
-        "beam": args.beam,
-    }));
-    Ok(())
+
+    /// The rounds, from `first_round`: after each, its line, its metrics and chart, and a new last round.
+    fn train_rounds(
+        &self,
+        model: &mut Seq2Seq,
+        resume: Option<&Checkpoint<TrainedModel>>,
+        metrics: &mut MetricsLog,
+        first_round: usize,
+        start: Instant,
+    ) -> Result<TrainResult> {
+        let (args, out) = (self.args, self.out);
+        let seconds_before = metrics.seconds_before();
+        let chart = args.out.join("loss.png");
+        let mut told_stdout_lost = false;
+        train_model_with(model, &self.data.train, &self.data.valid, &self.config, resume, |r, _| {
+            let elapsed = start.elapsed();
+            let round = RoundMetrics {
+                round: r.epoch,
+                pairs_seen: Some(self.pairs_seen(r.epoch)),
+                steps: Some(r.steps),
+                train_loss: r.train_loss,
+                val_loss: r.val_loss,
+                seconds: Some(seconds_before + elapsed.as_secs_f64()),
+            };
+            out.say(&format!(
+                "Round {}/{} | Train: {:.4} | Val: {:.4} | {:.0} s",
+                r.epoch,
+                args.rounds,
+                r.train_loss,
+                r.val_loss,
+                elapsed.as_secs_f64()
+            ));
+            out.json(&metrics.push(round)?);
+            if let Some(e) = out.stdout_lost()
+                && !told_stdout_lost
+            {
+                told_stdout_lost = true;
+                print_err(&format!(
+                    "note: standard output failed ({e}); training goes on, every round is in {}",
+                    args.out.join("metrics.jsonl").display()
+                ));
+            }
+            metrics.plot(&chart)?;
+            Ok::<_, Error>(Next::EndAt(self.last_round(r.epoch, elapsed.as_secs_f64(), first_round)))
+        })
+    }
+
+    /// The last round the budget holds at this process's pace so far, re-planned after every
+    /// round (it also sets the end of a decay). The pace is per pair: rounds differ in size (the
+    /// corpus's last slice is short).
+    fn last_round(&self, epoch: usize, elapsed: f64, first_round: usize) -> usize {
+        let pairs = |round: usize| (self.pairs_seen(round) - self.pairs_seen(first_round - 1)) as f64;
+        let per_pair = elapsed / pairs(epoch);
+        (epoch..=self.args.rounds)
+            .take_while(|&end| pairs(end) * per_pair <= self.args.time_budget)
+            .last()
+            .unwrap_or(epoch)
+    }
+
+    /// Writes `model.ckpt`: the best round, or the average of the last rounds when its validation
+    /// loss is lower. Interrupted, only the best round is kept, and an error says so.
+    fn keep(&self, mut model: Seq2Seq, trained: &TrainResult) -> Result<Kept> {
+        let completed = trained.val_losses.len();
+        // Interrupted: nothing new (no average, no test set), only what is kept.
+        let interrupted = trained.interrupted || interrupt::requested();
+        if interrupted && trained.best_epoch == 0 {
+            return Err(Error::Interrupted(format!(
+                "before round {} ended: no round to keep, no model.ckpt written",
+                completed + 1
+            )));
+        }
+        // The best round's weights, saved with the tokenizer for `lingo translate`.
+        let best = load_own(&self.args.out.join("best.ckpt"), trained.run_id)?;
+        best.restore(&mut model)?;
+        let best_loss =
+            best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN);
+        self.out.note(&format!("best round {} (validation loss {best_loss:.4})", best.config.best_epoch));
+        let mut chosen = format!("round {}", best.config.best_epoch);
+        let path = self.args.out.join("model.ckpt");
+        if interrupted {
+            self.save(&model, &path)?;
+            let kept = format!("wrote {} ({chosen}, validation loss {best_loss:.4})", path.display());
+            return Err(Error::Interrupted(format!(
+                "in round {}: {kept}; --resume continues after round {completed}",
+                completed + 1
+            )));
+        }
+        let mut average_loss = None;
+        if self.args.average > 1 {
+            let (averaged, loss, rounds) = self.average_last(trained)?;
+            average_loss = Some(loss);
+            if loss < best_loss {
+                model = averaged;
+                chosen = format!("the average of {rounds}");
+            }
+        }
+        self.save(&model, &path)?;
+        interrupt::training_done();
+        self.out.note(&format!("wrote {} ({chosen})", path.display()));
+        if interrupt::requested() {
+            // Stopped while the average was scored: the model is whole, the test set not begun.
+            return Err(Error::Interrupted(format!(
+                "after round {completed}: wrote {} ({chosen}); the test set was not scored",
+                path.display()
+            )));
+        }
+        Ok(Kept { model, chosen, average_loss })
+    }
+
+    /// Saves `model` with the tokenizer and vocabularies, all `lingo translate` needs.
+    fn save(&self, model: &Seq2Seq, path: &Path) -> Result<()> {
+        let translator = Translator { model: self.model_config.clone(), tokenizer: self.data.tokenizer.clone() };
+        Ok(Checkpoint::new(translator, model, self.data.src_vocab.clone(), self.data.tgt_vocab.clone())?.save(path)?)
+    }
+
+    /// `--average`: the average of the last rounds' weights, its validation loss, and which rounds.
+    fn average_last(&self, trained: &TrainResult) -> Result<(Seq2Seq, f32, String)> {
+        let last = trained.val_losses.len() as u64;
+        let rounds = last.saturating_sub(self.args.average as u64 - 1).max(1)..=last;
+        let dicts = rounds
+            .clone()
+            .map(|r| load_own(&self.spec.epoch_path(r), trained.run_id).map(|c| c.params))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let averaged = Seq2Seq::from_state_dict(&self.model_config, &StateDict::average(&dicts)?)?;
+        let loss = evaluate(&averaged, &self.config.validation_batches(&self.data.valid)?, self.args.label_smoothing)?;
+        let rounds = format!("rounds {}-{}", rounds.start(), rounds.end());
+        self.out.note(&format!("average of {rounds}: validation loss {loss:.4}"));
+        Ok((averaged, loss, rounds))
+    }
+
+    /// Scores the kept model on the test set: `test.hyp.txt`, BLEU, chrF and examples, then the
+    /// run's summary.
+    fn score_test(&self, kept: &Kept, trained: &TrainResult, metrics: &MetricsLog, first_round: usize) -> Result<()> {
+        let (args, data) = (self.args, &self.data);
+        let train_seconds = trained.seconds;
+        let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
+        let decoding = Instant::now();
+        let hyps = translate_all(&kept.model, &data.tokenizer, &data.src_vocab, &data.tgt_vocab, &sources, args.beam)?;
+        let decode_seconds = decoding.elapsed().as_secs_f64();
+        write_lines(&args.out.join("test.hyp.txt"), &hyps)?;
+        // The word tokenizer lowercases, so the references are lowercased too:
+        // this is case-insensitive BLEU (sacrebleu -lc).
+        let refs: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
+        let bleu = corpus_bleu(&hyps, &refs)?;
+        let chrf = corpus_chrf(&hyps, &refs)?;
+        let mut lines = vec![format!(
+            "\ntest set ({} pairs, {}): {bleu}",
+            refs.len(),
+            if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() }
+        )];
+        lines.push(format!("chrF = {chrf:.2}   (lowercased; {train_seconds:.0} s of training)"));
+        for ((src, hyp), reference) in sources.iter().zip(&hyps).zip(&data.test.pairs).take(args.show) {
+            lines.push(format!("\n  source:     {src}\n  reference:  {}\n  lingo:      {hyp}", reference.tgt));
+        }
+        self.out.say(&lines.join("\n"));
+        let seen = metrics.rounds().last().and_then(|m| m.pairs_seen).unwrap_or(0);
+        let this_process = seen.saturating_sub(self.pairs_seen(first_round - 1));
+        self.out.json(&json!({
+            "bleu": bleu.score,
+            "chrf": chrf,
+            "train_seconds": train_seconds,
+            "rounds": trained.val_losses.len(),
+            "best_round": trained.best_epoch,
+            "average_val_loss": kept.average_loss,
+            "model": kept.chosen,
+            "pairs_seen": seen,
+            "pairs_per_second": this_process as f64 / train_seconds.max(1e-9),
+            "test_pairs": refs.len(),
+            "test_decode_seconds": decode_seconds,
+            "beam": args.beam,
+        }));
+        Ok(())
+    }
 }
 
 /// The files of a `lingo train` run, besides the `epoch-<round>.ckpt` it keeps.
