@@ -228,7 +228,7 @@ fn forward(d: Dims, inputs: &[Tensor], mask: Masking, keep: bool) -> (Array3<f32
         gates: Array3::zeros((n_b, n_t, n_g)),
         h_hat_n: Array3::zeros((n_b, n_t, n_h)),
         q_proj: Array3::zeros((n_t, n_b, n_a)),
-        x_full: Array3::zeros((0, 0, 0)),
+        x_full,
         weights: Array3::zeros((n_b, n_t, n_s)),
         kept: keep.then(|| Array3::zeros((n_b, n_t, n_s * n_a))),
     };
@@ -258,11 +258,11 @@ fn forward(d: Dims, inputs: &[Tensor], mask: Masking, keep: bool) -> (Array3<f32
             );
             // context_t = weights_t·V
             let (weights_t, context_t) =
-                (saved.weights.slice(s![b, t..t + 1, ..]), x_full.slice_mut(s![b, t..t + 1, n_e..]));
+                (saved.weights.slice(s![b, t..t + 1, ..]), saved.x_full.slice_mut(s![b, t..t + 1, n_e..]));
             gemm(1.0, weights_t, vals.index_axis(Axis(0), b), 0.0, context_t);
         }
         // x̂ = xe_t + context_t·W_ih[:, E:]ᵀ
-        gemm(1.0, x_full.slice(s![.., t, n_e..]), w_ctx_t.view(), 1.0, x_hat.slice_mut(s![.., t, ..]));
+        gemm(1.0, saved.x_full.slice(s![.., t, n_e..]), w_ctx_t.view(), 1.0, x_hat.slice_mut(s![.., t, ..]));
         for b in 0..n_b {
             let (gates, h_hat_n) = (saved.gates.slice_mut(s![b, t, ..]), saved.h_hat_n.slice_mut(s![b, t, ..]));
             let (x_hat, h_hat) = (slice(x_hat.slice(s![b, t, ..])), &slice(rec.row(b))[..n_g]);
@@ -270,7 +270,6 @@ fn forward(d: Dims, inputs: &[Tensor], mask: Masking, keep: bool) -> (Array3<f32
             output.slice_mut(s![b, t, ..]).assign(&state.row(b));
         }
     }
-    saved.x_full = x_full;
     (output, saved)
 }
 
