@@ -71,6 +71,20 @@ proptest! {
     }
 
     #[test]
+    fn layer_norm_alone_and_after_a_residual_add(rows in 1usize..4, extra in 1usize..3, d in 2usize..6, seed in any::<u64>()) {
+        // Features spread over a ramp, so no row's variance is near 0, where x̂
+        // turns sharply and finite differences stop being accurate; the
+        // offset of 1.5 makes the mean matter too.
+        let shape = [rows, extra, d];
+        // Neighbours differ by at least 2 - 4 · 0.25 = 1, with the residual added.
+        let ramp = ArrayD::from_shape_fn(IxDyn(&shape), |i| 2.0 * i[2] as f32 + 1.5);
+        let x = values(&shape, -0.25, 0.25, seed) + ramp;
+        let (gamma, beta) = (values(&[d], 0.5, 1.5, seed + 1), values(&[d], -1.0, 1.0, seed + 2));
+        check(|t| t[0].layer_norm(&t[1], &t[2], 1e-5), &[x.clone(), gamma.clone(), beta.clone()])?;
+        check(|t| t[0].add_layer_norm(&t[1], &t[2], &t[3], 1e-5), &[x, values(&shape, -0.25, 0.25, seed + 3), gamma, beta])?;
+    }
+
+    #[test]
     fn softmax_and_log_softmax(shape in dims(4, 3), axis in 0usize..3, seed in any::<u64>()) {
         let x = values(&shape, -2.0, 2.0, seed);
         check(|t| t[0].softmax(axis), &[x.clone()])?;

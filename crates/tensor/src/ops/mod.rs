@@ -6,6 +6,7 @@ mod elementwise;
 mod index;
 mod loss;
 mod matmul;
+mod norm;
 mod reduce;
 mod shape;
 mod softmax;
