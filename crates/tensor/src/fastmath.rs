@@ -1,4 +1,4 @@
-//! `exp`, `σ` and `tanh` for `f32` that the compiler can vectorize.
+//! `exp`, `σ`, `tanh` and `erf` for `f32` that the compiler can vectorize.
 //!
 //! Why: in a recurrent step the GEMM is fast, and the five transcendental
 //! functions per hidden unit (three `σ`, two `tanh` for an LSTM) were most of
@@ -50,6 +50,25 @@ pub(crate) fn sigmoid(x: f32) -> f32 {
 pub(crate) fn tanh(x: f32) -> f32 {
     let e = exp(-2.0 * x.abs());
     ((1.0 - e) / (1.0 + e)).copysign(x)
+}
+
+/// `erf(x) = sign(x) · (1 - erfc(|x|))`, with `erfc(z) ≈ t · e^{-z² + P(t)}`,
+/// `t = 1 / (1 + z/2)` and `P` a degree-9 polynomial fitted to a relative
+/// error below 1.2·10⁻⁷ for every `z ≥ 0` (Press et al., *Numerical
+/// Recipes*, 2nd ed., §6.2); with f32 rounding, `erf` is within 5·10⁻⁷ of
+/// the true value everywhere. No branches: it vectorizes like the others.
+#[inline(always)]
+pub(crate) fn erf(x: f32) -> f32 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let p = -1.265_512_2
+        + t * (1.000_023_7
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_204 + t * (1.488_515_9 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    (1.0 - t * exp(-z * z + p)).copysign(x)
 }
 
 /// Applies `σ` to every element of `xs`.
@@ -202,5 +221,34 @@ mod tests {
         assert_eq!(tanh(-100.0), -1.0);
         assert_eq!(sigmoid(0.0), 0.5);
         assert!(sigmoid(-200.0) >= 0.0 && sigmoid(200.0) == 1.0);
+    }
+
+    /// `erf(x)` in f64 from its Maclaurin series (`|x| < 3`, where the terms
+    /// stay below 10³ and f64 keeps 1e-13) and from `1 - erfc` by the
+    /// continued fraction `erfc(x) = e^{-x²}/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …))))`
+    /// beyond: a reference independent of the fit.
+    fn erf_reference(x: f64) -> f64 {
+        if x.abs() < 3.0 {
+            let (mut term, mut sum, mut n) = (x, x, 0.0);
+            while term.abs() > 1e-17 {
+                n += 1.0;
+                term *= -x * x / n;
+                sum += term / (2.0 * n + 1.0);
+            }
+            return sum * 2.0 / std::f64::consts::PI.sqrt();
+        }
+        let z = x.abs();
+        let fraction = (1..60).rev().fold(z, |acc, k| z + f64::from(k) / 2.0 / acc);
+        (1.0 - (-z * z).exp() / (std::f64::consts::PI.sqrt() * fraction)).copysign(x)
+    }
+
+    #[test]
+    fn erf_matches_an_independent_reference() {
+        for x in samples().filter(|x| x.abs() < 12.0).chain([-3.0, -0.5, 0.0, 1e-8, 0.5, 1.0, 2.9999, 3.0, 6.0]) {
+            let (got, want) = (erf(x), erf_reference(f64::from(x)));
+            assert!((f64::from(got) - want).abs() <= 5e-7, "erf({x}) = {got}, the series says {want}");
+        }
+        assert_eq!(erf(0.0), 0.0);
+        assert_eq!(erf(-40.0), -1.0);
     }
 }

@@ -43,7 +43,7 @@
 //! | kind | ops |
 //! |---|---|
 //! | arithmetic (broadcasting) | [`add`](Tensor::add), [`sub`](Tensor::sub), [`mul`](Tensor::mul), [`div`](Tensor::div), [`neg`](Tensor::neg), [`add_scalar`](Tensor::add_scalar), [`mul_scalar`](Tensor::mul_scalar) |
-//! | activations | [`exp`](Tensor::exp), [`log`](Tensor::log), [`tanh`](Tensor::tanh), [`sigmoid`](Tensor::sigmoid), [`relu`](Tensor::relu), [`softmax`](Tensor::softmax), [`log_softmax`](Tensor::log_softmax) |
+//! | activations | [`exp`](Tensor::exp), [`log`](Tensor::log), [`tanh`](Tensor::tanh), [`sigmoid`](Tensor::sigmoid), [`relu`](Tensor::relu), [`gelu`](Tensor::gelu), [`gelu_tanh`](Tensor::gelu_tanh), [`softmax`](Tensor::softmax), [`log_softmax`](Tensor::log_softmax) |
 //! | normalization | [`layer_norm`](Tensor::layer_norm) over the last axis, [`add_layer_norm`](Tensor::add_layer_norm) (the residual add and the norm as one op) |
 //! | products | [`matmul`](Tensor::matmul) (plain and batched), [`linear`](Tensor::linear); all through [`gemm`]: tiles of its own for the layouts these models use most (on CPUs with AVX-512, packed panels for every product of some size), `matrixmultiply` for the rest; [`gemm_uninit`] and [`gemm_new`] write fresh results without zeroing them first |
 //! | reductions | [`sum`](Tensor::sum), [`mean`](Tensor::mean), [`sum_all`](Tensor::sum_all), [`mean_all`](Tensor::mean_all) |

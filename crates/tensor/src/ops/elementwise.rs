@@ -184,6 +184,51 @@ impl Tensor {
         })
     }
 
+    /// GELU, `x·Φ(x)` with `Φ(x) = (1 + erf(x/√2)) / 2` the standard normal
+    /// CDF: PyTorch's `F.gelu(x)`. `∂/∂x = Φ(x) + x·φ(x)`, `φ(x) = e^{-x²/2} / √(2π)`.
+    ///
+    /// ```
+    /// let a = lingo_tensor::Tensor::from_vec(vec![0.0, 1.0, -3.0], &[3]).unwrap();
+    /// let y = a.gelu().to_vec();
+    /// assert_eq!(y[0], 0.0);
+    /// assert!((y[1] - 0.841_344_7).abs() < 1e-6 && (y[2] + 0.004_049_8).abs() < 1e-6);
+    /// ```
+    pub fn gelu(&self) -> Tensor {
+        const SQRT_HALF: f32 = std::f32::consts::FRAC_1_SQRT_2;
+        let cdf = |x: f32| 0.5 * (1.0 + fastmath::erf(x * SQRT_HALF));
+        Tensor::from_op("gelu", self.data().mapv(|x| x * cdf(x)), vec![self.clone()], move |b| {
+            // 1/√(2π)
+            const INV_SQRT_TAU: f32 = 0.398_942_3;
+            let slope = |x: f32| cdf(x) + x * INV_SQRT_TAU * fastmath::exp(-0.5 * x * x);
+            vec![Some(Zip::from(b.grad).and(b.input(0)).map_collect(|&g, &x| g * slope(x)))]
+        })
+    }
+
+    /// GELU's tanh form, `x·(1 + tanh(u)) / 2` with `u = √(2/π)·(x + 0.044715·x³)`:
+    /// PyTorch's `F.gelu(x, approximate="tanh")`.
+    /// `∂/∂x = (1 + t)/2 + x·(1 - t²)/2 · √(2/π)·(1 + 3·0.044715·x²)`, `t = tanh(u)`.
+    ///
+    /// ```
+    /// let a = lingo_tensor::Tensor::from_vec(vec![1.0, 0.5], &[2]).unwrap();
+    /// let (exact, tanh) = (a.gelu().to_vec(), a.gelu_tanh().to_vec());
+    /// assert!((tanh[0] - 0.841_192).abs() < 1e-6);
+    /// assert!((exact[0] - tanh[0]).abs() < 2e-4 && (exact[1] - tanh[1]).abs() < 2e-4);
+    /// ```
+    pub fn gelu_tanh(&self) -> Tensor {
+        // √(2/π)
+        const C: f32 = 0.797_884_6;
+        const A: f32 = 0.044_715;
+        let u = |x: f32| C * (x + A * x * x * x);
+        let out = self.data().mapv(|x| 0.5 * x * (1.0 + fastmath::tanh(u(x))));
+        Tensor::from_op("gelu_tanh", out, vec![self.clone()], move |b| {
+            let slope = |x: f32| {
+                let t = fastmath::tanh(u(x));
+                0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * C * (1.0 + 3.0 * A * x * x)
+            };
+            vec![Some(Zip::from(b.grad).and(b.input(0)).map_collect(|&g, &x| g * slope(x)))]
+        })
+    }
+
     /// Inverted dropout: zeroes each element with probability `p` and scales
     /// the survivors by `1 / (1 - p)`, so the expected value is unchanged and
     /// evaluation needs no rescaling. The same mask gates the gradient.
