@@ -19,6 +19,7 @@
 use lingo_tensor::rnn::plain::gru_cell;
 use lingo_tensor::{RnnWeights, Tensor};
 use ndarray::Array2;
+use rand::RngCore;
 
 use crate::error::{Result, mismatch};
 use crate::kernel::{additive, bahdanau, dot};
@@ -128,14 +129,63 @@ pub fn dot_product_attention(
     causal: bool,
 ) -> Result<AttentionOutput> {
     let mask = Masking::new(src_pad_mask, causal);
-    dot::check("plain::dot_product_attention", queries.shape(), keys.shape(), values.shape(), heads, &mask)?;
+    by_heads("plain::dot_product_attention", [queries, keys, values], heads, scale, &mask, |w| Ok(w.clone()))
+}
+
+/// [`dot_product_attention`] with dropout on the attention weights, as
+/// PyTorch's `nn.MultiheadAttention` trains: each head's weights are dropped
+/// out (probability `p`, survivors scaled by `1/(1 - p)`, the mask drawn
+/// from `rng`) before the weighted sum. The returned `weights` and
+/// `head_weights` are those before dropout, where the model attends.
+///
+/// ```
+/// use lingo_attention::plain;
+/// use lingo_tensor::Tensor;
+/// use rand::SeedableRng;
+/// let q = Tensor::ones(&[1, 2, 4]);
+/// let v = Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[1, 3, 4]).unwrap();
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let dropped = plain::dot_product_attention_dropout(&q, &v, &v, 2, 0.5, None, false, 0.5, &mut rng).unwrap();
+/// let kept = plain::dot_product_attention(&q, &v, &v, 2, 0.5, None, false).unwrap();
+/// assert_eq!(dropped.weights.to_vec(), kept.weights.to_vec());     // the weights themselves are kept
+/// assert_ne!(dropped.context.to_vec(), kept.context.to_vec());     // what they sum is not
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn dot_product_attention_dropout(
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    heads: usize,
+    scale: f32,
+    src_pad_mask: Option<&Array2<bool>>,
+    causal: bool,
+    p: f32,
+    rng: &mut dyn RngCore,
+) -> Result<AttentionOutput> {
+    let mask = Masking::new(src_pad_mask, causal);
+    let op = "plain::dot_product_attention_dropout";
+    by_heads(op, [queries, keys, values], heads, scale, &mask, |w| Ok(w.dropout(p, &mut &mut *rng)?))
+}
+
+/// The heads of dot-product attention, each `h` on its column block of the
+/// queries, keys and values: scores, masked softmax, then the sum of the
+/// values with `summed(weights)` (the weights themselves, or dropped out).
+fn by_heads(
+    op: &'static str,
+    [queries, keys, values]: [&Tensor; 3],
+    heads: usize,
+    scale: f32,
+    mask: &Masking,
+    mut summed: impl FnMut(&Tensor) -> Result<Tensor>,
+) -> Result<AttentionOutput> {
+    dot::check(op, queries.shape(), keys.shape(), values.shape(), heads, mask)?;
     let (d, d_v) = (queries.shape()[2] / heads, values.shape()[2] / heads);
     let mut contexts = Vec::with_capacity(heads);
     let mut head_weights = Vec::with_capacity(heads);
     for h in 0..heads {
         let (q, k, v) = (queries.narrow(2, h * d, d)?, keys.narrow(2, h * d, d)?, values.narrow(2, h * d_v, d_v)?);
-        let weights = softmax_hiding(&dot_scores(&q, &k, scale)?, &mask)?;
-        contexts.push(weighted_sum(&weights, &v)?);
+        let weights = softmax_hiding(&dot_scores(&q, &k, scale)?, mask)?;
+        contexts.push(weighted_sum(&summed(&weights)?, &v)?);
         head_weights.push(weights);
     }
     let context = Tensor::cat(&contexts, 2)?;

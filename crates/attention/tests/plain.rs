@@ -143,3 +143,23 @@ fn plain_functions_refuse_what_the_kernels_refuse() {
     let err = plain::additive_attention(&q, &k, &tensor(&[3], 4), &k, None, false).unwrap_err();
     assert!(err.to_string().contains("v must be a vector"), "{err}");
 }
+
+/// Inverted dropout keeps the expectation: the mean context over many
+/// masks is the context without dropout, and padding stays hidden.
+#[test]
+fn dropout_on_the_weights_keeps_the_expected_context() {
+    use rand::SeedableRng;
+    let (q, k, v) = (tensor(&[2, 3, 4], 1), tensor(&[2, 5, 4], 2), tensor(&[2, 5, 4], 3));
+    let mask = pad_mask(&[5, 3], 5);
+    let kept = plain::dot_product_attention(&q, &k, &v, 2, 0.5, Some(&mask), true).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    let draws = 4000;
+    let mut sum = ArrayD::<f32>::zeros(kept.context.shape());
+    for _ in 0..draws {
+        let out = plain::dot_product_attention_dropout(&q, &k, &v, 2, 0.5, Some(&mask), true, 0.3, &mut rng).unwrap();
+        assert_eq!(out.weights.to_vec(), kept.weights.to_vec(), "the returned weights are before dropout");
+        sum += out.context.data();
+    }
+    let err = max_diff(&(sum / draws as f32), kept.context.data());
+    assert!(err < 0.03, "the mean context is off by {err}");
+}
