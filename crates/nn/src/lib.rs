@@ -11,7 +11,7 @@
 //!
 //! | module | items |
 //! |---|---|
-//! | [`layers`] ([`Module`](lingo_tensor::Module)s) | [`Embedding`], [`Linear`], [`Dropout`], [`Rnn`] (LSTM or GRU: multi-layer, bidirectional, padded batches) |
+//! | [`layers`] ([`Module`](lingo_tensor::Module)s) | [`Embedding`], [`Linear`], [`Dropout`], [`Rnn`] (LSTM or GRU: multi-layer, bidirectional, padded batches); the Transformer's [`MultiheadAttention`] (`nn.MultiheadAttention`'s parameters), [`LayerNorm`], [`Positions`] (sinusoidal or learned) |
 //! | [`init`] | [`Init`]: Xavier-uniform + orthogonal + zero (default), or PyTorch's defaults |
 //! | [`layers`] | [`Mode`]: `Train(&mut rng)` (dropout drawn from a seeded RNG) or `Eval` |
 //! | [`optim`] | [`Optimizer`] with an [`Algorithm`]: SGD (momentum, Nesterov, weight decay), Adam, AdamW; clipping by global norm ([`grad_norm`], [`clip_scale`]) |
@@ -156,7 +156,10 @@ pub use checkpoint::{
 pub use decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
 pub use error::{CheckpointProblem, Error, ParamProblem, Result};
 pub use init::Init;
-pub use layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnOutput, RnnState};
+pub use layers::{
+    Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions, Projected,
+    Rnn, RnnConfig, RnnKind, RnnOutput, RnnState, sinusoidal_positions,
+};
 pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
 pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Step};

@@ -1,5 +1,6 @@
-//! Layers: [`Embedding`], [`Linear`], [`Dropout`] and the recurrent [`Rnn`]
-//! (LSTM or GRU). Each owns named [`Param`](lingo_tensor::Param)s and
+//! Layers: [`Embedding`], [`Linear`], [`Dropout`], the recurrent [`Rnn`]
+//! (LSTM or GRU), and the Transformer's [`MultiheadAttention`], [`LayerNorm`]
+//! and [`Positions`]. Each owns named [`Param`](lingo_tensor::Param)s and
 //! implements [`Module`](lingo_tensor::Module).
 //!
 //! A layer is built with a *prefix*, the path of the layer in its model, and
@@ -10,11 +11,17 @@
 pub mod dropout;
 pub mod embedding;
 pub mod linear;
+pub mod multihead;
+pub mod norm;
+pub mod positions;
 pub mod rnn;
 
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
+pub use multihead::{HeadsOutput, MultiheadAttention, Projected};
+pub use norm::LayerNorm;
+pub use positions::{PositionKind, Positions, sinusoidal_positions};
 pub use rnn::{Rnn, RnnConfig, RnnKind, RnnOutput, RnnState};
 
 use rand::RngCore;

@@ -1,0 +1,283 @@
+//! Multi-head attention with PyTorch's `nn.MultiheadAttention` parameters:
+//! Luong's dot attention, scaled by `1/√d_head`, run in parallel heads, on
+//! learned projections of the queries, keys and values.
+//!
+//! ```text
+//! q = x·W_qᵀ + b_q    k = m·W_kᵀ + b_k    v = m·W_vᵀ + b_v          (batch, len, d)
+//! head_h = softmax(q_h k_hᵀ / √d_head + mask) v_h                    d_head = d / heads
+//! out = [head_1 | … | head_H]·W_oᵀ + b_o
+//! ```
+//!
+//! `x = m` is self-attention, `m = enc_out` cross-attention. `W_q`, `W_k` and
+//! `W_v` are the three row blocks of one `in_proj_weight (3d, d)`, as in
+//! PyTorch, so self-attention projects all three with one product.
+
+use lingo_attention::{AttentionOutput, dot_product_attention, plain};
+use lingo_tensor::init::xavier_uniform;
+use lingo_tensor::{Module, Param, Tensor};
+use ndarray::{Array2, ArrayD, Axis, IxDyn};
+
+use super::{Linear, Mode, param_name, positive};
+use crate::error::{Result, config};
+use crate::init::Weights;
+
+/// Queries, keys and values after the input projection, each `(batch, len, d)`.
+#[derive(Debug, Clone)]
+pub struct Projected {
+    /// `x·W_qᵀ + b_q`.
+    pub q: Tensor,
+    /// `m·W_kᵀ + b_k`.
+    pub k: Tensor,
+    /// `m·W_vᵀ + b_v`.
+    pub v: Tensor,
+}
+
+/// What [`MultiheadAttention::attend`] returns.
+#[derive(Debug, Clone)]
+pub struct HeadsOutput {
+    /// `[head_1 | … | head_H]·W_oᵀ + b_o`, `(batch, tgt_len, d)`.
+    pub out: Tensor,
+    /// Each head's weights `(batch, heads, tgt_len, src_len)`, before dropout.
+    pub weights: ArrayD<f32>,
+}
+
+/// `nn.MultiheadAttention(d, heads, dropout, batch_first=True)`: parameters
+/// `{prefix}.in_proj_weight (3d, d)`, `{prefix}.in_proj_bias (3d)`,
+/// `{prefix}.out_proj.weight (d, d)` and `{prefix}.out_proj.bias (d)`; see
+/// the [module docs](self) for the math.
+///
+/// ```
+/// use lingo_nn::{Init, Mode, MultiheadAttention};
+/// use lingo_tensor::{Module, Tensor};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let attn = MultiheadAttention::new("decoder.layers.0.self_attn", 8, 2, 0.0, Init::default(), &mut rng).unwrap();
+/// assert_eq!(attn.params()[0].name(), "decoder.layers.0.self_attn.in_proj_weight");
+/// assert_eq!(attn.params()[0].shape(), &[24, 8]);
+/// let x = Tensor::randn(&[3, 5, 8], 1.0, &mut rng).unwrap();        // (batch, tgt_len, d)
+/// let out = attn.forward(&x, &x, None, true, Mode::Eval).unwrap();  // causal self-attention
+/// assert_eq!(out.out.shape(), &[3, 5, 8]);
+/// assert_eq!(out.weights.shape(), &[3, 2, 5, 5]);                  // (batch, heads, tgt_len, src_len)
+/// assert_eq!(out.weights[[0, 1, 0, 1]], 0.0);                       // position 0 cannot see 1
+/// ```
+#[derive(Debug, Clone)]
+pub struct MultiheadAttention {
+    in_proj_weight: Param,
+    in_proj_bias: Param,
+    out_proj: Linear,
+    heads: usize,
+    dropout: f32,
+}
+
+impl MultiheadAttention {
+    /// A layer of model size `d` and `heads` heads (which must divide `d`),
+    /// with dropout `dropout` on the attention weights when training.
+    /// Initialised as PyTorch does: `in_proj_weight` Xavier-uniform, its bias
+    /// zero; `out_proj` is a [`Linear`] and initialised as one by `init`.
+    ///
+    /// ```
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let err = lingo_nn::MultiheadAttention::new("attn", 10, 4, 0.0, lingo_nn::Init::default(), &mut rng);
+    /// assert!(err.unwrap_err().to_string().contains("divide"));
+    /// ```
+    pub fn new(
+        prefix: &str,
+        d: usize,
+        heads: usize,
+        dropout: f32,
+        init: crate::Init,
+        mut rng: &mut impl rand::RngCore,
+    ) -> Result<MultiheadAttention> {
+        MultiheadAttention::build(prefix, d, heads, dropout, &mut Weights::Fresh(init, &mut rng))
+    }
+
+    /// [`MultiheadAttention::new`] with its weights drawn or taken from saved ones.
+    pub(crate) fn build(
+        prefix: &str,
+        d: usize,
+        heads: usize,
+        dropout: f32,
+        weights: &mut Weights<'_>,
+    ) -> Result<MultiheadAttention> {
+        positive("attention model dimension", d)?;
+        positive("attention heads", heads)?;
+        if !d.is_multiple_of(heads) {
+            return Err(config("attention heads", format!("{heads} heads do not divide the model dimension {d}")));
+        }
+        if !(0.0..1.0).contains(&dropout) {
+            return Err(config("attention dropout", format!("must be in [0, 1), got {dropout}")));
+        }
+        let names = [param_name(prefix, "in_proj_weight"), param_name(prefix, "in_proj_bias")];
+        let [in_proj_weight, in_proj_bias] = weights.params(names, [&[3 * d, d], &[3 * d]], |_, rng| {
+            Ok([xavier_uniform(&[3 * d, d], 1.0, rng)?, ArrayD::zeros(IxDyn(&[3 * d]))])
+        })?;
+        let out_proj = Linear::build(&param_name(prefix, "out_proj"), d, d, true, weights)?;
+        Ok(MultiheadAttention { in_proj_weight, in_proj_bias, out_proj, heads, dropout })
+    }
+
+    /// The model dimension `d`.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 8, 2, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// assert_eq!((attn.dim(), attn.heads()), (8, 2));
+    /// ```
+    pub fn dim(&self) -> usize {
+        self.in_proj_weight.shape()[1]
+    }
+
+    /// The number of heads.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 8, 4, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// assert_eq!(attn.heads(), 4);
+    /// ```
+    pub fn heads(&self) -> usize {
+        self.heads
+    }
+
+    /// Rows `[start, start + len)` of the input projection: `(W, b)` of one
+    /// or more of q, k, v.
+    fn rows(&self, start: usize, len: usize) -> Result<(Tensor, Tensor)> {
+        let d = self.dim();
+        let (w, b) = (self.in_proj_weight.tensor(), self.in_proj_bias.tensor());
+        Ok((w.narrow(0, start * d, len * d)?, b.narrow(0, start * d, len * d)?))
+    }
+
+    /// `q`, `k` and `v` of self-attention over `x (batch, len, d)`, with one product.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 4, 2, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// let p = attn.project_self(&lingo_tensor::Tensor::ones(&[2, 3, 4])).unwrap();
+    /// assert_eq!(p.q.shape(), p.v.shape());
+    /// ```
+    pub fn project_self(&self, x: &Tensor) -> Result<Projected> {
+        let qkv = x.linear(self.in_proj_weight.tensor(), Some(self.in_proj_bias.tensor()))?;
+        let [q, k, v]: [Tensor; 3] = qkv.split(2, &[self.dim(); 3])?.try_into().expect("three parts");
+        Ok(Projected { q, k, v })
+    }
+
+    /// `q` of `x (batch, tgt_len, d)` alone: a cross-attention query.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 4, 2, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// assert_eq!(attn.project_query(&lingo_tensor::Tensor::ones(&[2, 1, 4])).unwrap().shape(), &[2, 1, 4]);
+    /// ```
+    pub fn project_query(&self, x: &Tensor) -> Result<Tensor> {
+        let (w, b) = self.rows(0, 1)?;
+        Ok(x.linear(&w, Some(&b))?)
+    }
+
+    /// `(k, v)` of `memory (batch, src_len, d)` with one product: what every
+    /// decoder step's cross-attention reads, computed once per source.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 4, 2, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// let (k, v) = attn.project_memory(&lingo_tensor::Tensor::ones(&[2, 7, 4])).unwrap();
+    /// assert_eq!((k.shape(), v.shape()), (&[2, 7, 4][..], &[2, 7, 4][..]));
+    /// ```
+    pub fn project_memory(&self, memory: &Tensor) -> Result<(Tensor, Tensor)> {
+        let (w, b) = self.rows(1, 2)?;
+        let kv = memory.linear(&w, Some(&b))?;
+        let [k, v]: [Tensor; 2] = kv.split(2, &[self.dim(); 2])?.try_into().expect("two parts");
+        Ok((k, v))
+    }
+
+    /// The heads and the output projection on projected `q (batch, tgt_len, d)`,
+    /// `k`, `v (batch, src_len, d)`, hiding keys at `key_pad_mask (batch,
+    /// src_len)` (true at padding) and, with `causal`, later positions.
+    ///
+    /// Without dropout (evaluation, or `p = 0`) this is one call of the fused
+    /// [`dot_product_attention`] kernel; with it, the weights are dropped out
+    /// between the softmax and the weighted sum, which the kernel does not
+    /// do, so the heads run as composed ops
+    /// ([`plain::dot_product_attention_dropout`]).
+    ///
+    /// ```
+    /// # use lingo_nn::Mode;
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 4, 2, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// let enc_out = lingo_tensor::Tensor::randn(&[1, 3, 4], 1.0, &mut rng).unwrap();
+    /// let (k, v) = attn.project_memory(&enc_out).unwrap();
+    /// let q = attn.project_query(&lingo_tensor::Tensor::ones(&[1, 2, 4])).unwrap();
+    /// let pad = ndarray::arr2(&[[false, false, true]]);
+    /// let out = attn.attend(&q, &k, &v, Some(&pad), false, Mode::Eval).unwrap();
+    /// assert_eq!(out.weights[[0, 1, 1, 2]], 0.0);                   // padding gets no weight
+    /// ```
+    pub fn attend(
+        &self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        key_pad_mask: Option<&Array2<bool>>,
+        causal: bool,
+        mode: Mode<'_>,
+    ) -> Result<HeadsOutput> {
+        let scale = 1.0 / ((self.dim() / self.heads) as f32).sqrt();
+        let heads = self.heads;
+        let AttentionOutput { context, weights, head_weights } = match mode {
+            Mode::Train(rng) if self.dropout > 0.0 => {
+                plain::dot_product_attention_dropout(q, k, v, heads, scale, key_pad_mask, causal, self.dropout, rng)?
+            }
+            _ => dot_product_attention(q, k, v, heads, scale, key_pad_mask, causal)?,
+        };
+        // One head: the ops return its weights alone, (batch, tgt_len, src_len).
+        let weights = head_weights.map_or_else(|| weights.data().clone().insert_axis(Axis(1)), |w| w.data().clone());
+        Ok(HeadsOutput { out: self.out_proj.forward(&context)?, weights })
+    }
+
+    /// Projects and attends: `query (batch, tgt_len, d)` to `memory (batch,
+    /// src_len, d)`; self-attention when both are the same tensor (then the
+    /// input projection is one product).
+    ///
+    /// ```
+    /// # use lingo_nn::Mode;
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 4, 1, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// let (x, enc_out) = (lingo_tensor::Tensor::ones(&[2, 3, 4]), lingo_tensor::Tensor::ones(&[2, 5, 4]));
+    /// let out = attn.forward(&x, &enc_out, None, false, Mode::Eval).unwrap();
+    /// assert_eq!(out.weights.shape(), &[2, 1, 3, 5]);
+    /// ```
+    pub fn forward(
+        &self,
+        query: &Tensor,
+        memory: &Tensor,
+        key_pad_mask: Option<&Array2<bool>>,
+        causal: bool,
+        mode: Mode<'_>,
+    ) -> Result<HeadsOutput> {
+        let Projected { q, k, v } = if query.id() == memory.id() {
+            self.project_self(query)?
+        } else {
+            let (k, v) = self.project_memory(memory)?;
+            Projected { q: self.project_query(query)?, k, v }
+        };
+        self.attend(&q, &k, &v, key_pad_mask, causal, mode)
+    }
+}
+
+impl Module for MultiheadAttention {
+    fn params(&self) -> Vec<&Param> {
+        let mut p = vec![&self.in_proj_weight, &self.in_proj_bias];
+        p.extend(self.out_proj.params());
+        p
+    }
+
+    fn params_mut(&mut self) -> Vec<&mut Param> {
+        let mut p = vec![&mut self.in_proj_weight, &mut self.in_proj_bias];
+        p.extend(self.out_proj.params_mut());
+        p
+    }
+}
