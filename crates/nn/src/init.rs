@@ -64,14 +64,33 @@ impl Init {
         padding_idx: Option<usize>,
         rng: &mut impl Rng,
     ) -> Result<ArrayD<f32>> {
-        let mut table = match self {
+        let table = match self {
             Init::XavierOrthogonal => xavier_uniform(&[vocab, dim], 1.0, rng)?,
             Init::PyTorch => Tensor::randn(&[vocab, dim], 1.0, rng)?.data().clone(),
         };
-        if let Some(pad) = padding_idx.filter(|&p| p < vocab) {
-            table.index_axis_mut(Axis(0), pad).fill(0.0);
-        }
-        Ok(table)
+        Ok(zero_row(table, padding_idx))
+    }
+
+    /// A Transformer's embedding table `(vocab, dim)`, the same for both
+    /// inits: `N(0, 1/dim)`, so that the model's `×√dim` gives its inputs
+    /// unit variance (as fairseq initialises it); row `padding_idx` is zero.
+    ///
+    /// ```
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let table = lingo_nn::Init::default().transformer_embedding(1000, 16, None, &mut rng).unwrap();
+    /// let var = table.iter().map(|v| v * v).sum::<f32>() / table.len() as f32;
+    /// assert!((var * 16.0 - 1.0).abs() < 0.05);
+    /// ```
+    pub fn transformer_embedding(
+        self,
+        vocab: usize,
+        dim: usize,
+        padding_idx: Option<usize>,
+        rng: &mut impl Rng,
+    ) -> Result<ArrayD<f32>> {
+        let table = Tensor::randn(&[vocab, dim], 1.0 / (dim as f32).sqrt(), rng)?.data().clone();
+        Ok(zero_row(table, padding_idx))
     }
 
     /// A linear layer's weight `(out, in)`.
@@ -154,6 +173,14 @@ impl Init {
 }
 
 /// `1/√n` (0 for an empty layer, so nothing is drawn).
+/// `table` with row `padding_idx` (if any, and in range) set to zero, as PyTorch does.
+fn zero_row(mut table: ArrayD<f32>, padding_idx: Option<usize>) -> ArrayD<f32> {
+    if let Some(pad) = padding_idx.filter(|&p| p < table.shape()[0]) {
+        table.index_axis_mut(Axis(0), pad).fill(0.0);
+    }
+    table
+}
+
 fn inv_sqrt(n: usize) -> f32 {
     if n == 0 { 0.0 } else { 1.0 / (n as f32).sqrt() }
 }

@@ -19,6 +19,7 @@
 //! | [`state_dict`], [`checkpoint`] | [`StateDict`] (weights by name, [`StateDict::average`] of several), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
 //! | [`seq2seq`] | [`Seq2Seq`] and [`Seq2SeqConfig`]: the encoder–decoder with attention off (the bottleneck baseline, the default) or any `lingo-attention` scorer, in Luong's or Bahdanau's [`Placement`] |
 //! | [`train`] | [`train_model`] with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch that may stop training or end it at a later epoch ([`Next`]) |
+//! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best), both with attention |
 //!
 //! ## The translation model in five lines
@@ -149,6 +150,7 @@ pub mod schedule;
 pub mod seq2seq;
 pub mod state_dict;
 pub mod train;
+pub mod transformer;
 
 pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
@@ -167,4 +169,8 @@ pub use state_dict::{NamedTensor, StateDict};
 pub use train::{
     CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate,
     load_own, load_resumable, train_model, train_model_with,
+};
+pub use transformer::{
+    Activation, DecoderState, NormPosition, Transformer, TransformerConfig, TransformerContext, TransformerEncoded,
+    TransformerForward, TransformerStep,
 };

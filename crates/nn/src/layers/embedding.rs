@@ -62,6 +62,33 @@ impl Embedding {
         padding_idx: Option<usize>,
         weights: &mut Weights<'_>,
     ) -> Result<Embedding> {
+        Embedding::build_with(prefix, num_embeddings, dim, padding_idx, weights, |init, rng| {
+            init.embedding(num_embeddings, dim, padding_idx, rng)
+        })
+    }
+
+    /// [`Embedding::build`] for a Transformer ([`Init::transformer_embedding`]).
+    pub(crate) fn build_transformer(
+        prefix: &str,
+        num_embeddings: usize,
+        dim: usize,
+        padding_idx: Option<usize>,
+        weights: &mut Weights<'_>,
+    ) -> Result<Embedding> {
+        Embedding::build_with(prefix, num_embeddings, dim, padding_idx, weights, |init, rng| {
+            init.transformer_embedding(num_embeddings, dim, padding_idx, rng)
+        })
+    }
+
+    /// A table drawn by `draw(init, rng)` or taken from saved weights.
+    fn build_with(
+        prefix: &str,
+        num_embeddings: usize,
+        dim: usize,
+        padding_idx: Option<usize>,
+        weights: &mut Weights<'_>,
+        draw: impl FnOnce(Init, &mut &mut dyn RngCore) -> Result<ndarray::ArrayD<f32>>,
+    ) -> Result<Embedding> {
         positive("embedding vocabulary size", num_embeddings)?;
         positive("embedding dimension", dim)?;
         if let Some(pad) = padding_idx.filter(|&p| p >= num_embeddings) {
@@ -70,9 +97,8 @@ impl Embedding {
                 format!("{pad} is not below the vocabulary size {num_embeddings}"),
             ));
         }
-        let [weight] = weights.params([param_name(prefix, "weight")], [&[num_embeddings, dim]], |init, rng| {
-            Ok([init.embedding(num_embeddings, dim, padding_idx, rng)?])
-        })?;
+        let [weight] = weights
+            .params([param_name(prefix, "weight")], [&[num_embeddings, dim]], |init, rng| Ok([draw(init, rng)?]))?;
         Ok(Embedding { weight, padding_idx })
     }
 

@@ -1,0 +1,859 @@
+//! The Transformer (Vaswani et al., 2017): attention without recurrence,
+//! built from the same dot-product kernel as Luong's attention.
+//!
+//! # The model
+//!
+//! ```text
+//! encoder:  x = dropout(embed(src)·√d + PE)                          (batch, src_len, d)
+//!           per layer:  x = block(x, self_attn(x, x, src_pad_mask))
+//!                       x = block(x, ff(x))
+//!           enc_out = norm(x)
+//! decoder:  y = dropout(embed(tgt_in)·√d + PE)                       (batch, tgt_len, d)
+//!           per layer:  y = block(y, self_attn(y, y, tgt_pad_mask, causal))
+//!                       y = block(y, cross_attn(y, enc_out, src_pad_mask))
+//!                       y = block(y, ff(y))
+//!           logits = norm(y)·W_outᵀ + b_out                          (batch, tgt_len, tgt_vocab)
+//!
+//! ff(x) = W_2 · dropout(act(W_1 x + b_1)) + b_2                     act: ReLU or GELU
+//! post-norm block(x, f) = norm(x + dropout(f(x)))                    (the paper's)
+//! pre-norm  block(x, f) = x + dropout(f(norm(x)))                    (trains deeper stacks without warm-up tricks)
+//! ```
+//!
+//! Each `self_attn`, `cross_attn` is a [`MultiheadAttention`]: the scaled
+//! dot-product attention of [`lingo_attention::dot_product_attention`], in
+//! heads, on learned projections. Cross-attention is exactly Luong's
+//! attention of the recurrent model, with the decoder's layer output as the
+//! query; self-attention points the same operation at one sequence.
+//!
+//! # Names and layouts
+//!
+//! Parameters carry the names and shapes of PyTorch's `nn.Transformer`
+//! (`encoder.layers.0.self_attn.in_proj_weight`, `decoder.layers.1.norm3.bias`,
+//! `encoder.norm.weight`, ...), so weights map one to one. Around it:
+//! `encoder.embedding.weight`, `decoder.embedding.weight`, learned positions
+//! as `encoder.positions.weight` and `decoder.positions.weight`, and the
+//! output layer `out.weight` and `out.bias`. Tying the output layer to the
+//! target embedding drops `out.weight` (the logits use `decoder.embedding.weight`);
+//! tying the source embedding too (a joint vocabulary) drops
+//! `encoder.embedding.weight`. Like `nn.Transformer`, both stacks end in a
+//! layer norm (`encoder.norm`, `decoder.norm`) in either placement.
+//!
+//! # Decoding with a cache
+//!
+//! In a decoder step only the new position's query is new: the keys and
+//! values of earlier positions do not change (the causal mask kept them
+//! from seeing later ones), so [`Transformer::decode_step`] keeps them per
+//! layer in a [`DecoderState`] and appends one row a step, and the
+//! cross-attention keys and values of the source are projected once, in
+//! [`Transformer::decoder_context`].
+
+use lingo_data::{Batch, PAD};
+use lingo_tensor::{CrossEntropy, Module, Param, Tensor};
+use ndarray::{Array2, Array4, Array5, ArrayD, Axis, Ix4};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, config as invalid};
+use crate::init::{Init, Weights};
+use crate::layers::{
+    Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions,
+};
+use crate::state_dict::{StateDict, check_unique};
+
+/// Where each block's layer norm sits (PyTorch's `norm_first`).
+///
+/// ```
+/// assert_eq!(lingo_nn::NormPosition::default(), lingo_nn::NormPosition::Post);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NormPosition {
+    /// `norm(x + dropout(f(x)))`, the paper's (`norm_first=False`).
+    #[default]
+    Post,
+    /// `x + dropout(f(norm(x)))` (`norm_first=True`).
+    Pre,
+}
+
+/// The feed-forward block's nonlinearity.
+///
+/// ```
+/// assert_eq!(lingo_nn::Activation::default(), lingo_nn::Activation::Relu);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Activation {
+    /// `max(x, 0)`, the paper's and PyTorch's default.
+    #[default]
+    Relu,
+    /// `x·Φ(x)`, [`Tensor::gelu`] (`activation="gelu"`).
+    Gelu,
+    /// GELU's tanh form, [`Tensor::gelu_tanh`].
+    GeluTanh,
+}
+
+impl Activation {
+    fn apply(self, x: &Tensor) -> Tensor {
+        match self {
+            Activation::Relu => x.relu(),
+            Activation::Gelu => x.gelu(),
+            Activation::GeluTanh => x.gelu_tanh(),
+        }
+    }
+}
+
+/// Everything that shapes a [`Transformer`]; stored in checkpoints.
+///
+/// The defaults ([`TransformerConfig::new`]) are the ablation's size:
+/// `d = 64`, 2 + 2 layers, 4 heads, feed-forward 256, dropout 0.1,
+/// sinusoidal positions, post-norm, ReLU, nothing tied.
+///
+/// ```
+/// let c = lingo_nn::TransformerConfig::new(30, 40);
+/// assert_eq!((c.d_model, c.heads, c.encoder_layers, c.decoder_layers, c.ff_dim), (64, 4, 2, 2, 256));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TransformerConfig {
+    /// Source vocabulary size.
+    pub src_vocab: usize,
+    /// Target vocabulary size.
+    pub tgt_vocab: usize,
+    /// Model dimension `d`: embeddings, attention and every layer's output.
+    pub d_model: usize,
+    /// Attention heads per layer; must divide `d_model`.
+    pub heads: usize,
+    /// Encoder layers.
+    pub encoder_layers: usize,
+    /// Decoder layers.
+    pub decoder_layers: usize,
+    /// Hidden size of the feed-forward blocks.
+    pub ff_dim: usize,
+    /// Dropout on embeddings, block outputs and the feed-forward hidden layer.
+    pub dropout: f32,
+    /// Dropout on the attention weights.
+    pub attention_dropout: f32,
+    /// The feed-forward nonlinearity.
+    pub activation: Activation,
+    /// Post-norm or pre-norm blocks.
+    pub norm: NormPosition,
+    /// Sinusoidal or learned positions.
+    pub positions: PositionKind,
+    /// The longest sequence the positions cover.
+    pub max_len: usize,
+    /// Whether the output layer reuses the target embedding as its weight.
+    pub tie_output: bool,
+    /// Whether the source reuses the target embedding (needs one joint vocabulary).
+    pub tie_source: bool,
+    /// The layer norms' `ε`.
+    pub layer_norm_eps: f32,
+    /// How weights are initialised.
+    pub init: Init,
+}
+
+impl TransformerConfig {
+    /// The defaults for the given vocabulary sizes (see the type's docs).
+    ///
+    /// ```
+    /// let c = lingo_nn::TransformerConfig::new(10, 12);
+    /// assert_eq!((c.src_vocab, c.tgt_vocab, c.max_len), (10, 12, 256));
+    /// ```
+    pub fn new(src_vocab: usize, tgt_vocab: usize) -> TransformerConfig {
+        TransformerConfig {
+            src_vocab,
+            tgt_vocab,
+            d_model: 64,
+            heads: 4,
+            encoder_layers: 2,
+            decoder_layers: 2,
+            ff_dim: 256,
+            dropout: 0.1,
+            attention_dropout: 0.1,
+            activation: Activation::Relu,
+            norm: NormPosition::Post,
+            positions: PositionKind::Sinusoidal,
+            max_len: 256,
+            tie_output: false,
+            tie_source: false,
+            layer_norm_eps: 1e-5,
+            init: Init::default(),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        for (what, p) in [("dropout", self.dropout), ("attention_dropout", self.attention_dropout)] {
+            if !(0.0..1.0).contains(&p) {
+                return Err(invalid(what, format!("must be in [0, 1), got {p}")));
+            }
+        }
+        if self.tie_source && self.src_vocab != self.tgt_vocab {
+            return Err(invalid(
+                "tie_source",
+                format!(
+                    "needs one joint vocabulary, got {} source and {} target tokens",
+                    self.src_vocab, self.tgt_vocab
+                ),
+            ));
+        }
+        if self.encoder_layers == 0 || self.decoder_layers == 0 {
+            return Err(invalid("layers", "the encoder and the decoder need at least one layer each"));
+        }
+        Ok(())
+    }
+}
+
+/// `x + dropout(f(norm(x)))` or `norm(x + dropout(f(x)))`: one residual
+/// block around sublayer `f`, which may return something besides its
+/// output (an attention's weights).
+fn block<T>(
+    placement: NormPosition,
+    dropout: &Dropout,
+    norm: &LayerNorm,
+    x: &Tensor,
+    mut mode: Mode<'_>,
+    f: impl FnOnce(&Tensor, Mode<'_>) -> Result<(Tensor, T)>,
+) -> Result<(Tensor, T)> {
+    Ok(match placement {
+        NormPosition::Post => {
+            let (out, extra) = f(x, mode.reborrow())?;
+            (norm.forward_residual(x, &dropout.forward(&out, mode)?)?, extra)
+        }
+        NormPosition::Pre => {
+            let (out, extra) = f(&norm.forward(x)?, mode.reborrow())?;
+            (x.add(&dropout.forward(&out, mode)?)?, extra)
+        }
+    })
+}
+
+/// `W_2 · dropout(act(W_1 x + b_1)) + b_2`, PyTorch's `linear1`, `linear2`.
+#[derive(Debug, Clone)]
+struct FeedForward {
+    linear1: Linear,
+    linear2: Linear,
+}
+
+impl FeedForward {
+    fn forward(&self, x: &Tensor, activation: Activation, dropout: &Dropout, mode: Mode<'_>) -> Result<Tensor> {
+        let hidden = dropout.forward(&activation.apply(&self.linear1.forward(x)?), mode)?;
+        self.linear2.forward(&hidden)
+    }
+}
+
+/// Keys and values of one attention, `(batch, len, d)` each.
+#[derive(Debug, Clone)]
+struct Kv {
+    k: Tensor,
+    v: Tensor,
+}
+
+impl Kv {
+    fn select_rows(&self, rows: &[usize]) -> Result<Kv> {
+        Ok(Kv { k: self.k.index_select(0, rows)?, v: self.v.index_select(0, rows)? })
+    }
+}
+
+/// `nn.TransformerEncoderLayer`: `self_attn`, `linear1`, `linear2`, `norm1`, `norm2`.
+#[derive(Debug, Clone)]
+struct EncoderLayer {
+    self_attn: MultiheadAttention,
+    ff: FeedForward,
+    norm1: LayerNorm,
+    norm2: LayerNorm,
+}
+
+/// `nn.TransformerDecoderLayer`: `self_attn`, `multihead_attn`, `linear1`,
+/// `linear2`, `norm1`, `norm2`, `norm3`.
+#[derive(Debug, Clone)]
+struct DecoderLayer {
+    self_attn: MultiheadAttention,
+    cross_attn: MultiheadAttention,
+    ff: FeedForward,
+    norm1: LayerNorm,
+    norm2: LayerNorm,
+    norm3: LayerNorm,
+}
+
+/// What [`Transformer::encode_source`] returns.
+#[derive(Debug, Clone)]
+pub struct TransformerEncoded {
+    /// The encoder stack's output, `(batch, src_len, d)`.
+    pub enc_out: Tensor,
+    /// `true` at source padding, `(batch, src_len)`.
+    pub src_pad_mask: Array2<bool>,
+    /// Every encoder layer's self-attention, `(layers, heads, batch, src_len, src_len)`.
+    pub self_weights: Array5<f32>,
+}
+
+/// What [`Transformer::forward`] returns.
+#[derive(Debug, Clone)]
+pub struct TransformerForward {
+    /// Scores over the target vocabulary, `(batch, tgt_len, tgt_vocab)`.
+    pub logits: Tensor,
+    /// Every decoder layer's cross-attention, `(layers, heads, batch, tgt_len, src_len)`.
+    pub cross_weights: Array5<f32>,
+    /// Every decoder layer's causal self-attention, `(layers, heads, batch, tgt_len, tgt_len)`.
+    pub self_weights: Array5<f32>,
+    /// Every encoder layer's self-attention, `(layers, heads, batch, src_len, src_len)`.
+    pub encoder_weights: Array5<f32>,
+}
+
+/// The decoder stack's output before the output layer, `(batch, tgt_len, d)`,
+/// and the weights of [`TransformerForward`].
+struct Decoded {
+    features: Tensor,
+    self_weights: Array5<f32>,
+    cross_weights: Array5<f32>,
+    encoder_weights: Array5<f32>,
+}
+
+/// What every decoder step reads from the source: each layer's
+/// cross-attention keys and values, projected once, and the padding mask.
+#[derive(Debug, Clone)]
+pub struct TransformerContext {
+    memory: Vec<Kv>,
+    src_pad_mask: Array2<bool>,
+}
+
+impl TransformerContext {
+    /// The same context for the given batch rows, in that order (repeats
+    /// allowed): beam search's copies, or the rows still decoding.
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Transformer, TransformerConfig};
+    /// # use rand::SeedableRng;
+    /// # let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 5, 3]]), &[3], Mode::Eval).unwrap();
+    /// let beams = model.decoder_context(&enc).unwrap().select_rows(&[0, 0]).unwrap();
+    /// let step = model.decode_step(&beams, &lingo_nn::DecoderState::default(), &[2, 2], Mode::Eval).unwrap();
+    /// assert_eq!(step.logits.shape(), &[2, 9]);
+    /// ```
+    pub fn select_rows(&self, rows: &[usize]) -> Result<TransformerContext> {
+        Ok(TransformerContext {
+            memory: self.memory.iter().map(|kv| kv.select_rows(rows)).collect::<Result<_>>()?,
+            src_pad_mask: self.src_pad_mask.select(Axis(0), rows),
+        })
+    }
+}
+
+/// The decoder's cache: each layer's self-attention keys and values of the
+/// positions decoded so far. [`DecoderState::default`] is the empty cache
+/// of the first step.
+#[derive(Debug, Clone, Default)]
+pub struct DecoderState {
+    layers: Vec<Kv>,
+}
+
+impl DecoderState {
+    /// How many positions the cache holds.
+    ///
+    /// ```
+    /// assert_eq!(lingo_nn::DecoderState::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.layers.first().map_or(0, |kv| kv.k.shape()[1])
+    }
+
+    /// Whether the cache is empty (before the first step).
+    ///
+    /// ```
+    /// assert!(lingo_nn::DecoderState::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The same cache for the given batch rows, in that order.
+    ///
+    /// ```
+    /// let empty = lingo_nn::DecoderState::default();
+    /// assert!(empty.select_rows(&[0, 0]).unwrap().is_empty());
+    /// ```
+    pub fn select_rows(&self, rows: &[usize]) -> Result<DecoderState> {
+        Ok(DecoderState { layers: self.layers.iter().map(|kv| kv.select_rows(rows)).collect::<Result<_>>()? })
+    }
+}
+
+/// What one [`Transformer::decode_step`] returns.
+#[derive(Debug, Clone)]
+pub struct TransformerStep {
+    /// Scores for the next token, `(batch, tgt_vocab)`.
+    pub logits: Tensor,
+    /// This step's cross-attention, `(layers, heads, batch, src_len)`.
+    pub cross_weights: Array4<f32>,
+    /// The cache with this step's keys and values appended.
+    pub state: DecoderState,
+}
+
+/// The encoder–decoder Transformer; see the [module docs](self).
+///
+/// ```
+/// use lingo_nn::{Mode, Transformer, TransformerConfig};
+/// use rand::SeedableRng;
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let model = Transformer::new(TransformerConfig::new(20, 20), &mut rng).unwrap();
+/// let src = ndarray::arr2(&[[2_usize, 7, 9, 3], [2, 5, 3, 0]]);     // <sos> .. <eos>, padded
+/// let tgt_in = ndarray::arr2(&[[2_usize, 11, 12], [2, 13, 0]]);
+/// let out = model.forward(&src, &[4, 3], &tgt_in, &[3, 2], Mode::Eval).unwrap();
+/// assert_eq!(out.logits.shape(), &[2, 3, 20]);
+/// assert_eq!(out.cross_weights.shape(), &[2, 4, 2, 3, 4]);        // (layers, heads, batch, tgt_len, src_len)
+/// assert_eq!(out.cross_weights[[1, 3, 1, 0, 3]], 0.0);            // padding gets no weight
+/// ```
+#[derive(Debug, Clone)]
+pub struct Transformer {
+    config: TransformerConfig,
+    /// `None` when tied to the target embedding.
+    src_embedding: Option<Embedding>,
+    src_positions: Positions,
+    encoder: Vec<EncoderLayer>,
+    encoder_norm: LayerNorm,
+    tgt_embedding: Embedding,
+    tgt_positions: Positions,
+    decoder: Vec<DecoderLayer>,
+    decoder_norm: LayerNorm,
+    /// `None` when tied to the target embedding.
+    out_weight: Option<Param>,
+    out_bias: Param,
+    dropout: Dropout,
+}
+
+impl Transformer {
+    /// Builds and initialises a model from `rng`, after checking the
+    /// configuration (heads must divide `d_model`, dropout in `[0, 1)`, a
+    /// joint vocabulary for `tie_source`, ...).
+    ///
+    /// ```
+    /// use lingo_nn::{Transformer, TransformerConfig};
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let bad = TransformerConfig { heads: 5, ..TransformerConfig::new(9, 9) };
+    /// assert!(Transformer::new(bad, &mut rng).unwrap_err().to_string().contains("divide"));
+    /// ```
+    pub fn new(config: TransformerConfig, mut rng: &mut impl RngCore) -> Result<Transformer> {
+        let init = config.init;
+        Transformer::build(config, &mut Weights::Fresh(init, &mut rng))
+    }
+
+    /// [`Transformer::new`] with every weight drawn fresh or taken from saved ones.
+    pub(crate) fn build(config: TransformerConfig, weights: &mut Weights<'_>) -> Result<Transformer> {
+        config.validate()?;
+        let c = &config;
+        let (d, eps) = (c.d_model, c.layer_norm_eps);
+        let attention = |prefix: &str, weights: &mut Weights<'_>| {
+            MultiheadAttention::build(prefix, d, c.heads, c.attention_dropout, weights)
+        };
+        let ff = |prefix: &str, weights: &mut Weights<'_>| -> Result<FeedForward> {
+            Ok(FeedForward {
+                linear1: Linear::build(&format!("{prefix}.linear1"), d, c.ff_dim, true, weights)?,
+                linear2: Linear::build(&format!("{prefix}.linear2"), c.ff_dim, d, true, weights)?,
+            })
+        };
+        let norm = |prefix: &str, name: &str, weights: &mut Weights<'_>| {
+            LayerNorm::build(&format!("{prefix}.{name}"), d, eps, weights)
+        };
+        let src_embedding = (!c.tie_source)
+            .then(|| Embedding::build_transformer("encoder.embedding", c.src_vocab, d, Some(PAD), weights))
+            .transpose()?;
+        let src_positions = Positions::build("encoder.positions", c.positions, c.max_len, d, weights)?;
+        let mut encoder = Vec::with_capacity(c.encoder_layers);
+        for i in 0..c.encoder_layers {
+            let p = format!("encoder.layers.{i}");
+            encoder.push(EncoderLayer {
+                self_attn: attention(&format!("{p}.self_attn"), weights)?,
+                ff: ff(&p, weights)?,
+                norm1: norm(&p, "norm1", weights)?,
+                norm2: norm(&p, "norm2", weights)?,
+            });
+        }
+        let encoder_norm = LayerNorm::build("encoder.norm", d, eps, weights)?;
+        let tgt_embedding = Embedding::build_transformer("decoder.embedding", c.tgt_vocab, d, Some(PAD), weights)?;
+        let tgt_positions = Positions::build("decoder.positions", c.positions, c.max_len, d, weights)?;
+        let mut decoder = Vec::with_capacity(c.decoder_layers);
+        for i in 0..c.decoder_layers {
+            let p = format!("decoder.layers.{i}");
+            decoder.push(DecoderLayer {
+                self_attn: attention(&format!("{p}.self_attn"), weights)?,
+                cross_attn: attention(&format!("{p}.multihead_attn"), weights)?,
+                ff: ff(&p, weights)?,
+                norm1: norm(&p, "norm1", weights)?,
+                norm2: norm(&p, "norm2", weights)?,
+                norm3: norm(&p, "norm3", weights)?,
+            });
+        }
+        let decoder_norm = LayerNorm::build("decoder.norm", d, eps, weights)?;
+        let (v, d_in) = (c.tgt_vocab, d);
+        let out_weight = (!c.tie_output)
+            .then(|| {
+                weights.params(["out.weight".to_owned()], [&[v, d_in]], |init, rng| {
+                    Ok([init.linear_weight(v, d_in, rng)?])
+                })
+            })
+            .transpose()?
+            .map(|[w]| w);
+        let [out_bias] =
+            weights.params(["out.bias".to_owned()], [&[v]], |init, rng| Ok([init.linear_bias(v, d_in, rng)]))?;
+        let dropout = Dropout::new(c.dropout)?;
+        Ok(Transformer {
+            config,
+            src_embedding,
+            src_positions,
+            encoder,
+            encoder_norm,
+            tgt_embedding,
+            tgt_positions,
+            decoder,
+            decoder_norm,
+            out_weight,
+            out_bias,
+            dropout,
+        })
+    }
+
+    /// A model with the given weights (by name, in any order; every
+    /// parameter of the configuration's model exactly once, nothing else):
+    /// how a PyTorch `nn.Transformer` state dict comes in.
+    ///
+    /// ```
+    /// use lingo_nn::{StateDict, Transformer, TransformerConfig};
+    /// use lingo_tensor::Module;
+    /// # use rand::SeedableRng;
+    /// let config = TransformerConfig { d_model: 8, heads: 2, ff_dim: 16, ..TransformerConfig::new(9, 9) };
+    /// let model = Transformer::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let saved = StateDict::from_module(&model).unwrap();
+    /// assert!(Transformer::from_state_dict(&config, &saved).is_ok());
+    /// let tied = TransformerConfig { tie_output: true, ..config };
+    /// let err = Transformer::from_state_dict(&tied, &saved).err().unwrap();
+    /// assert_eq!(err.to_string(), "parameter out.weight: not a parameter of the model");
+    /// ```
+    pub fn from_state_dict(config: &TransformerConfig, params: &StateDict) -> Result<Transformer> {
+        check_unique(params.tensors().iter().map(|t| t.name.as_str()))?;
+        let model = Transformer::build(config.clone(), &mut Weights::Saved(params))?;
+        params.check_no_extra(model.params().into_iter().map(Param::name))?;
+        Ok(model)
+    }
+
+    /// The configuration this model was built from.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// let config = lingo_nn::TransformerConfig::new(7, 8);
+    /// let model = lingo_nn::Transformer::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// assert_eq!(model.config(), &config);
+    /// ```
+    pub fn config(&self) -> &TransformerConfig {
+        &self.config
+    }
+
+    /// `dropout(embed(ids)·√d + PE[start..])`, `(batch, len, d)`.
+    fn embed(
+        &self,
+        embedding: &Embedding,
+        positions: &Positions,
+        ids: &Array2<usize>,
+        start: usize,
+        mode: Mode<'_>,
+    ) -> Result<Tensor> {
+        let scaled = embedding.forward(ids.view())?.mul_scalar((self.config.d_model as f32).sqrt());
+        self.dropout.forward(&positions.forward(&scaled, start)?, mode)
+    }
+
+    /// Runs the encoder stack over `src (batch, src_len)` with lengths `src_lens`.
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Transformer, TransformerConfig};
+    /// # use rand::SeedableRng;
+    /// # let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 5, 3], [2, 3, 0]]), &[3, 2], Mode::Eval).unwrap();
+    /// assert_eq!(enc.enc_out.shape(), &[2, 3, 64]);
+    /// assert_eq!(enc.self_weights.shape(), &[2, 4, 2, 3, 3]);
+    /// assert!(enc.src_pad_mask[[1, 2]]);
+    /// ```
+    pub fn encode_source(
+        &self,
+        src: &Array2<usize>,
+        src_lens: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<TransformerEncoded> {
+        let src_pad_mask = pad_mask(src, src_lens)?;
+        let embedding = self.src_embedding.as_ref().unwrap_or(&self.tgt_embedding);
+        let mut x = self.embed(embedding, &self.src_positions, src, 0, mode.reborrow())?;
+        let (c, mut weights) = (&self.config, Vec::with_capacity(self.encoder.len()));
+        for layer in &self.encoder {
+            let (y, w) = block(c.norm, &self.dropout, &layer.norm1, &x, mode.reborrow(), |x, mode| {
+                let HeadsOutput { out, weights } = layer.self_attn.forward(x, x, Some(&src_pad_mask), false, mode)?;
+                Ok((out, weights))
+            })?;
+            let (y, ()) = block(c.norm, &self.dropout, &layer.norm2, &y, mode.reborrow(), |x, mode| {
+                Ok((layer.ff.forward(x, c.activation, &self.dropout, mode)?, ()))
+            })?;
+            x = y;
+            weights.push(w);
+        }
+        Ok(TransformerEncoded {
+            enc_out: self.encoder_norm.forward(&x)?,
+            src_pad_mask,
+            self_weights: stack_layers(weights)?,
+        })
+    }
+
+    /// One decoder layer over `y (batch, len, d)`: with `cache`, `y` is the
+    /// next position and attends to the cached positions and itself; without,
+    /// `y` is the whole target under the causal mask. Returns the output,
+    /// this layer's self-attention keys and values (the cache, extended) and
+    /// the self- and cross-attention weights.
+    fn decoder_layer(
+        &self,
+        layer: &DecoderLayer,
+        y: &Tensor,
+        memory: &Kv,
+        masks: (Option<&Array2<bool>>, &Array2<bool>),
+        cache: Option<&Kv>,
+        mut mode: Mode<'_>,
+    ) -> Result<(Tensor, Kv, ArrayD<f32>, ArrayD<f32>)> {
+        let (c, (tgt_pad_mask, src_pad_mask)) = (&self.config, masks);
+        let (y, (kv, self_w)) = block(c.norm, &self.dropout, &layer.norm1, y, mode.reborrow(), |x, mode| {
+            let p = layer.self_attn.project_self(x)?;
+            let kv = match cache {
+                Some(past) => {
+                    Kv { k: Tensor::cat(&[past.k.clone(), p.k], 1)?, v: Tensor::cat(&[past.v.clone(), p.v], 1)? }
+                }
+                None => Kv { k: p.k, v: p.v },
+            };
+            // The cached positions all precede the new one; a whole target needs the causal mask.
+            let h = layer.self_attn.attend(&p.q, &kv.k, &kv.v, tgt_pad_mask, cache.is_none(), mode)?;
+            Ok((h.out, (kv, h.weights)))
+        })?;
+        let (y, cross_w) = block(c.norm, &self.dropout, &layer.norm2, &y, mode.reborrow(), |x, mode| {
+            let q = layer.cross_attn.project_query(x)?;
+            let h = layer.cross_attn.attend(&q, &memory.k, &memory.v, Some(src_pad_mask), false, mode)?;
+            Ok((h.out, h.weights))
+        })?;
+        let (y, ()) = block(c.norm, &self.dropout, &layer.norm3, &y, mode.reborrow(), |x, mode| {
+            Ok((layer.ff.forward(x, c.activation, &self.dropout, mode)?, ()))
+        })?;
+        Ok((y, kv, self_w, cross_w))
+    }
+
+    /// Projects each decoder layer's cross-attention keys and values of the
+    /// source once, for every step that follows.
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Transformer, TransformerConfig};
+    /// # use rand::SeedableRng;
+    /// # let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 5, 3]]), &[3], Mode::Eval).unwrap();
+    /// let ctx = model.decoder_context(&enc).unwrap();
+    /// let first = model.decode_step(&ctx, &lingo_nn::DecoderState::default(), &[2], Mode::Eval).unwrap();
+    /// assert_eq!(first.state.len(), 1);
+    /// ```
+    pub fn decoder_context(&self, encoded: &TransformerEncoded) -> Result<TransformerContext> {
+        let memory = self
+            .decoder
+            .iter()
+            .map(|layer| layer.cross_attn.project_memory(&encoded.enc_out).map(|(k, v)| Kv { k, v }))
+            .collect::<Result<_>>()?;
+        Ok(TransformerContext { memory, src_pad_mask: encoded.src_pad_mask.clone() })
+    }
+
+    /// The teacher-forced forward pass: logits for every target position
+    /// and every layer's and head's attention weights.
+    ///
+    /// ```
+    /// # use lingo_nn::{Mode, Transformer, TransformerConfig};
+    /// # use rand::SeedableRng;
+    /// # let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let out = model.forward(&ndarray::arr2(&[[2_usize, 5, 3]]), &[3], &ndarray::arr2(&[[2_usize, 6]]), &[2], Mode::Eval).unwrap();
+    /// assert_eq!(out.self_weights[[0, 0, 0, 0, 1]], 0.0);            // the causal mask
+    /// ```
+    pub fn forward(
+        &self,
+        src: &Array2<usize>,
+        src_lens: &[usize],
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mode: Mode<'_>,
+    ) -> Result<TransformerForward> {
+        let d = self.output_features(src, src_lens, tgt_in, tgt_lens, mode)?;
+        let logits = d.features.linear(self.out_weight(), Some(self.out_bias.tensor()))?;
+        let (cross_weights, self_weights, encoder_weights) = (d.cross_weights, d.self_weights, d.encoder_weights);
+        Ok(TransformerForward { logits, cross_weights, self_weights, encoder_weights })
+    }
+
+    /// The decoder stack's output under teacher forcing, with every attention's weights.
+    fn output_features(
+        &self,
+        src: &Array2<usize>,
+        src_lens: &[usize],
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<Decoded> {
+        let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
+        let ctx = self.decoder_context(&encoded)?;
+        let tgt_pad_mask = pad_mask(tgt_in, tgt_lens)?;
+        let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, tgt_in, 0, mode.reborrow())?;
+        let (mut self_w, mut cross_w) = (Vec::new(), Vec::new());
+        for (layer, memory) in self.decoder.iter().zip(&ctx.memory) {
+            let masks = (Some(&tgt_pad_mask), &ctx.src_pad_mask);
+            let (out, _, s, c) = self.decoder_layer(layer, &y, memory, masks, None, mode.reborrow())?;
+            y = out;
+            self_w.push(s);
+            cross_w.push(c);
+        }
+        Ok(Decoded {
+            features: self.decoder_norm.forward(&y)?,
+            self_weights: stack_layers(self_w)?,
+            cross_weights: stack_layers(cross_w)?,
+            encoder_weights: encoded.self_weights,
+        })
+    }
+
+    /// One decoder step for a batch: the previous tokens `prev (batch)` at
+    /// position `state.len()`, attending to the cached keys and values, to
+    /// the next-token scores, this step's cross-attention and the extended cache.
+    ///
+    /// ```
+    /// # use lingo_nn::{DecoderState, Mode, Transformer, TransformerConfig};
+    /// # use rand::SeedableRng;
+    /// # let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 5, 3], [2, 4, 3]]), &[3, 3], Mode::Eval).unwrap();
+    /// let ctx = model.decoder_context(&enc).unwrap();
+    /// let first = model.decode_step(&ctx, &DecoderState::default(), &[2, 2], Mode::Eval).unwrap();
+    /// let second = model.decode_step(&ctx, &first.state, &[6, 7], Mode::Eval).unwrap();
+    /// assert_eq!(second.logits.shape(), &[2, 9]);                     // (batch, tgt_vocab)
+    /// assert_eq!(second.cross_weights.shape(), &[2, 4, 2, 3]);       // (layers, heads, batch, src_len)
+    /// ```
+    pub fn decode_step(
+        &self,
+        ctx: &TransformerContext,
+        state: &DecoderState,
+        prev: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<TransformerStep> {
+        let batch = prev.len();
+        let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).expect("batch × 1 ids");
+        let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, &ids, state.len(), mode.reborrow())?;
+        let (mut layers, mut cross_w) = (Vec::with_capacity(self.decoder.len()), Vec::new());
+        for (i, (layer, memory)) in self.decoder.iter().zip(&ctx.memory).enumerate() {
+            let cache = state.layers.get(i);
+            let (out, kv, _, c) =
+                self.decoder_layer(layer, &y, memory, (None, &ctx.src_pad_mask), cache, mode.reborrow())?;
+            y = out;
+            layers.push(kv);
+            cross_w.push(c);
+        }
+        let features = self.decoder_norm.forward(&y)?;
+        let logits = features.linear(self.out_weight(), Some(self.out_bias.tensor()))?;
+        let vocab = logits.shape()[2];
+        // (layers, heads, batch, 1, src_len) without the one target position
+        let cross_weights = stack_layers(cross_w)?.index_axis_move(Axis(3), 0);
+        Ok(TransformerStep { logits: logits.reshape(&[batch, vocab])?, cross_weights, state: DecoderState { layers } })
+    }
+
+    /// The output layer's weight: its own, or the target embedding when tied.
+    fn out_weight(&self) -> &Tensor {
+        self.out_weight.as_ref().unwrap_or(self.tgt_embedding.weight()).tensor()
+    }
+
+    /// Mean cross-entropy of a batch's `tgt_out` under teacher forcing,
+    /// padding ignored, with label smoothing `epsilon`.
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// use lingo_nn::{Mode, Transformer, TransformerConfig};
+    /// use rand::SeedableRng;
+    /// let model = Transformer::new(TransformerConfig::new(10, 10), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let batch = Batch::from_examples(&[Example { src: vec![2, 5, 3], tgt: vec![2, 6, 7, 3] }]).unwrap();
+    /// let loss = model.loss(&batch, 0.0, Mode::Eval).unwrap().item().unwrap();
+    /// assert!(loss.is_finite() && loss > 0.0);
+    /// ```
+    pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
+        let features =
+            self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?.features;
+        let (b, t, d) = (features.shape()[0], features.shape()[1], features.shape()[2]);
+        let targets: Vec<usize> = batch.tgt_out.iter().copied().collect();
+        let opts = CrossEntropy { ignore_index: Some(PAD), label_smoothing };
+        Ok(features.reshape(&[b * t, d])?.linear_cross_entropy(
+            self.out_weight(),
+            Some(self.out_bias.tensor()),
+            &targets,
+            opts,
+        )?)
+    }
+}
+
+/// `true` where position `s` of row `b` is at or past `lens[b]`, `(batch, len)`.
+fn pad_mask(ids: &Array2<usize>, lens: &[usize]) -> Result<Array2<bool>> {
+    if lens.len() != ids.nrows() || lens.iter().any(|&n| n > ids.ncols()) {
+        return Err(invalid(
+            "lengths",
+            format!("{:?} do not fit a batch of {} rows of {} positions", lens, ids.nrows(), ids.ncols()),
+        ));
+    }
+    Ok(Array2::from_shape_fn(ids.dim(), |(b, s)| s >= lens[b]))
+}
+
+/// Per-layer `(batch, heads, tgt, src)` weights as one `(layers, heads, batch, tgt, src)` array.
+fn stack_layers(layers: Vec<ArrayD<f32>>) -> Result<Array5<f32>> {
+    let views: Vec<_> = layers
+        .iter()
+        .map(|w| w.view().into_dimensionality::<Ix4>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| invalid("attention weights", e.to_string()))?;
+    let stacked = ndarray::stack(Axis(0), &views).map_err(|e| invalid("attention weights", e.to_string()))?;
+    Ok(stacked.permuted_axes([0, 2, 1, 3, 4]).as_standard_layout().into_owned())
+}
+
+impl Module for Transformer {
+    fn params(&self) -> Vec<&Param> {
+        let mut p: Vec<&Param> = self.src_embedding.iter().flat_map(Module::params).collect();
+        p.extend(self.src_positions.params());
+        for layer in &self.encoder {
+            p.extend(layer.self_attn.params());
+            p.extend(layer.ff.linear1.params());
+            p.extend(layer.ff.linear2.params());
+            p.extend(layer.norm1.params());
+            p.extend(layer.norm2.params());
+        }
+        p.extend(self.encoder_norm.params());
+        p.extend(self.tgt_embedding.params());
+        p.extend(self.tgt_positions.params());
+        for layer in &self.decoder {
+            p.extend(layer.self_attn.params());
+            p.extend(layer.cross_attn.params());
+            p.extend(layer.ff.linear1.params());
+            p.extend(layer.ff.linear2.params());
+            p.extend(layer.norm1.params());
+            p.extend(layer.norm2.params());
+            p.extend(layer.norm3.params());
+        }
+        p.extend(self.decoder_norm.params());
+        p.extend(self.out_weight.iter());
+        p.push(&self.out_bias);
+        p
+    }
+
+    fn params_mut(&mut self) -> Vec<&mut Param> {
+        let mut p: Vec<&mut Param> = self.src_embedding.iter_mut().flat_map(Module::params_mut).collect();
+        p.extend(self.src_positions.params_mut());
+        for layer in &mut self.encoder {
+            p.extend(layer.self_attn.params_mut());
+            p.extend(layer.ff.linear1.params_mut());
+            p.extend(layer.ff.linear2.params_mut());
+            p.extend(layer.norm1.params_mut());
+            p.extend(layer.norm2.params_mut());
+        }
+        p.extend(self.encoder_norm.params_mut());
+        p.extend(self.tgt_embedding.params_mut());
+        p.extend(self.tgt_positions.params_mut());
+        for layer in &mut self.decoder {
+            p.extend(layer.self_attn.params_mut());
+            p.extend(layer.cross_attn.params_mut());
+            p.extend(layer.ff.linear1.params_mut());
+            p.extend(layer.ff.linear2.params_mut());
+            p.extend(layer.norm1.params_mut());
+            p.extend(layer.norm2.params_mut());
+            p.extend(layer.norm3.params_mut());
+        }
+        p.extend(self.decoder_norm.params_mut());
+        p.extend(self.out_weight.iter_mut());
+        p.push(&mut self.out_bias);
+        p
+    }
+}
