@@ -124,8 +124,9 @@ impl Tensor {
     /// Layer normalization over the last axis: each row of `d` features
     /// is shifted to mean 0 and scaled to variance 1 (with `ε` added to the
     /// variance), then scaled by `gamma (d)` and shifted by `beta (d)`: PyTorch's
-    /// `F.layer_norm(x, (d,), gamma, beta, eps)`. The [module docs](self)
-    /// give the backward.
+    /// `F.layer_norm(x, (d,), gamma, beta, eps)`. Backward, with `g = dy ⊙ γ`:
+    /// `dβ = Σ_rows dy`, `dγ = Σ_rows dy ⊙ x̂`, `dx = r·(g - mean(g) - x̂·mean(g ⊙ x̂))`
+    /// with `r = 1/√(σ² + ε)`.
     ///
     /// ```
     /// use lingo_tensor::Tensor;
