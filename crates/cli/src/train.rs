@@ -497,7 +497,7 @@ impl Run<'_> {
             )));
         }
         // The best round's weights, saved with the tokenizer for `lingo translate`.
-        let best = load_own(&self.args.out.join("best.ckpt"), trained.run_id)?;
+        let best = load_own::<Seq2SeqConfig>(&self.args.out.join("best.ckpt"), trained.run_id)?;
         best.restore(&mut model)?;
         let best_loss =
             best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN);
@@ -546,7 +546,7 @@ impl Run<'_> {
         let rounds = last.saturating_sub(self.args.average as u64 - 1).max(1)..=last;
         let dicts = rounds
             .clone()
-            .map(|r| load_own(&self.spec.epoch_path(r), trained.run_id).map(|c| c.params))
+            .map(|r| load_own::<Seq2SeqConfig>(&self.spec.epoch_path(r), trained.run_id).map(|c| c.params))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         let averaged = Seq2Seq::from_state_dict(&self.model_config, &StateDict::average(&dicts)?)?;
         let loss = evaluate(&averaged, &self.config.validation_batches(&self.data.valid)?, self.args.label_smoothing)?;

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lingo::data::{Bpe, ReadOptions, Tokenizer, Vocab, WordTokenizer, Wrap};
-use lingo::nn::{BeamConfig, Checkpoint, Hypothesis, Seq2Seq, Seq2SeqConfig, beam_search, greedy_decode};
+use lingo::nn::{
+    BeamConfig, Checkpoint, EncoderDecoder, Hypothesis, Seq2Seq, Seq2SeqConfig, beam_search, greedy_decode,
+};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};

@@ -41,8 +41,8 @@ pub mod prelude {
     pub use lingo_attention::Scorer;
     pub use lingo_data::{Batch, DigitOp, DigitTask, LexiconReverse, Task, Vocab};
     pub use lingo_nn::{
-        BeamConfig, Mode, Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig, beam_search, greedy_decode,
-        train_model,
+        BeamConfig, EncoderDecoder, Mode, Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer,
+        TransformerConfig, beam_search, greedy_decode, train_model,
     };
     pub use lingo_tensor::{Module, Param, Tensor, no_grad};
     pub use lingo_viz::{format_attention, plot_attention, plot_lines};

@@ -3,7 +3,8 @@
 //!
 //! Both run under [`no_grad`]: no graph is recorded, nothing is kept for a
 //! backward pass. Both run the model one step at a time through
-//! [`Seq2Seq::decode_step`], the same code Bahdanau's placement trains with.
+//! [`EncoderDecoder::step`] (for the recurrent model, the same code
+//! Bahdanau's placement trains with).
 //!
 //! Both drop an input's rows from the batch (its decoder state and its
 //! prepared source) as soon as it is done, so a batch of sentences of
@@ -17,8 +18,7 @@ use ndarray::{Array2, Axis};
 use rayon::prelude::*;
 
 use crate::error::{Result, config};
-use crate::layers::Mode;
-use crate::seq2seq::{DecoderContext, Seq2Seq};
+use crate::model::{EncoderDecoder, SelectRows};
 
 /// One decoded output.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,8 +90,8 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
 /// assert!(out[0].tokens.len() <= 5);
 /// assert_eq!(out[1].attention.as_ref().unwrap().ncols(), 4);
 /// ```
-pub fn greedy_decode(
-    model: &Seq2Seq,
+pub fn greedy_decode<M: EncoderDecoder>(
+    model: &M,
     src: &Array2<usize>,
     src_lens: &[usize],
     max_len: usize,
@@ -102,9 +102,7 @@ pub fn greedy_decode(
     }
     no_grad(|| {
         let batch = src.nrows();
-        let encoded = model.encode_source(src, src_lens, Mode::Eval)?;
-        let mut ctx = model.decoder_context(&encoded)?;
-        let mut state = encoded.state;
+        let (mut ctx, mut state) = model.start(src, src_lens, 1)?;
         // Row r of the step is input active[r]; a finished input's row is dropped.
         let mut active: Vec<usize> = (0..batch).collect();
         let mut prev = vec![SOS; batch];
@@ -112,7 +110,7 @@ pub fn greedy_decode(
             (0..batch).map(|_| Hypothesis { tokens: vec![], log_prob: 0.0, score: 0.0, attention: None }).collect();
         let mut rows_attn: Vec<Vec<ndarray::Array1<f32>>> = vec![Vec::new(); batch];
         for _ in 0..max_len {
-            let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
+            let step = model.step(&ctx, &state, &prev)?;
             let best = best_continuations(step.logits.data(), &vec![Some(0.0); active.len()], 1);
             let mut going = Vec::with_capacity(active.len());
             for (r, &b) in active.iter().enumerate() {
@@ -236,8 +234,8 @@ struct Beams {
 /// let greedy = greedy_decode(&model, &src, &[4], 6, false).unwrap();
 /// assert_eq!(beam[0][0].tokens, greedy[0].tokens);
 /// ```
-pub fn beam_search(
-    model: &Seq2Seq,
+pub fn beam_search<M: EncoderDecoder>(
+    model: &M,
     src: &Array2<usize>,
     src_lens: &[usize],
     cfg: BeamConfig,
@@ -255,10 +253,7 @@ pub fn beam_search(
     no_grad(|| {
         let (batch, k) = (src.nrows(), cfg.beam_size);
         // Row b·K + j is beam j of input b; all K rows start as copies of the source.
-        let expand: Vec<usize> = (0..batch).flat_map(|b| std::iter::repeat_n(b, k)).collect();
-        let encoded = model.encode_source(src, src_lens, Mode::Eval)?.select_rows(&expand)?;
-        let mut ctx = model.decoder_context(&encoded)?;
-        let mut state = encoded.state;
+        let (mut ctx, mut state) = model.start(src, src_lens, k)?;
         // At the start only beam 0 is real; the others are copies kept out of the race.
         let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
         let mut inputs = vec![Beams { live: vec![empty], finished: Vec::new() }; batch];
@@ -266,7 +261,7 @@ pub fn beam_search(
         let mut active: Vec<usize> = (0..batch).collect();
         for _ in 0..cfg.max_len {
             let (prev, bases) = step_inputs(&inputs, &active, k);
-            let step = model.decode_step(&ctx, &state, &prev, Mode::Eval)?;
+            let step = model.step(&ctx, &state, &prev)?;
             // The K best of each row's (batch·K, vocab) logits, as its beam's log p so far plus the token's.
             let best = best_continuations(step.logits.data(), &bases, k);
             let weights = step.weights.as_ref().filter(|_| with_attention);
@@ -323,7 +318,7 @@ fn advance(
 
 /// Drops the inputs that are done from the batch: their places in `active`
 /// and the K rows each holds of the source, so they cost nothing more.
-fn drop_done(ctx: &DecoderContext, active: &mut Vec<usize>, going: &[usize], k: usize) -> Result<DecoderContext> {
+fn drop_done<C: SelectRows>(ctx: &C, active: &mut Vec<usize>, going: &[usize], k: usize) -> Result<C> {
     let rows: Vec<usize> = going.iter().flat_map(|&i| i * k..(i + 1) * k).collect();
     *active = going.iter().map(|&i| active[i]).collect();
     ctx.select_rows(&rows)

@@ -18,9 +18,10 @@
 //! | [`schedule`] | [`Scheduler`] with a [`Schedule`]: constant, linear warm-up, warm-up + cosine, inverse square root, reduce-on-plateau |
 //! | [`state_dict`], [`checkpoint`] | [`StateDict`] (weights by name, [`StateDict::average`] of several), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
 //! | [`seq2seq`] | [`Seq2Seq`] and [`Seq2SeqConfig`]: the encoder–decoder with attention off (the bottleneck baseline, the default) or any `lingo-attention` scorer, in Luong's or Bahdanau's [`Placement`] |
-//! | [`train`] | [`train_model`] with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch that may stop training or end it at a later epoch ([`Next`]) |
+//! | [`model`] | [`EncoderDecoder`]: what training, checkpoints and decoding need of a model (loss, `start`, `step`), implemented by [`Seq2Seq`] and [`Transformer`]; [`ModelConfig`], [`SelectRows`], [`Step`] |
+//! | [`train`] | [`train_model`] (any [`EncoderDecoder`]) with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch that may stop training or end it at a later epoch ([`Next`]) |
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
-//! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best), both with attention |
+//! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best, any [`EncoderDecoder`]), both with attention |
 //!
 //! ## The translation model in five lines
 //!
@@ -145,6 +146,7 @@ pub mod decode;
 mod error;
 pub mod init;
 pub mod layers;
+pub mod model;
 pub mod optim;
 pub mod schedule;
 pub mod seq2seq;
@@ -162,9 +164,10 @@ pub use layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions, Projected,
     Rnn, RnnConfig, RnnKind, RnnOutput, RnnState, sinusoidal_positions,
 };
+pub use model::{EncoderDecoder, ModelConfig, SelectRows, Step};
 pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
 pub use schedule::{Schedule, Scheduler};
-pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Step};
+pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig};
 pub use state_dict::{NamedTensor, StateDict};
 pub use train::{
     CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate,

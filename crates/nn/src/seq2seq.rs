@@ -32,8 +32,6 @@
 //! and nothing else ever reads `enc_out`: one vector per source token is
 //! computed and thrown away.
 
-use std::path::Path;
-
 use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{CrossEntropy, Module, Param, SeqInput, Tensor};
@@ -41,10 +39,10 @@ use ndarray::{Array2, Array3, Axis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
-use crate::error::{CheckpointProblem, Error, Result, config as invalid};
+use crate::error::{Result, config as invalid};
 use crate::init::{Init, Weights};
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
+use crate::model::{EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences};
 use crate::state_dict::{StateDict, check_unique};
 
 /// Where attention sits relative to the decoder RNN.
@@ -223,17 +221,6 @@ impl DecoderContext {
     }
 }
 
-/// What one [`Seq2Seq::decode_step`] returns.
-#[derive(Debug, Clone)]
-pub struct Step {
-    /// Scores for the next token, `(batch, tgt_vocab)`.
-    pub logits: Tensor,
-    /// This step's attention over the source, `(batch, src_len)`.
-    pub weights: Option<Tensor>,
-    /// The decoder state after this step.
-    pub state: RnnState,
-}
-
 /// What [`Seq2Seq::step_features`] returns: a [`Step`] before the output layer.
 struct StepFeatures {
     /// What the output layer reads, `(batch, 1, H)`.
@@ -335,53 +322,11 @@ impl Seq2Seq {
         Ok(Seq2Seq { config, src_embedding, encoder, bridge, tgt_embedding, decoder, attention, combine, out, dropout })
     }
 
-    /// Rebuilds the model a checkpoint holds: `config` (the checkpoint's own
-    /// model configuration) must agree with the checkpoint's vocabularies,
-    /// describe a valid model, and fit every saved parameter's shape.
-    /// Anything else is an [`Error::Checkpoint`]
-    /// naming `path` (which only labels errors), with
-    /// [`CheckpointProblem::Inconsistent`]
-    /// saying what disagrees.
-    ///
-    /// ```
-    /// use lingo_data::Vocab;
-    /// use lingo_nn::{Checkpoint, Seq2Seq, Seq2SeqConfig};
-    /// use rand::SeedableRng;
-    /// let (src, tgt) = (Vocab::from_tokens(["a", "b"]), Vocab::from_tokens(["x"]));
-    /// let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 4, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
-    /// let model = Seq2Seq::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
-    /// let ckpt = Checkpoint::new(config.clone(), &model, src.clone(), tgt).unwrap();
-    /// let path = std::path::Path::new("model.ckpt");
-    /// assert!(Seq2Seq::from_checkpoint(&config, &ckpt, path).is_ok());
-    ///
-    /// let wider = Seq2SeqConfig { tgt_vocab: 9, ..config };
-    /// let err = Seq2Seq::from_checkpoint(&wider, &ckpt, path).err().unwrap();
-    /// assert_eq!(err.to_string(), "checkpoint model.ckpt: inconsistent: the model configuration has a target vocabulary of 9 tokens, the stored target vocabulary 5");
-    /// ```
-    pub fn from_checkpoint<C>(config: &Seq2SeqConfig, ckpt: &Checkpoint<C>, path: &Path) -> Result<Seq2Seq> {
-        let inconsistent = |reason: String| checkpoint_problem(path, CheckpointProblem::Inconsistent(reason));
-        for (side, configured, stored) in
-            [("source", config.src_vocab, ckpt.src_vocab.len()), ("target", config.tgt_vocab, ckpt.tgt_vocab.len())]
-        {
-            if configured != stored {
-                return Err(inconsistent(format!(
-                    "the model configuration has a {side} vocabulary of {configured} tokens, the stored {side} vocabulary {stored}"
-                )));
-            }
-        }
-        Seq2Seq::from_state_dict(config, &ckpt.params).map_err(|e| match e {
-            Error::Param { .. } => {
-                inconsistent(format!("the saved parameters do not fit the model configuration: {e}"))
-            }
-            _ => inconsistent(format!("the model configuration is not valid: {e}")),
-        })
-    }
-
     /// Builds the model `config` describes straight from saved weights, with
     /// no random initialisation: every parameter must be in `params` with
     /// the shape the model needs, and `params` may hold nothing else (as
     /// [`StateDict::load_into`]). Errors name the first parameter that does
-    /// not fit ([`Error::Param`]), or what is wrong with the configuration.
+    /// not fit ([`Error::Param`](crate::Error::Param)), or what is wrong with the configuration.
     ///
     /// ```
     /// use lingo_nn::{Seq2Seq, Seq2SeqConfig, StateDict};
@@ -628,7 +573,7 @@ impl Seq2Seq {
         state: &RnnState,
         prev: &[usize],
         mut mode: Mode<'_>,
-    ) -> Result<Step> {
+    ) -> Result<Step<RnnState>> {
         let step = self.step_features(ctx, state, prev, mode.reborrow())?;
         let logits = self.out.forward(&self.dropout.forward(&step.features, mode)?)?;
         let squeeze = |t: Tensor| -> Result<Tensor> {
@@ -793,5 +738,55 @@ impl Forward {
     /// ```
     pub fn weights_array(&self) -> Option<Array3<f32>> {
         self.weights.as_ref().map(|w| w.data().clone().into_dimensionality().expect("weights are 3-D"))
+    }
+}
+
+impl ModelConfig for Seq2SeqConfig {
+    type Model = Seq2Seq;
+
+    fn vocab_sizes(&self) -> (usize, usize) {
+        (self.src_vocab, self.tgt_vocab)
+    }
+
+    fn differences(&self, ours: &Self) -> Vec<String> {
+        field_differences!(self, ours; src_vocab, tgt_vocab, rnn, emb_dim, hidden_dim, num_layers, bidirectional,
+            dropout, attention, placement, attn_dim, init)
+    }
+}
+
+impl SelectRows for DecoderContext {
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        DecoderContext::select_rows(self, rows)
+    }
+}
+
+impl EncoderDecoder for Seq2Seq {
+    type Config = Seq2SeqConfig;
+    type Context = DecoderContext;
+    type State = RnnState;
+
+    fn config(&self) -> &Seq2SeqConfig {
+        Seq2Seq::config(self)
+    }
+
+    fn from_state_dict(config: &Seq2SeqConfig, params: &StateDict) -> Result<Seq2Seq> {
+        Seq2Seq::from_state_dict(config, params)
+    }
+
+    fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
+        Seq2Seq::loss(self, batch, label_smoothing, mode)
+    }
+
+    fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(DecoderContext, RnnState)> {
+        let mut encoded = self.encode_source(src, src_lens, Mode::Eval)?;
+        if copies > 1 {
+            // Before the keys are prepared: the copies then cost no product of their own.
+            encoded = encoded.select_rows(&copies_of(src.nrows(), copies))?;
+        }
+        Ok((self.decoder_context(&encoded)?, encoded.state))
+    }
+
+    fn step(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize]) -> Result<Step<RnnState>> {
+        self.decode_step(ctx, state, prev, Mode::Eval)
     }
 }

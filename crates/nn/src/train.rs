@@ -30,9 +30,11 @@ use rayon::prelude::*;
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem, remove_stale_temp_files};
 use crate::error::{CheckpointProblem, Error, Result};
 use crate::layers::Mode;
+use crate::model::{EncoderDecoder, ModelConfig};
 use crate::optim::{Algorithm, Optimizer};
 use crate::schedule::{Schedule, Scheduler};
-use crate::seq2seq::{Seq2Seq, Seq2SeqConfig};
+use crate::seq2seq::Seq2SeqConfig;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// How progress is reported.
@@ -279,9 +281,9 @@ impl TrainConfig {
 /// What training checkpoints store as their configuration: the model's
 /// configuration, to rebuild it, and the run's loss history, to resume it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrainedModel {
+pub struct TrainedModel<C = Seq2SeqConfig> {
     /// How to build the model before restoring its weights.
-    pub model: Seq2SeqConfig,
+    pub model: C,
     /// Training loss of each completed epoch.
     pub train_losses: Vec<f32>,
     /// Validation loss of each completed epoch.
@@ -297,7 +299,7 @@ pub struct TrainedModel {
     pub settings: Vec<(String, String)>,
 }
 
-impl TrainedModel {
+impl<C> TrainedModel<C> {
     /// A run's record before its first epoch: the model configuration, no
     /// losses, and the run's identity and settings.
     ///
@@ -306,7 +308,7 @@ impl TrainedModel {
     /// let run = lingo_nn::TrainedModel::start(config, &lingo_nn::TrainConfig::new(1, 1e-3), 7);
     /// assert_eq!((run.run_id, run.best_epoch), (7, 0));
     /// ```
-    pub fn start(model: Seq2SeqConfig, config: &TrainConfig, run_id: u64) -> TrainedModel {
+    pub fn start(model: C, config: &TrainConfig, run_id: u64) -> TrainedModel<C> {
         TrainedModel {
             model,
             train_losses: Vec::new(),
@@ -345,7 +347,7 @@ pub struct TrainResult {
 /// to resume a run whose model is `model`, whose training settings are
 /// `config` and whose vocabularies are `src_vocab` and `tgt_vocab`. Besides
 /// [`Checkpoint::load`]'s checks, the checkpoint must be consistent
-/// ([`Seq2Seq::from_checkpoint`]), hold the optimizer's state, and have been
+/// ([`EncoderDecoder::from_checkpoint`]), hold the optimizer's state, and have been
 /// written by a run with the same settings, model and vocabularies;
 /// otherwise the error names `path` and, with
 /// [`CheckpointProblem::OtherRun`], every difference: the caller's
@@ -379,22 +381,22 @@ pub struct TrainResult {
 /// assert!(err.contains("not from this run: lr 0.01 (saved) vs 0.1 (this run)"), "{err}");
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn load_resumable(
+pub fn load_resumable<C: ModelConfig>(
     path: &Path,
-    model: &Seq2SeqConfig,
+    model: &C,
     config: &TrainConfig,
     src_vocab: &Vocab,
     tgt_vocab: &Vocab,
-) -> Result<Checkpoint<TrainedModel>> {
-    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(path)?;
-    Seq2Seq::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
+) -> Result<Checkpoint<TrainedModel<C>>> {
+    let ckpt: Checkpoint<TrainedModel<C>> = Checkpoint::load(path)?;
+    C::Model::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
     let other_run = |reason: String| Err(checkpoint_problem(path, CheckpointProblem::OtherRun(reason)));
     let mut differences = setting_differences(&ckpt.config.extra_settings, &config.extra_settings);
     if differences.is_empty() {
         differences = setting_differences(&ckpt.config.settings, &config.settings());
     }
     if differences.is_empty() {
-        differences = config_differences(&ckpt.config.model, model);
+        differences = ckpt.config.model.differences(model);
     }
     if !differences.is_empty() {
         return other_run(differences.join(", "));
@@ -414,23 +416,24 @@ pub fn load_resumable(
     Ok(ckpt)
 }
 
-/// Loads a checkpoint the run `run_id` wrote ([`TrainResult::run_id`]):
+/// Loads a checkpoint the run `run_id` wrote ([`TrainResult::run_id`]),
+/// for a model configured by a `C`:
 /// one written by another run (two runs sharing a directory, or a run left
 /// over from before) is a [`CheckpointProblem::OtherRun`] naming both runs.
 ///
 /// ```
-/// use lingo_nn::{Checkpoint, TrainedModel, load_own};
+/// use lingo_nn::{Checkpoint, Seq2SeqConfig, TrainedModel, load_own};
 /// let path = std::env::temp_dir().join(format!("lingo-nn-own-{}.ckpt", std::process::id()));
-/// let run = TrainedModel::start(lingo_nn::Seq2SeqConfig::new(4, 4), &lingo_nn::TrainConfig::new(1, 1e-3), 0xabc);
+/// let run = TrainedModel::start(Seq2SeqConfig::new(4, 4), &lingo_nn::TrainConfig::new(1, 1e-3), 0xabc);
 /// Checkpoint { config: run, params: Default::default(), optimizer: None, scheduler: None, epoch: 1, step: 1,
 ///              src_vocab: Default::default(), tgt_vocab: Default::default() }.save(&path).unwrap();
-/// assert!(load_own(&path, 0xabc).is_ok());
-/// let err = load_own(&path, 0xdef).unwrap_err().to_string();
+/// assert!(load_own::<Seq2SeqConfig>(&path, 0xabc).is_ok());
+/// let err = load_own::<Seq2SeqConfig>(&path, 0xdef).unwrap_err().to_string();
 /// assert!(err.ends_with("not from this run: written by run 0000000000000abc, this is run 0000000000000def"), "{err}");
 /// # std::fs::remove_file(&path).unwrap();
 /// ```
-pub fn load_own(path: &Path, run_id: u64) -> Result<Checkpoint<TrainedModel>> {
-    let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(path)?;
+pub fn load_own<C: DeserializeOwned>(path: &Path, run_id: u64) -> Result<Checkpoint<TrainedModel<C>>> {
+    let ckpt: Checkpoint<TrainedModel<C>> = Checkpoint::load(path)?;
     if ckpt.config.run_id != run_id {
         let reason = format!("written by run {:016x}, this is run {run_id:016x}", ckpt.config.run_id);
         return Err(checkpoint_problem(path, CheckpointProblem::OtherRun(reason)));
@@ -464,33 +467,6 @@ fn setting_differences(saved: &[(String, String)], ours: &[(String, String)]) ->
             (a != b).then(|| format!("{name} {a} (saved) vs {b} (this run)"))
         })
         .collect()
-}
-
-/// `field saved (saved) vs ours (this run)` for every field that differs.
-fn config_differences(saved: &Seq2SeqConfig, ours: &Seq2SeqConfig) -> Vec<String> {
-    let mut out = Vec::new();
-    macro_rules! compare {
-        ($($field:ident),*) => {$(
-            if saved.$field != ours.$field {
-                out.push(format!("{} {:?} (saved) vs {:?} (this run)", stringify!($field), saved.$field, ours.$field));
-            }
-        )*};
-    }
-    compare!(
-        src_vocab,
-        tgt_vocab,
-        rnn,
-        emb_dim,
-        hidden_dim,
-        num_layers,
-        bidirectional,
-        dropout,
-        attention,
-        placement,
-        attn_dim,
-        init
-    );
-    out
 }
 
 /// The examples cut into epochs: slices of `epoch_size`, or all of them.
@@ -545,8 +521,8 @@ fn epoch_rng(seed: u64, epoch: u64) -> StdRng {
 /// let diff = (g1.get(w).unwrap() - g2.get(w).unwrap()).mapv(f32::abs).sum();
 /// assert!(diff < 1e-5);
 /// ```
-pub fn batch_gradients(
-    model: &Seq2Seq,
+pub fn batch_gradients<M: EncoderDecoder>(
+    model: &M,
     batch: &Batch,
     config: &TrainConfig,
     rng: &mut StdRng,
@@ -587,7 +563,7 @@ pub fn batch_gradients(
 /// let batch = Batch::from_examples(&[Example { src: vec![2, 5, 3], tgt: vec![2, 6, 3] }]).unwrap();
 /// assert!(evaluate(&model, &[batch], 0.0).unwrap() > 0.0);
 /// ```
-pub fn evaluate(model: &Seq2Seq, batches: &[Batch], label_smoothing: f32) -> Result<f32> {
+pub fn evaluate<M: EncoderDecoder>(model: &M, batches: &[Batch], label_smoothing: f32) -> Result<f32> {
     no_grad(|| {
         let mut sum = 0.0_f64;
         for batch in batches {
@@ -650,12 +626,12 @@ pub enum Next {
 /// assert_eq!(result.val_losses.len(), 3);
 /// assert!(result.train_losses[2] < result.train_losses[0]);
 /// ```
-pub fn train_model<E: SeqPair>(
-    model: &mut Seq2Seq,
+pub fn train_model<M: EncoderDecoder, E: SeqPair>(
+    model: &mut M,
     train: &[E],
     val: &[E],
     config: &TrainConfig,
-    resume: Option<&Checkpoint<TrainedModel>>,
+    resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
 ) -> Result<TrainResult> {
     train_model_with(model, train, val, config, resume, |_, _| Ok::<Next, Error>(Next::Continue))
 }
@@ -684,13 +660,13 @@ pub fn train_model<E: SeqPair>(
 /// assert_eq!(seen, result.val_losses);
 /// assert_eq!(seen.len(), 4);
 /// ```
-pub fn train_model_with<E: SeqPair, F: From<Error>>(
-    model: &mut Seq2Seq,
+pub fn train_model_with<M: EncoderDecoder, E: SeqPair, F: From<Error>>(
+    model: &mut M,
     train: &[E],
     val: &[E],
     config: &TrainConfig,
-    resume: Option<&Checkpoint<TrainedModel>>,
-    mut after_epoch: impl FnMut(&EpochReport, &Seq2Seq) -> std::result::Result<Next, F>,
+    resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
+    mut after_epoch: impl FnMut(&EpochReport, &M) -> std::result::Result<Next, F>,
 ) -> std::result::Result<TrainResult, F> {
     // The hook's own error stops training and is handed back unchanged.
     let mut hook_error = None;
@@ -709,13 +685,13 @@ pub fn train_model_with<E: SeqPair, F: From<Error>>(
 
 /// The loop of [`train_model_with`], in this crate's error type: per epoch,
 /// train, validate, keep the best, checkpoint, then ask whether to go on.
-fn train_loop<E: SeqPair>(
-    model: &mut Seq2Seq,
+fn train_loop<M: EncoderDecoder, E: SeqPair>(
+    model: &mut M,
     train: &[E],
     val: &[E],
     config: &TrainConfig,
-    resume: Option<&Checkpoint<TrainedModel>>,
-    after_epoch: &mut dyn FnMut(&EpochReport, &Seq2Seq) -> Next,
+    resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
+    after_epoch: &mut dyn FnMut(&EpochReport, &M) -> Next,
 ) -> Result<TrainResult> {
     let (mut training, first_epoch) = Training::start(model, train, val, config, resume)?;
     let mut interrupted = false;
@@ -740,7 +716,7 @@ fn train_loop<E: SeqPair>(
 
 /// A run in progress: what carries from one epoch to the next, and what
 /// every epoch reads, so each phase of [`train_loop`] is a method.
-struct Training<'a, E> {
+struct Training<'a, E, M: EncoderDecoder> {
     config: &'a TrainConfig,
     /// The training examples cut into epochs ([`TrainConfig::epoch_size`]).
     slices: Vec<&'a [E]>,
@@ -749,7 +725,7 @@ struct Training<'a, E> {
     optimizer: Optimizer,
     scheduler: Scheduler,
     /// What the checkpoints store: the losses so far and the best epoch.
-    run: TrainedModel,
+    run: TrainedModel<M::Config>,
     best_checkpoint: Option<PathBuf>,
     /// Optimizer steps so far, counted from the run's first epoch.
     step: u64,
@@ -760,15 +736,15 @@ struct Training<'a, E> {
     last_epoch: u64,
 }
 
-impl<'a, E: SeqPair> Training<'a, E> {
+impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
     /// The state before the first epoch to train, which it returns: a fresh
     /// run's, or the one `resume` saved, with its weights restored to `model`.
     fn start(
-        model: &mut Seq2Seq,
+        model: &mut M,
         train: &'a [E],
         val: &[E],
         config: &'a TrainConfig,
-        resume: Option<&Checkpoint<TrainedModel>>,
+        resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
     ) -> Result<(Self, u64)> {
         let start = Instant::now();
         let mut optimizer = Optimizer::new(config.algorithm, config.lr)?;
@@ -817,7 +793,7 @@ impl<'a, E: SeqPair> Training<'a, E> {
 
     /// Trains `epoch` on its slice in its seeded batch order: the mean
     /// training loss, or `None` when [`TrainConfig::stop`] dropped the epoch.
-    fn train_epoch(&mut self, model: &mut Seq2Seq, epoch: u64) -> Result<Option<f32>> {
+    fn train_epoch(&mut self, model: &mut M, epoch: u64) -> Result<Option<f32>> {
         let config = self.config;
         let mut rng = epoch_rng(config.seed, epoch);
         let batches = config.batching.batches(epoch_slice(&self.slices, epoch), &mut rng)?;
@@ -846,7 +822,7 @@ impl<'a, E: SeqPair> Training<'a, E> {
 
     /// One optimizer step on `batch`, `lr ← schedule` first: the batch's
     /// training loss, which must be finite.
-    fn train_step(&mut self, model: &mut Seq2Seq, batch: &Batch, epoch: u64, rng: &mut StdRng) -> Result<f32> {
+    fn train_step(&mut self, model: &mut M, batch: &Batch, epoch: u64, rng: &mut StdRng) -> Result<f32> {
         self.step += 1;
         let step = self.step;
         self.optimizer.set_lr(self.scheduler.step());
@@ -861,7 +837,7 @@ impl<'a, E: SeqPair> Training<'a, E> {
 
     /// Scores the model on the validation batches after `epoch`, and records
     /// both losses (the schedule sees the validation one, for reduce-on-plateau).
-    fn validate(&mut self, model: &Seq2Seq, epoch: u64, train_loss: f32) -> Result<f32> {
+    fn validate(&mut self, model: &M, epoch: u64, train_loss: f32) -> Result<f32> {
         let val_loss = evaluate(model, &self.val_batches, self.config.label_smoothing)?;
         if !val_loss.is_finite() {
             // The last step's update broke the weights: no checkpoint of them.
@@ -889,7 +865,7 @@ impl<'a, E: SeqPair> Training<'a, E> {
 
     /// Writes the checkpoints of `epoch`, when asked for: its own weights
     /// (kept for averaging), `best.ckpt` if it `improved`, and `last.ckpt`.
-    fn save_checkpoints(&mut self, model: &Seq2Seq, epoch: u64, improved: bool) -> Result<()> {
+    fn save_checkpoints(&mut self, model: &M, epoch: u64, improved: bool) -> Result<()> {
         let Some(spec) = &self.config.checkpoints else {
             return Ok(());
         };

@@ -58,6 +58,7 @@ use crate::init::{Init, Weights};
 use crate::layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions,
 };
+use crate::model::{EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences};
 use crate::state_dict::{StateDict, check_unique};
 
 /// Where each block's layer norm sits (PyTorch's `norm_first`).
@@ -855,5 +856,72 @@ impl Module for Transformer {
         p.extend(self.out_weight.iter_mut());
         p.push(&mut self.out_bias);
         p
+    }
+}
+
+impl ModelConfig for TransformerConfig {
+    type Model = Transformer;
+
+    fn vocab_sizes(&self) -> (usize, usize) {
+        (self.src_vocab, self.tgt_vocab)
+    }
+
+    fn differences(&self, ours: &Self) -> Vec<String> {
+        field_differences!(self, ours; src_vocab, tgt_vocab, d_model, heads, encoder_layers, decoder_layers, ff_dim,
+            dropout, attention_dropout, activation, norm, positions, max_len, tie_output, tie_source, layer_norm_eps,
+            init)
+    }
+}
+
+impl SelectRows for TransformerContext {
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        TransformerContext::select_rows(self, rows)
+    }
+}
+
+impl SelectRows for DecoderState {
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        DecoderState::select_rows(self, rows)
+    }
+}
+
+impl EncoderDecoder for Transformer {
+    type Config = TransformerConfig;
+    type Context = TransformerContext;
+    type State = DecoderState;
+
+    fn config(&self) -> &TransformerConfig {
+        Transformer::config(self)
+    }
+
+    fn from_state_dict(config: &TransformerConfig, params: &StateDict) -> Result<Transformer> {
+        Transformer::from_state_dict(config, params)
+    }
+
+    fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
+        Transformer::loss(self, batch, label_smoothing, mode)
+    }
+
+    fn start(
+        &self,
+        src: &Array2<usize>,
+        src_lens: &[usize],
+        copies: usize,
+    ) -> Result<(TransformerContext, DecoderState)> {
+        let mut encoded = self.encode_source(src, src_lens, Mode::Eval)?;
+        if copies > 1 {
+            let rows = copies_of(src.nrows(), copies);
+            encoded.enc_out = encoded.enc_out.index_select(0, &rows)?;
+            encoded.src_pad_mask = encoded.src_pad_mask.select(Axis(0), &rows);
+        }
+        Ok((self.decoder_context(&encoded)?, DecoderState::default()))
+    }
+
+    /// The step's weights are the last layer's cross-attention, averaged over heads.
+    fn step(&self, ctx: &TransformerContext, state: &DecoderState, prev: &[usize]) -> Result<Step<DecoderState>> {
+        let step = self.decode_step(ctx, state, prev, Mode::Eval)?;
+        let last = step.cross_weights.index_axis(Axis(0), step.cross_weights.shape()[0] - 1); // (heads, batch, src_len)
+        let mean = last.mean_axis(Axis(0)).expect("at least one head");
+        Ok(Step { logits: step.logits, weights: Some(Tensor::new(mean.into_dyn())), state: step.state })
     }
 }

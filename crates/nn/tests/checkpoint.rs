@@ -9,7 +9,7 @@ use lingo_nn::{
     Algorithm, Checkpoint, CheckpointProblem, Embedding, Error, FORMAT_VERSION, Init, Linear, MAGIC, Optimizer,
     ParamProblem, Rnn, RnnConfig, RnnKind, Schedule, Scheduler, fnv1a64,
 };
-use lingo_nn::{Seq2Seq, Seq2SeqConfig, TrainConfig, TrainedModel, load_resumable};
+use lingo_nn::{EncoderDecoder, Seq2Seq, Seq2SeqConfig, TrainConfig, TrainedModel, load_resumable};
 use lingo_tensor::{Module, Param};
 use rand::SeedableRng;
 use rand::rngs::StdRng;

@@ -1,11 +1,15 @@
 //! The Transformer's contracts: decoding with the cache equals the
 //! teacher-forced forward pass, no position sees a later one, padding is
 //! invisible, every parameter learns, a small set is learned by heart, and
-//! the same seed gives the same bits on any number of threads.
+//! the same seed gives the same bits on any number of threads; and the
+//! shared training and decoding code serves it (beam 1 is greedy,
+//! checkpoints resume to the same losses).
 
-use lingo_data::{Batch, Example};
+use lingo_data::{Batch, BatchConfig, Example, LexiconReverse, Task};
 use lingo_nn::{
-    Activation, Algorithm, DecoderState, Mode, NormPosition, Optimizer, PositionKind, Transformer, TransformerConfig,
+    Activation, Algorithm, BeamConfig, Checkpoint, CheckpointSpec, DecoderState, EncoderDecoder, Mode, NormPosition,
+    Optimizer, PositionKind, Progress, TrainConfig, TrainedModel, Transformer, TransformerConfig, beam_search,
+    greedy_decode, load_resumable, train_model,
 };
 use lingo_tensor::Module;
 use ndarray::{Array2, s};
@@ -213,4 +217,89 @@ fn bad_configurations_and_inputs_are_refused() {
     let err = model.forward(&b.src, &b.src_lens, &b.tgt_in, &b.tgt_lens, Mode::Eval).err().unwrap();
     assert!(err.to_string().contains("exceed"), "{err}");
     assert!(model.encode_source(&b.src, &[1, 2], Mode::Eval).is_err(), "lengths for two rows of three");
+}
+
+#[test]
+fn beam_search_of_size_one_is_greedy_decoding() {
+    for (name, config) in configs() {
+        let model = Transformer::new(config, &mut StdRng::seed_from_u64(10)).unwrap();
+        let b = batch();
+        let greedy = greedy_decode(&model, &b.src, &b.src_lens, 8, true).unwrap();
+        let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 8 };
+        let beam = beam_search(&model, &b.src, &b.src_lens, one, true).unwrap();
+        for (g, bm) in greedy.iter().zip(&beam) {
+            assert_eq!(g.tokens, bm[0].tokens, "{name}");
+            assert!((g.log_prob - bm[0].log_prob).abs() < 1e-5, "{name}: {} vs {}", g.log_prob, bm[0].log_prob);
+            assert_eq!(g.attention.as_ref().unwrap().dim(), (g.tokens.len(), b.src.ncols()), "{name}");
+        }
+        // Wider beams find outputs at least as probable as greedy's, by their own ranking.
+        let five = beam_search(
+            &model,
+            &b.src,
+            &b.src_lens,
+            BeamConfig { alpha: 0.0, max_len: 8, ..BeamConfig::default() },
+            false,
+        )
+        .unwrap();
+        for (g, bm) in greedy.iter().zip(&five) {
+            if g.finished() {
+                assert!(
+                    bm[0].log_prob >= g.log_prob - 1e-5,
+                    "{name}: beam {} below greedy {}",
+                    bm[0].log_prob,
+                    g.log_prob
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn training_checkpoints_round_trip_and_resume_to_the_same_losses() {
+    let task = LexiconReverse::default();
+    let mut rng = StdRng::seed_from_u64(11);
+    let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
+    let (src_vocab, tgt_vocab) = (task.src_vocab().clone(), task.tgt_vocab().clone());
+    let config = TransformerConfig {
+        d_model: 16,
+        heads: 2,
+        encoder_layers: 1,
+        decoder_layers: 1,
+        ff_dim: 32,
+        max_len: 32,
+        ..TransformerConfig::new(src_vocab.len(), tgt_vocab.len())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let settings = |epochs, sub: &str| {
+        let path = dir.path().join(sub);
+        std::fs::create_dir_all(&path).unwrap();
+        let spec =
+            CheckpointSpec { dir: path, src_vocab: src_vocab.clone(), tgt_vocab: tgt_vocab.clone(), keep_epochs: 0 };
+        let batching = BatchConfig { batch_size: 16, bucket: false, shuffle: true, max_tokens: None };
+        TrainConfig { batching, checkpoints: Some(spec), progress: Progress::Silent, ..TrainConfig::new(epochs, 3e-3) }
+    };
+    let mut whole = Transformer::new(config.clone(), &mut StdRng::seed_from_u64(12)).unwrap();
+    let straight = train_model(&mut whole, &train, &val, &settings(3, "straight"), None).unwrap();
+    assert!(straight.val_losses[2] < straight.val_losses[0], "{:?}", straight.val_losses);
+
+    let mut first = Transformer::new(config.clone(), &mut StdRng::seed_from_u64(12)).unwrap();
+    train_model(&mut first, &train, &val, &settings(1, "resumed"), None).unwrap();
+    let path = dir.path().join("resumed/last.ckpt");
+    let ckpt: Checkpoint<TrainedModel<TransformerConfig>> =
+        load_resumable(&path, &config, &settings(3, "resumed"), &src_vocab, &tgt_vocab).unwrap();
+    let mut resumed = Transformer::new(config.clone(), &mut StdRng::seed_from_u64(99)).unwrap();
+    let rest = train_model(&mut resumed, &train, &val, &settings(3, "resumed"), Some(&ckpt)).unwrap();
+    assert_eq!(rest.train_losses, straight.train_losses, "train losses after resuming");
+    assert_eq!(rest.val_losses, straight.val_losses, "validation losses after resuming");
+
+    // The last checkpoint rebuilds a model with the same bits, and a changed configuration is refused by name.
+    let last: Checkpoint<TrainedModel<TransformerConfig>> =
+        Checkpoint::load(dir.path().join("straight/last.ckpt")).unwrap();
+    let rebuilt = Transformer::from_checkpoint(&last.config.model, &last, &path).unwrap();
+    let b = Batch::from_examples(&val).unwrap();
+    let loss = |m: &Transformer| m.loss(&b, 0.0, Mode::Eval).unwrap().item().unwrap();
+    assert_eq!(loss(&rebuilt).to_bits(), loss(&whole).to_bits());
+    let wider = TransformerConfig { ff_dim: 64, ..config };
+    let err = load_resumable(&path, &wider, &settings(3, "resumed"), &src_vocab, &tgt_vocab).unwrap_err().to_string();
+    assert!(err.contains("ff_dim 32 (saved) vs 64 (this run)"), "{err}");
 }

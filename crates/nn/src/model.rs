@@ -1,0 +1,181 @@
+//! What every translation model offers, so that training, checkpoints,
+//! greedy and beam search serve the recurrent [`Seq2Seq`](crate::Seq2Seq)
+//! and the [`Transformer`](crate::Transformer) with one copy of the code.
+//!
+//! ```text
+//! training:   loss(batch) ─ backward ─ optimizer step          (train_model)
+//! decoding:   start(src) → (context, state)                      once per batch
+//!             step(context, state, prev) → (logits, weights, state)   once per token
+//! ```
+//!
+//! The context is what every step reads from the source (keys projected
+//! once); the state is what one step hands the next (an RNN's `h`, `c`; a
+//! Transformer's cached keys and values). Both can be cut to some rows and
+//! repeated ([`SelectRows`]): how beam search copies a source per beam and
+//! how finished sentences leave the batch.
+
+use std::fmt::Debug;
+use std::path::Path;
+
+use lingo_data::Batch;
+use lingo_tensor::{Module, Tensor};
+use ndarray::Array2;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
+use crate::error::{CheckpointProblem, Error, Result};
+use crate::layers::Mode;
+use crate::state_dict::StateDict;
+
+/// Row `b·copies + j` is copy `j` of row `b`: the rows [`EncoderDecoder::start`] expands to.
+pub(crate) fn copies_of(batch: usize, copies: usize) -> Vec<usize> {
+    (0..batch).flat_map(|b| std::iter::repeat_n(b, copies)).collect()
+}
+
+/// Something with one row per sentence of a batch.
+pub trait SelectRows: Sized {
+    /// The given rows, in that order (repeats allowed).
+    ///
+    /// ```
+    /// use lingo_nn::SelectRows;
+    /// let state = lingo_nn::DecoderState::default();
+    /// assert!(state.select_rows(&[0, 0, 0]).unwrap().is_empty());
+    /// ```
+    fn select_rows(&self, rows: &[usize]) -> Result<Self>;
+}
+
+/// A model's configuration: everything that shapes it, stored in checkpoints.
+pub trait ModelConfig: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync {
+    /// The model this configuration builds.
+    type Model: EncoderDecoder<Config = Self>;
+
+    /// Source and target vocabulary sizes.
+    ///
+    /// ```
+    /// use lingo_nn::ModelConfig;
+    /// assert_eq!(lingo_nn::TransformerConfig::new(7, 9).vocab_sizes(), (7, 9));
+    /// ```
+    fn vocab_sizes(&self) -> (usize, usize);
+
+    /// `field saved (saved) vs ours (this run)` for every field that differs,
+    /// with `self` the saved side: how a resume explains a mismatch.
+    ///
+    /// ```
+    /// use lingo_nn::{ModelConfig, Seq2SeqConfig};
+    /// let (a, b) = (Seq2SeqConfig::new(5, 5), Seq2SeqConfig { hidden_dim: 8, ..Seq2SeqConfig::new(5, 5) });
+    /// assert_eq!(a.differences(&b), ["hidden_dim 64 (saved) vs 8 (this run)"]);
+    /// ```
+    fn differences(&self, ours: &Self) -> Vec<String>;
+}
+
+/// `name saved (saved) vs ours (this run)` for each listed field of two
+/// configurations that differs: the body of [`ModelConfig::differences`].
+macro_rules! field_differences {
+    ($saved:expr, $ours:expr; $($field:ident),* $(,)?) => {{
+        let mut out = Vec::new();
+        $(
+            if $saved.$field != $ours.$field {
+                out.push(format!("{} {:?} (saved) vs {:?} (this run)", stringify!($field), $saved.$field, $ours.$field));
+            }
+        )*
+        out
+    }};
+}
+pub(crate) use field_differences;
+
+/// What one decoder step returns.
+#[derive(Debug, Clone)]
+pub struct Step<S> {
+    /// Scores for the next token, `(batch, tgt_vocab)`.
+    pub logits: Tensor,
+    /// This step's attention over the source, `(batch, src_len)`, when the
+    /// model has attention (for a Transformer: its last layer's, averaged
+    /// over heads).
+    pub weights: Option<Tensor>,
+    /// What the next step continues from.
+    pub state: S,
+}
+
+/// An encoder–decoder translation model: what [`train_model`](crate::train_model),
+/// [`greedy_decode`](crate::greedy_decode), [`beam_search`](crate::beam_search)
+/// and checkpoints need. See the [module docs](self).
+///
+/// ```
+/// use lingo_nn::{EncoderDecoder, Mode, Transformer, TransformerConfig};
+/// use rand::SeedableRng;
+/// let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// let (ctx, state) = model.start(&ndarray::arr2(&[[2_usize, 5, 3]]), &[3], 1).unwrap();
+/// let step = model.step(&ctx, &state, &[lingo_data::SOS]).unwrap();
+/// assert_eq!(step.logits.shape(), &[1, 9]);
+/// assert_eq!(step.weights.unwrap().shape(), &[1, 3]);
+/// ```
+pub trait EncoderDecoder: Module + Sized + Sync {
+    /// The configuration type, stored in checkpoints.
+    type Config: ModelConfig;
+    /// What every decoder step reads from the source.
+    type Context: SelectRows;
+    /// What one decoder step hands the next.
+    type State: SelectRows;
+
+    /// The configuration the model was built from.
+    fn config(&self) -> &Self::Config;
+
+    /// The model `config` describes with the given weights, by name, and
+    /// nothing else ([`StateDict::load_into`]'s strictness).
+    fn from_state_dict(config: &Self::Config, params: &StateDict) -> Result<Self>;
+
+    /// Mean cross-entropy of a batch's `tgt_out` under teacher forcing,
+    /// padding ignored, with label smoothing `label_smoothing`.
+    fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor>;
+
+    /// Reads a batch of sources `src (batch, src_len)` with lengths
+    /// `src_lens`: the context every step reads and the first step's state,
+    /// each source repeated `copies` times (row `b·copies + j` is copy `j`
+    /// of source `b`: one per beam).
+    fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(Self::Context, Self::State)>;
+
+    /// One decoder step (evaluation mode): the previous tokens `prev (batch)`
+    /// to the next-token scores, the attention and the next state.
+    fn step(&self, ctx: &Self::Context, state: &Self::State, prev: &[usize]) -> Result<Step<Self::State>>;
+
+    /// Rebuilds the model a checkpoint holds: `config` (the checkpoint's own
+    /// model configuration) must agree with the checkpoint's vocabularies,
+    /// describe a valid model, and fit every saved parameter. Anything else
+    /// is an [`Error::Checkpoint`] naming `path` (which only labels errors),
+    /// with [`CheckpointProblem::Inconsistent`] saying what disagrees.
+    ///
+    /// ```
+    /// use lingo_data::Vocab;
+    /// use lingo_nn::{Checkpoint, EncoderDecoder, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let (src, tgt) = (Vocab::from_tokens(["a", "b"]), Vocab::from_tokens(["x"]));
+    /// let config = Seq2SeqConfig { emb_dim: 4, hidden_dim: 4, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
+    /// let model = Seq2Seq::new(config.clone(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let ckpt = Checkpoint::new(config.clone(), &model, src.clone(), tgt).unwrap();
+    /// let path = std::path::Path::new("model.ckpt");
+    /// assert!(Seq2Seq::from_checkpoint(&config, &ckpt, path).is_ok());
+    ///
+    /// let wider = Seq2SeqConfig { tgt_vocab: 9, ..config };
+    /// let err = Seq2Seq::from_checkpoint(&wider, &ckpt, path).err().unwrap();
+    /// assert_eq!(err.to_string(), "checkpoint model.ckpt: inconsistent: the model configuration has a target vocabulary of 9 tokens, the stored target vocabulary 5");
+    /// ```
+    fn from_checkpoint<C>(config: &Self::Config, ckpt: &Checkpoint<C>, path: &Path) -> Result<Self> {
+        let inconsistent = |reason: String| checkpoint_problem(path, CheckpointProblem::Inconsistent(reason));
+        let (src, tgt) = config.vocab_sizes();
+        for (side, configured, stored) in [("source", src, ckpt.src_vocab.len()), ("target", tgt, ckpt.tgt_vocab.len())]
+        {
+            if configured != stored {
+                return Err(inconsistent(format!(
+                    "the model configuration has a {side} vocabulary of {configured} tokens, the stored {side} vocabulary {stored}"
+                )));
+            }
+        }
+        Self::from_state_dict(config, &ckpt.params).map_err(|e| match e {
+            Error::Param { .. } => {
+                inconsistent(format!("the saved parameters do not fit the model configuration: {e}"))
+            }
+            _ => inconsistent(format!("the model configuration is not valid: {e}")),
+        })
+    }
+}
