@@ -169,3 +169,30 @@ fn cross_entropy_with_smoothing_stays_non_negative_for_logits_near_the_float_lim
     let loss = apart.cross_entropy(&[0, 1], opts).unwrap().item().unwrap();
     assert!(loss >= 0.0 && !loss.is_nan(), "{loss}");
 }
+
+/// Dropout's mask: about `p` of the elements dropped, independently of
+/// their neighbours, fixed by one `u64` from the generator and nothing else.
+#[test]
+fn dropout_masks_come_from_one_key_and_drop_about_p() {
+    use rand::rngs::StdRng;
+    use rand::{RngCore, SeedableRng};
+    let n = 200_000;
+    let x = Tensor::ones(&[n]);
+    for p in [0.1_f32, 0.5, 0.9] {
+        let (mut rng, mut reference) = (StdRng::seed_from_u64(1), StdRng::seed_from_u64(1));
+        let mask = x.dropout(p, &mut rng).unwrap().to_vec();
+        reference.next_u64();
+        assert_eq!(rng.next_u64(), reference.next_u64(), "the generator moved on by one u64");
+        assert_eq!(mask, x.dropout(p, &mut StdRng::seed_from_u64(1)).unwrap().to_vec(), "the same key, the same mask");
+        let dropped: Vec<bool> = mask.iter().map(|&v| v == 0.0).collect();
+        let share = dropped.iter().filter(|&&d| d).count() as f64 / n as f64;
+        let sigma = (f64::from(p) * (1.0 - f64::from(p)) / n as f64).sqrt();
+        assert!((share - f64::from(p)).abs() < 5.0 * sigma, "p = {p}: dropped {share}");
+        // Neighbours independent: both dropped as often as p².
+        let both = dropped.windows(2).filter(|w| w[0] && w[1]).count() as f64 / (n - 1) as f64;
+        assert!((both - f64::from(p * p)).abs() < 0.01, "p = {p}: pairs {both}");
+        assert!(mask.iter().all(|&v| v == 0.0 || (v - 1.0 / (1.0 - p)).abs() < 1e-6));
+    }
+    let other = x.dropout(0.5, &mut StdRng::seed_from_u64(2)).unwrap().to_vec();
+    assert_ne!(other, x.dropout(0.5, &mut StdRng::seed_from_u64(1)).unwrap().to_vec(), "another key, another mask");
+}
