@@ -234,13 +234,28 @@ impl Tensor {
         if sizes.iter().sum::<usize>() != self.shape()[axis] {
             return Err(bad_shape("split", self.shape(), format!("sizes {sizes:?} do not add up to axis {axis}")));
         }
-        let mut start = 0;
-        sizes
+        if sizes.len() == 1 {
+            return Ok(vec![self.clone()]);
+        }
+        // One op with a piece per output: the backward writes each piece's
+        // gradient into one buffer, instead of one zero-filled input-sized
+        // gradient per piece for the tape to add up.
+        let ranges: Vec<Slice> = sizes
             .iter()
-            .map(|&n| {
-                start += n;
-                self.narrow(axis, start - n, n)
+            .scan(0, |start, &n| {
+                *start += n;
+                Some(Slice::from(*start - n..*start))
             })
-            .collect()
+            .collect();
+        let pieces = ranges.iter().map(|&r| self.data().slice_axis(Axis(axis), r).to_owned()).collect();
+        Ok(Tensor::from_op_multi("split", pieces, vec![self.clone()], move |b| {
+            let mut g = ArrayD::zeros(b.input(0).raw_dim());
+            for (k, &range) in ranges.iter().enumerate() {
+                if let Some(piece) = b.grad(k) {
+                    g.slice_axis_mut(Axis(axis), range).assign(piece);
+                }
+            }
+            vec![Some(g)]
+        }))
     }
 }
