@@ -19,7 +19,7 @@ use std::path::Path;
 
 use lingo_data::Batch;
 use lingo_tensor::{Module, Tensor};
-use ndarray::Array2;
+use ndarray::{Array2, Array3};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -109,6 +109,8 @@ pub struct Step<S> {
 /// let step = model.step(&ctx, &state, &[lingo_data::SOS]).unwrap();
 /// assert_eq!(step.logits.shape(), &[1, 9]);
 /// assert_eq!(step.weights.unwrap().shape(), &[1, 3]);
+/// let batch = lingo_data::Batch::from_examples(&[lingo_data::Example { src: vec![2, 5, 3], tgt: vec![2, 6, 3] }]).unwrap();
+/// assert_eq!(model.attention(&batch).unwrap().unwrap().dim(), (1, 2, 3));
 /// ```
 pub trait EncoderDecoder: Module + Sized + Sync {
     /// The configuration type, stored in checkpoints.
@@ -128,6 +130,12 @@ pub trait EncoderDecoder: Module + Sized + Sync {
     /// Mean cross-entropy of a batch's `tgt_out` under teacher forcing,
     /// padding ignored, with label smoothing `label_smoothing`.
     fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor>;
+
+    /// The attention weights under teacher forcing, `(batch, tgt_len,
+    /// src_len)`, what alignment metrics and heatmaps read (for a
+    /// Transformer: its last layer's cross-attention averaged over heads);
+    /// `None` without attention.
+    fn attention(&self, batch: &Batch) -> Result<Option<Array3<f32>>>;
 
     /// Reads a batch of sources `src (batch, src_len)` with lengths
     /// `src_lens`: the context every step reads and the first step's state,

@@ -777,6 +777,13 @@ impl EncoderDecoder for Seq2Seq {
         Seq2Seq::loss(self, batch, label_smoothing, mode)
     }
 
+    fn attention(&self, batch: &Batch) -> Result<Option<Array3<f32>>> {
+        let out = lingo_tensor::no_grad(|| {
+            self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)
+        })?;
+        Ok(out.weights_array())
+    }
+
     fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(DecoderContext, RnnState)> {
         let mut encoded = self.encode_source(src, src_lens, Mode::Eval)?;
         if copies > 1 {

@@ -902,6 +902,15 @@ impl EncoderDecoder for Transformer {
         Transformer::loss(self, batch, label_smoothing, mode)
     }
 
+    /// The last layer's cross-attention averaged over heads.
+    fn attention(&self, batch: &Batch) -> Result<Option<ndarray::Array3<f32>>> {
+        let out = lingo_tensor::no_grad(|| {
+            self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)
+        })?;
+        let last = out.cross_weights.index_axis(Axis(0), out.cross_weights.shape()[0] - 1); // (heads, batch, tgt, src)
+        Ok(last.mean_axis(Axis(0)))
+    }
+
     fn start(
         &self,
         src: &Array2<usize>,
