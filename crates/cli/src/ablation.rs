@@ -7,8 +7,10 @@ use std::time::Instant;
 use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
-use lingo::nn::{Init, Mode, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model};
-use lingo::tensor::no_grad;
+use lingo::nn::{
+    EncoderDecoder, Init, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer, TransformerConfig,
+    train_model,
+};
 use lingo::viz::{HeatmapOptions, Series, TextOptions};
 use ndarray::s;
 use rand::SeedableRng;
@@ -17,8 +19,8 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use crate::args::{
-    AttentionChoice, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, at_most, check_heads, dimension, positive_real,
-    unit_fraction,
+    AttentionChoice, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, check_heads, dimension,
+    positive_real, unit_fraction,
 };
 use crate::budget;
 use crate::error::{Error, Result};
@@ -27,9 +29,10 @@ use crate::output::{Output, example_tokens};
 /// Settings of `lingo ablation`; the defaults are the tutorial's.
 #[derive(Args, Debug, Clone)]
 pub struct AblationArgs {
-    /// The configurations to train, in order: none, dot, general, additive, scaled_dot, multi_head:H
+    /// The configurations to train, in order: none, dot, general, additive, scaled_dot, multi_head:H (the LSTM
+    /// model with that attention), transformer (d = --hidden, 2+2 layers, 4 heads)
     #[arg(long, value_delimiter = ',', default_value = "none,dot,additive")]
-    pub configs: Vec<AttentionChoice>,
+    pub configs: Vec<ModelChoice>,
     /// Training pairs
     #[arg(long, default_value = "3000", value_parser = at_most::<MAX_EXAMPLES>)]
     pub train_size: usize,
@@ -86,10 +89,36 @@ pub enum InitChoice {
     Pytorch,
 }
 
+/// A trained model of either kind.
+enum Trained {
+    Recurrent(Seq2Seq),
+    Transformer(Transformer),
+}
+
+impl Trained {
+    /// Teacher-forced attention `(batch, tgt_len, src_len)`, as [`EncoderDecoder::attention`].
+    fn attention(&self, batch: &Batch) -> Result<Option<ndarray::Array3<f32>>> {
+        Ok(match self {
+            Trained::Recurrent(model) => model.attention(batch)?,
+            Trained::Transformer(model) => model.attention(batch)?,
+        })
+    }
+}
+
+/// The Transformer's heads: the heads per layer.
+const TRANSFORMER_HEADS: usize = 4;
+
 /// One trained configuration and its measurements.
 struct Row {
-    choice: AttentionChoice,
-    model: Seq2Seq,
+    choice: ModelChoice,
+    model: Trained,
+    measures: Measures,
+    /// The Transformer's alignment accuracy of every cross-attention head, `(layers, heads)`.
+    heads: Option<ndarray::Array2<f64>>,
+}
+
+/// What training and scoring one model measured.
+struct Measures {
     train_losses: Vec<f32>,
     val_losses: Vec<f32>,
     /// `(accuracy, chance)`; `None` without attention.
@@ -113,7 +142,17 @@ impl AblationArgs {
                 format!("must be at least --min-words ({}), got {}", self.min_words, self.max_words),
             ));
         }
-        check_heads(&self.configs, self.hidden)?;
+        let recurrent = self.configs.iter().filter_map(|c| match c {
+            ModelChoice::Recurrent(choice) => Some(choice),
+            ModelChoice::Transformer => None,
+        });
+        check_heads(recurrent, self.hidden)?;
+        if self.configs.contains(&ModelChoice::Transformer) && !self.hidden.is_multiple_of(TRANSFORMER_HEADS) {
+            return Err(Error::usage(
+                "--hidden",
+                format!("must be a multiple of {TRANSFORMER_HEADS} for transformer, got {}", self.hidden),
+            ));
+        }
         // Every configuration trains at once, each with its model and batches.
         let task = LexiconReverse::new(&lingo::data::DEFAULT_LEXICON, self.min_words, self.max_words)?;
         let config = Seq2SeqConfig {
@@ -152,10 +191,11 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
     // either way; the epoch lines are printed once a configuration is done.
     // Longest first (the additive scorer costs most, no attention least): on
     // two threads the shortest then fills the gap after the middle one.
-    let cost = |c: &AttentionChoice| match c.0 {
-        None => 0,
-        Some(Scorer::Additive | Scorer::MultiHead { .. }) => 2,
-        Some(_) => 1,
+    let cost = |c: &ModelChoice| match c {
+        ModelChoice::Recurrent(AttentionChoice(None)) => 0,
+        ModelChoice::Recurrent(AttentionChoice(Some(Scorer::Additive | Scorer::MultiHead { .. })))
+        | ModelChoice::Transformer => 2,
+        ModelChoice::Recurrent(_) => 1,
     };
     let mut order: Vec<usize> = (0..args.configs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cost(&args.configs[i])));
@@ -165,15 +205,17 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
     let rows: Vec<Row> = trained.into_iter().map(|(_, row)| row).collect();
     for row in &rows {
         out.say(&format!("\n== {} ==", row.choice.label()));
-        let epochs = row.train_losses.len();
-        for (e, (train_loss, val_loss)) in row.train_losses.iter().zip(&row.val_losses).enumerate() {
+        let epochs = row.measures.train_losses.len();
+        for (e, (train_loss, val_loss)) in row.measures.train_losses.iter().zip(&row.measures.val_losses).enumerate() {
             out.say(&format!("Epoch {}/{epochs} | Train: {train_loss:.4} | Val: {val_loss:.4}", e + 1));
         }
         out.json(&json!({
             "config": row.choice.to_string(),
-            "val_loss": row.val_losses.last(),
-            "alignment_accuracy": row.alignment.map(|a| a.0),
-            "train_seconds": row.seconds,
+            "val_loss": row.measures.val_losses.last(),
+            "alignment_accuracy": row.measures.alignment.map(|a| a.0),
+            "head_alignment": row.heads.as_ref().map(|h| h.outer_iter().map(|l| l.to_vec()).collect::<Vec<_>>()),
+            "best_head": row.heads.as_ref().map(|h| best_head(h).0),
+            "train_seconds": row.measures.seconds,
         }));
     }
     print_table(&rows, total.elapsed().as_secs_f64(), out);
@@ -185,41 +227,85 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
 fn train_one(
     args: &AblationArgs,
     task: &LexiconReverse,
-    (train, val): (&[AlignedExample], &[AlignedExample]),
+    data: (&[AlignedExample], &[AlignedExample]),
     probe: &[AlignedExample],
-    choice: AttentionChoice,
+    choice: ModelChoice,
     seed: u64,
 ) -> Result<Row> {
-    let config = Seq2SeqConfig {
-        attention: choice.0,
-        emb_dim: args.emb,
-        hidden_dim: args.hidden,
-        attn_dim: args.hidden,
-        init: match args.init {
-            InitChoice::XavierOrthogonal => Init::XavierOrthogonal,
-            InitChoice::Pytorch => Init::PyTorch,
-        },
-        ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
+    let (src_vocab, tgt_vocab) = (task.src_vocab().len(), task.tgt_vocab().len());
+    let init = match args.init {
+        InitChoice::XavierOrthogonal => Init::XavierOrthogonal,
+        InitChoice::Pytorch => Init::PyTorch,
     };
-    // Every configuration starts from the same seed, so only the flag differs.
-    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(seed))?;
     let mut train_config = TrainConfig::new(args.epochs, args.lr);
     train_config.batching.batch_size = args.batch_size;
     train_config.label_smoothing = args.label_smoothing;
-    train_config.schedule =
-        if args.warmup == 0 { Schedule::Constant } else { Schedule::LinearWarmup { warmup_steps: args.warmup } };
     train_config.seed = seed;
     train_config.progress = Progress::Silent;
-    let result = train_model(&mut model, train, val, &train_config, None)?;
+    // Every configuration starts from the same seed, so only the flag differs.
+    let mut rng = StdRng::seed_from_u64(seed);
+    match choice {
+        ModelChoice::Recurrent(attention) => {
+            let config = Seq2SeqConfig {
+                attention: attention.0,
+                emb_dim: args.emb,
+                hidden_dim: args.hidden,
+                attn_dim: args.hidden,
+                init,
+                ..Seq2SeqConfig::new(src_vocab, tgt_vocab)
+            };
+            train_config.schedule = if args.warmup == 0 {
+                Schedule::Constant
+            } else {
+                Schedule::LinearWarmup { warmup_steps: args.warmup }
+            };
+            let (model, measures) = fit(Seq2Seq::new(config, &mut rng)?, data, probe, &train_config)?;
+            Ok(Row { choice, model: Trained::Recurrent(model), measures, heads: None })
+        }
+        ModelChoice::Transformer => {
+            let config = TransformerConfig {
+                d_model: args.hidden,
+                heads: TRANSFORMER_HEADS,
+                ff_dim: 4 * args.hidden,
+                dropout: TRANSFORMER_DROPOUT,
+                attention_dropout: 0.0,
+                init,
+                ..TransformerConfig::new(src_vocab, tgt_vocab)
+            };
+            // Its own recipe: the inverse square-root schedule, peaking early.
+            (train_config.lr, train_config.schedule) =
+                (TRANSFORMER_LR, Schedule::InverseSqrt { warmup_steps: TRANSFORMER_WARMUP });
+            let (model, measures) = fit(Transformer::new(config, &mut rng)?, data, probe, &train_config)?;
+            let heads = crate::measure::head_alignment(&model, probe)?;
+            Ok(Row { choice, model: Trained::Transformer(model), measures, heads: Some(heads) })
+        }
+    }
+}
+
+/// The Transformer's recipe in the ablation: peak learning rate, warm-up
+/// steps and dropout (on embeddings, sublayer outputs and the feed-forward
+/// hidden layer; none on the attention weights, so training runs the fused
+/// kernel).
+const TRANSFORMER_LR: f64 = 2e-3;
+const TRANSFORMER_WARMUP: u64 = 200;
+const TRANSFORMER_DROPOUT: f32 = 0.1;
+
+/// Trains `model` and measures its alignment.
+fn fit<M: EncoderDecoder>(
+    mut model: M,
+    (train, val): (&[AlignedExample], &[AlignedExample]),
+    probe: &[AlignedExample],
+    config: &TrainConfig,
+) -> Result<(M, Measures)> {
+    let result = train_model(&mut model, train, val, config, None)?;
     let alignment = crate::measure::alignment_accuracy(&model, probe)?.map(|s| (s.accuracy, s.chance));
-    Ok(Row {
-        choice,
-        model,
+    let measures = Measures {
         train_losses: result.train_losses,
         val_losses: result.val_losses,
         alignment,
         seconds: result.seconds,
-    })
+    };
+    Ok((model, measures))
 }
 
 fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
@@ -229,12 +315,40 @@ fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
     )];
     for row in rows {
         let pct = |x: f64| format!("{:.1}%", 100.0 * x);
-        let (align, chance) = row.alignment.map_or(("n/a".into(), "n/a".into()), |(a, c)| (pct(a), pct(c)));
-        let loss = row.val_losses.last().copied().unwrap_or(f32::NAN);
-        lines.push(format!("{:<27} {loss:>9.4} {align:>10} {chance:>7} {:>8.2}", row.choice.label(), row.seconds));
+        let (align, chance) = row.measures.alignment.map_or(("n/a".into(), "n/a".into()), |(a, c)| (pct(a), pct(c)));
+        let loss = row.measures.val_losses.last().copied().unwrap_or(f32::NAN);
+        lines.push(format!(
+            "{:<27} {loss:>9.4} {align:>10} {chance:>7} {:>8.2}",
+            row.choice.label(),
+            row.measures.seconds
+        ));
     }
     lines.push(format!("{:<27} {:>37.2}", "total (with scoring)", total_seconds));
+    for (row, heads) in rows.iter().filter_map(|r| r.heads.as_ref().map(|h| (r, h))) {
+        lines.push(format!("\n{}: alignment accuracy of each cross-attention head", row.choice.label()));
+        let header: String = (0..heads.ncols()).map(|h| format!(" {:>7}", format!("head {}", h + 1))).collect();
+        lines.push(format!("{:<8}{header}", ""));
+        for (l, layer) in heads.outer_iter().enumerate() {
+            let cells: String = layer.iter().map(|a| format!(" {:>6.1}%", 100.0 * a)).collect();
+            lines.push(format!("{:<8}{cells}", format!("layer {}", l + 1)));
+        }
+        let (name, accuracy) = best_head(heads);
+        lines.push(format!("best: {name} ({:.1}%)", 100.0 * accuracy));
+    }
     out.say(&lines.join("\n"));
+}
+
+/// The best-aligned head, named `layer L head H` (1-based), and its accuracy;
+/// ties go to the earlier head.
+fn best_head(heads: &ndarray::Array2<f64>) -> (String, f64) {
+    let ((l, h), &accuracy) = heads
+        .indexed_iter()
+        .fold(None, |best: Option<((usize, usize), &f64)>, (at, a)| match best {
+            Some((_, b)) if b >= a => best,
+            _ => Some((at, a)),
+        })
+        .expect("a Transformer has at least one head");
+    (format!("layer {} head {}", l + 1, h + 1), accuracy)
 }
 
 /// The text heatmap of one sentence under the first attention model, and
@@ -249,10 +363,8 @@ fn show_example(
     let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), example);
     let batch = Batch::from_examples(std::slice::from_ref(example))?;
     let mut shown = false;
-    for row in rows.iter().filter(|r| r.alignment.is_some()) {
-        let fwd =
-            no_grad(|| row.model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
-        let Some(weights) = fwd.weights_array() else { continue };
+    for row in rows.iter().filter(|r| r.measures.alignment.is_some()) {
+        let Some(weights) = row.model.attention(&batch)? else { continue };
         let weights = weights.slice_move(s![0, .., ..]); // (tgt_len, src_len)
         if !shown {
             let text = lingo::viz::format_attention(weights.view(), &src_tokens, &tgt_tokens, &TextOptions::default())?;
@@ -267,7 +379,7 @@ fn show_example(
         }
     }
     if !args.no_png && !rows.is_empty() {
-        let series: Vec<Series> = rows.iter().map(|r| Series::new(r.choice.label(), &r.val_losses)).collect();
+        let series: Vec<Series> = rows.iter().map(|r| Series::new(r.choice.label(), &r.measures.val_losses)).collect();
         let path = out.file(&args.out, "ablation-val-loss.png")?;
         let options =
             lingo::viz::LineOptions::default().title("validation loss").y_label("cross-entropy (label smoothing)");

@@ -105,7 +105,7 @@ pub fn threads(text: &str) -> Result<usize, String> {
 /// assert!(check_heads(&choices, 63).is_ok());
 /// assert_eq!(check_heads(&choices, 64).unwrap_err().to_string(), "invalid --hidden: must be a multiple of 3 for multi_head:3, got 64");
 /// ```
-pub fn check_heads(choices: &[AttentionChoice], hidden: usize) -> crate::Result<()> {
+pub fn check_heads<'a>(choices: impl IntoIterator<Item = &'a AttentionChoice>, hidden: usize) -> crate::Result<()> {
     for choice in choices {
         if let Some(Scorer::MultiHead { heads }) = choice.0
             && !hidden.is_multiple_of(heads)
@@ -117,6 +117,58 @@ pub fn check_heads(choices: &[AttentionChoice], hidden: usize) -> crate::Result<
         }
     }
     Ok(())
+}
+
+/// One configuration of `lingo ablation`: the recurrent model with an
+/// attention choice, or the Transformer.
+///
+/// ```
+/// use lingo_cli::args::ModelChoice;
+/// let t: ModelChoice = "transformer".parse().unwrap();
+/// assert_eq!((t.to_string(), t.label()), ("transformer".to_string(), "Transformer (2+2 layers)".to_string()));
+/// assert_eq!("dot".parse::<ModelChoice>().unwrap().label(), "dot (Luong)");
+/// assert!("luong".parse::<ModelChoice>().unwrap_err().contains("transformer"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelChoice {
+    /// The LSTM encoder–decoder with this attention (or none).
+    Recurrent(AttentionChoice),
+    /// The encoder–decoder Transformer.
+    Transformer,
+}
+
+impl ModelChoice {
+    /// The name in tables.
+    ///
+    /// ```
+    /// assert_eq!(lingo_cli::args::ModelChoice::Transformer.label(), "Transformer (2+2 layers)");
+    /// ```
+    pub fn label(self) -> String {
+        match self {
+            ModelChoice::Recurrent(choice) => choice.label(),
+            ModelChoice::Transformer => "Transformer (2+2 layers)".into(),
+        }
+    }
+}
+
+impl fmt::Display for ModelChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelChoice::Recurrent(choice) => choice.fmt(f),
+            ModelChoice::Transformer => f.write_str("transformer"),
+        }
+    }
+}
+
+impl FromStr for ModelChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "transformer" => Ok(ModelChoice::Transformer),
+            name => name.parse().map(ModelChoice::Recurrent).map_err(|e| format!("{e}, or transformer")),
+        }
+    }
 }
 
 /// A finite number above 0 (learning rates, seconds).

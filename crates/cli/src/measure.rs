@@ -3,9 +3,9 @@
 //! under greedy decoding.
 
 use lingo::data::{AlignedExample, AlignmentAccuracy, AlignmentScore, Batch, PAD, SeqPair, mean_attention_entropy};
-use lingo::nn::{Mode, Seq2Seq, greedy_decode};
+use lingo::nn::{EncoderDecoder, Mode, Transformer, greedy_decode};
 use lingo::tensor::no_grad;
-use ndarray::{Array2, Array3, Axis, s};
+use ndarray::{Array2, Axis, s};
 
 use crate::error::Result;
 
@@ -13,21 +13,16 @@ use crate::error::Result;
 /// busy, small enough that padding to the longest example costs little.
 const CHUNK: usize = 512;
 
-/// Teacher-forced attention weights of `examples` as one padded batch,
-/// `(batch, tgt_len, src_len)`, or `None` without attention. The encoder and
-/// the attention ignore padding, so each row is what the example alone gives.
-fn teacher_forced_weights(model: &Seq2Seq, batch: &Batch) -> Result<Option<Array3<f32>>> {
-    let out = no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
-    Ok(out.weights_array())
-}
-
 /// Share of output tokens whose attention peak sits on a gold source
 /// position, with its chance level; `None` without attention.
-pub(crate) fn alignment_accuracy(model: &Seq2Seq, probe: &[AlignedExample]) -> Result<Option<AlignmentScore>> {
+pub(crate) fn alignment_accuracy<M: EncoderDecoder>(
+    model: &M,
+    probe: &[AlignedExample],
+) -> Result<Option<AlignmentScore>> {
     let mut acc = AlignmentAccuracy::new();
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
-        let Some(weights) = teacher_forced_weights(model, &batch)? else { return Ok(None) };
+        let Some(weights) = model.attention(&batch)? else { return Ok(None) };
         for (b, ex) in chunk.iter().enumerate() {
             acc.add(weights.index_axis(Axis(0), b), &ex.gold, batch.src_lens[b])?;
         }
@@ -35,14 +30,35 @@ pub(crate) fn alignment_accuracy(model: &Seq2Seq, probe: &[AlignedExample]) -> R
     Ok(Some(acc.score()))
 }
 
+/// Alignment accuracy of every cross-attention head of a Transformer,
+/// `(layers, heads)`: each head's teacher-forced weights scored as
+/// [`alignment_accuracy`] scores a model's.
+pub(crate) fn head_alignment(model: &Transformer, probe: &[AlignedExample]) -> Result<Array2<f64>> {
+    let config = model.config();
+    let (layers, heads) = (config.decoder_layers, config.heads);
+    let mut acc: Vec<AlignmentAccuracy> = (0..layers * heads).map(|_| AlignmentAccuracy::new()).collect();
+    for chunk in probe.chunks(CHUNK) {
+        let batch = Batch::from_examples(chunk)?;
+        let out = no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
+        for (i, acc) in acc.iter_mut().enumerate() {
+            let head = out.cross_weights.slice(s![i / heads, i % heads, .., .., ..]); // (batch, tgt_len, src_len)
+            for (b, ex) in chunk.iter().enumerate() {
+                acc.add(head.index_axis(Axis(0), b), &ex.gold, batch.src_lens[b])?;
+            }
+        }
+    }
+    Ok(Array2::from_shape_vec((layers, heads), acc.iter().map(|a| a.score().accuracy).collect())
+        .expect("one score per head"))
+}
+
 /// Mean entropy (nats) of the attention rows over the valid part of every
 /// example: `ln(src_len)` for uniform attention, 0 for one-hot. `None`
 /// without attention.
-pub(crate) fn mean_entropy<E: SeqPair>(model: &Seq2Seq, probe: &[E]) -> Result<Option<f32>> {
+pub(crate) fn mean_entropy<M: EncoderDecoder, E: SeqPair>(model: &M, probe: &[E]) -> Result<Option<f32>> {
     let (mut sum, mut rows) = (0.0_f64, 0_usize);
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
-        let Some(weights) = teacher_forced_weights(model, &batch)? else { return Ok(None) };
+        let Some(weights) = model.attention(&batch)? else { return Ok(None) };
         for b in 0..chunk.len() {
             let (t, s_len) = (batch.tgt_lens[b], batch.src_lens[b]);
             sum += f64::from(mean_attention_entropy(weights.slice(s![b, ..t, ..s_len]))) * t as f64;
@@ -54,7 +70,7 @@ pub(crate) fn mean_entropy<E: SeqPair>(model: &Seq2Seq, probe: &[E]) -> Result<O
 
 /// Share of examples whose greedy output (up to and including `<eos>`)
 /// equals the target exactly.
-pub(crate) fn sequence_accuracy<E: SeqPair>(model: &Seq2Seq, examples: &[E]) -> Result<f64> {
+pub(crate) fn sequence_accuracy<M: EncoderDecoder, E: SeqPair>(model: &M, examples: &[E]) -> Result<f64> {
     let mut total = lingo::data::Accuracy::default();
     for chunk in examples.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;

@@ -62,6 +62,8 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["ablation", "--configs", "multi_head:0"], "--configs"),
     (&["ablation", "--min-words", "4", "--max-words", "3"], "--max-words"),
     (&["ablation", "--configs", "dot,multi_head:3"], "--hidden"),
+    (&["ablation", "--configs", "transformer", "--hidden", "62"], "--hidden"),
+    (&["ablation", "--configs", "transformers"], "--configs"),
     // sort-study
     (&["sort-study", "--lengths", "5,0"], "--lengths"),
     (&["sort-study", "--digits", "0"], "--digits"),
@@ -199,7 +201,11 @@ fn ablation_json_has_one_object_per_configuration() {
         "ablation",
         "--json",
         "--configs",
-        "none,dot",
+        "none,dot,transformer",
+        "--hidden",
+        "16",
+        "--emb",
+        "16",
         "--epochs",
         "1",
         "--train-size",
@@ -213,15 +219,32 @@ fn ablation_json_has_one_object_per_configuration() {
         "1",
     ]);
     let lines = json_lines(&out);
-    assert_eq!(lines.len(), 2);
+    assert_eq!(lines.len(), 3);
     for line in &lines {
-        assert_eq!(keys(line), ["alignment_accuracy", "config", "train_seconds", "val_loss"]);
+        let want = ["alignment_accuracy", "best_head", "config", "head_alignment", "train_seconds", "val_loss"];
+        assert_eq!(keys(line), want);
         assert!(line["val_loss"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(lines[0]["config"], "none");
     assert!(lines[0]["alignment_accuracy"].is_null(), "no attention, no alignment");
     let acc = lines[1]["alignment_accuracy"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&acc));
+    assert!(lines[1]["head_alignment"].is_null(), "heads are the Transformer's");
+    // The Transformer: every head of both decoder layers scored, the best one named.
+    let transformer = &lines[2];
+    assert_eq!(transformer["config"], "transformer");
+    let heads: Vec<Vec<f64>> = serde_json::from_value(transformer["head_alignment"].clone()).unwrap();
+    assert_eq!((heads.len(), heads[0].len()), (2, 4));
+    let (mut best, mut at) = (-1.0, String::new());
+    for (l, layer) in heads.iter().enumerate() {
+        for (h, &a) in layer.iter().enumerate() {
+            assert!((0.0..=1.0).contains(&a));
+            if a > best {
+                (best, at) = (a, format!("layer {} head {}", l + 1, h + 1));
+            }
+        }
+    }
+    assert_eq!(transformer["best_head"], at.as_str());
 }
 
 #[test]
@@ -232,7 +255,9 @@ fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
         &[
             "ablation",
             "--configs",
-            "none,additive",
+            "none,additive,transformer",
+            "--hidden",
+            "16",
             "--epochs",
             "2",
             "--train-size",
@@ -250,7 +275,8 @@ fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
     assert!(text.contains("Epoch 2/2"), "{text}");
     assert!(text.contains("chance") && text.contains("additive (Bahdanau)"), "{text}");
     assert!(text.contains("<sos>") && text.contains("<eos>"), "no heatmap: {text}");
-    for png in ["ablation-additive.png", "ablation-val-loss.png"] {
+    assert!(text.contains("alignment accuracy of each cross-attention head") && text.contains("best: layer"), "{text}");
+    for png in ["ablation-additive.png", "ablation-transformer.png", "ablation-val-loss.png"] {
         let bytes = std::fs::read(dir.path().join("pics").join(png)).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
     }
