@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use image::{Rgb, RgbImage};
-use ndarray::ArrayView2;
+use ndarray::{ArrayView2, ArrayView4, s};
 
 use crate::canvas::Canvas;
 use crate::check::check_attention;
@@ -222,6 +222,88 @@ pub fn plot_attention<S: AsRef<str>, T: AsRef<str>>(
     options: &HeatmapOptions,
 ) -> Result<(), Error> {
     let image = render_attention(weights, src_tokens, tgt_tokens, options)?;
+    save_png(&image, path.as_ref())
+}
+
+/// Heatmaps of several attentions over the same sentence pair, tiled:
+/// `weights (rows, columns, tgt_len, src_len)`, one [`render_attention`]
+/// panel per `(row, column)` titled `title(row, column)`, with a
+/// font-size gap between panels. A Transformer's heads: one row per
+/// layer, one column per head.
+///
+/// # Errors
+/// As [`render_attention`] for each panel, and [`Error::TooLarge`] when the
+/// whole grid passes 64 megapixels.
+///
+/// # Example
+/// ```
+/// use lingo_viz::{render_attention_grid, HeatmapOptions};
+/// let weights = ndarray::Array4::from_elem((2, 3, 2, 2), 0.5_f32);   // 2 layers, 3 heads
+/// let options = HeatmapOptions::default();
+/// let grid = render_attention_grid(weights.view(), &["a", "b"], &["x", "y"], |l, h| format!("layer {} head {}", l + 1, h + 1), &options)?;
+/// let one = lingo_viz::render_attention(weights.slice(ndarray::s![0, 0, .., ..]), &["a", "b"], &["x", "y"], &options.title("layer 1 head 1"))?;
+/// assert_eq!(grid.dimensions(), (3 * one.width() + 2 * 14, 2 * one.height() + 14));
+/// # Ok::<(), lingo_viz::Error>(())
+/// ```
+pub fn render_attention_grid<S: AsRef<str>, T: AsRef<str>>(
+    weights: ArrayView4<f32>,
+    src_tokens: &[S],
+    tgt_tokens: &[T],
+    title: impl Fn(usize, usize) -> String,
+    options: &HeatmapOptions,
+) -> Result<RgbImage, Error> {
+    let (rows, columns, ..) = weights.dim();
+    let panel = |r: usize, c: usize| {
+        render_attention(weights.slice(s![r, c, .., ..]), src_tokens, tgt_tokens, &options.clone().title(title(r, c)))
+    };
+    if rows == 0 || columns == 0 {
+        return Ok(RgbImage::from_pixel(0, 0, WHITE));
+    }
+    // Every panel shows the same tokens and shape, so the first gives the size of all.
+    let first = panel(0, 0)?;
+    let (w, h) = first.dimensions();
+    let gap = options.font_size;
+    let width = u64::from(w) * columns as u64 + u64::from(gap) * (columns as u64 - 1);
+    let height = u64::from(h) * rows as u64 + u64::from(gap) * (rows as u64 - 1);
+    if width.saturating_mul(height) > MAX_PIXELS {
+        return Err(Error::TooLarge { width, height, max_pixels: MAX_PIXELS });
+    }
+    let mut grid = RgbImage::from_pixel(width as u32, height as u32, WHITE);
+    for r in 0..rows {
+        for c in 0..columns {
+            let image = if (r, c) == (0, 0) { first.clone() } else { panel(r, c)? };
+            let (x, y) = (c as u32 * (w + gap), r as u32 * (h + gap));
+            image::imageops::replace(&mut grid, &image, i64::from(x), i64::from(y));
+        }
+    }
+    Ok(grid)
+}
+
+/// Writes the grid of [`render_attention_grid`] to the PNG file `path`.
+///
+/// # Errors
+/// Everything [`render_attention_grid`] reports, and [`Error::Write`]
+/// (naming `path`) if the file cannot be written.
+///
+/// # Example
+/// ```
+/// use lingo_viz::{plot_attention_grid, HeatmapOptions};
+/// let path = std::env::temp_dir().join("lingo-viz-doc-grid.png");
+/// let weights = ndarray::Array4::from_elem((1, 2, 1, 3), 1.0_f32 / 3.0);
+/// plot_attention_grid(weights.view(), &["a", "b", "c"], &["x"], |_, h| format!("head {}", h + 1), &path, &HeatmapOptions::default())?;
+/// assert!(path.exists());
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), lingo_viz::Error>(())
+/// ```
+pub fn plot_attention_grid<S: AsRef<str>, T: AsRef<str>>(
+    weights: ArrayView4<f32>,
+    src_tokens: &[S],
+    tgt_tokens: &[T],
+    title: impl Fn(usize, usize) -> String,
+    path: impl AsRef<Path>,
+    options: &HeatmapOptions,
+) -> Result<(), Error> {
+    let image = render_attention_grid(weights, src_tokens, tgt_tokens, title, options)?;
     save_png(&image, path.as_ref())
 }
 

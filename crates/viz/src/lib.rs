@@ -159,7 +159,7 @@ use std::path::Path;
 
 pub use colormap::viridis;
 pub use error::Error;
-pub use heatmap::{HeatmapOptions, plot_attention, render_attention};
+pub use heatmap::{HeatmapOptions, plot_attention, plot_attention_grid, render_attention, render_attention_grid};
 pub use lines::{LineOptions, PALETTE, Series, plot_lines, render_lines};
 pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
 

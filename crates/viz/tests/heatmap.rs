@@ -185,3 +185,27 @@ fn write_errors_name_the_path() {
     assert!(matches!(err, Error::Write { .. }));
     assert!(err.to_string().contains("lingo-viz-no-such-dir/deeper/x.png"), "{err}");
 }
+
+#[test]
+fn a_grid_tiles_each_panel_exactly_where_it_belongs() {
+    // Two layers of three heads, each panel with its own weights.
+    let weights = ndarray::Array4::from_shape_fn((2, 3, 2, 3), |(l, h, i, j)| ((l * 3 + h + i + j) % 4) as f32 / 3.0);
+    let (src, tgt) = (["a", "b", "c"], ["x", "y"]);
+    let options = HeatmapOptions::default();
+    let title = |l: usize, h: usize| format!("layer {} head {}", l + 1, h + 1);
+    let grid = lingo_viz::render_attention_grid(weights.view(), &src, &tgt, title, &options).unwrap();
+    let gap = options.font_size;
+    for (l, h) in [(0, 0), (1, 2), (0, 1)] {
+        let panel = weights.slice(ndarray::s![l, h, .., ..]);
+        let one = lingo_viz::render_attention(panel, &src, &tgt, &options.clone().title(title(l, h))).unwrap();
+        let (x0, y0) = (h as u32 * (one.width() + gap), l as u32 * (one.height() + gap));
+        for (x, y, pixel) in one.enumerate_pixels() {
+            assert_eq!(grid.get_pixel(x0 + x, y0 + y), pixel, "panel ({l}, {h}) at ({x}, {y})");
+        }
+    }
+    let huge = ndarray::Array4::from_elem((40, 40, 30, 30), 0.5_f32);
+    let words: Vec<String> = (0..30).map(|i| format!("w{i}")).collect();
+    let err =
+        lingo_viz::render_attention_grid(huge.view(), &words, &words, |_, _| String::new(), &options).unwrap_err();
+    assert!(matches!(err, lingo_viz::Error::TooLarge { .. }), "{err}");
+}
