@@ -103,6 +103,16 @@ impl Trained {
             Trained::Transformer(model) => model.attention(batch)?,
         })
     }
+
+    /// The Transformer's cross-attention of the batch's first pair, every
+    /// layer and head: `(layers, heads, tgt_len, src_len)`.
+    fn heads(&self, batch: &Batch) -> Result<Option<ndarray::Array4<f32>>> {
+        let Trained::Transformer(model) = self else { return Ok(None) };
+        let out = lingo::tensor::no_grad(|| {
+            model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, lingo::nn::Mode::Eval)
+        })?;
+        Ok(Some(out.cross_weights.slice_move(s![.., .., 0, .., ..])))
+    }
 }
 
 /// The Transformer's heads: the heads per layer.
@@ -376,6 +386,13 @@ fn show_example(
             let options = HeatmapOptions::default().title(row.choice.label()).show_values(true);
             lingo::viz::plot_attention(weights.view(), &src_tokens, &tgt_tokens, &path, &options)?;
             out.note(&format!("wrote {}", path.display()));
+            if let Some(heads) = row.model.heads(&batch)? {
+                let path = out.file(&args.out, &format!("ablation-{}-heads.png", row.choice))?;
+                let title = |l: usize, h: usize| format!("layer {} head {}", l + 1, h + 1);
+                let options = HeatmapOptions::default();
+                lingo::viz::plot_attention_grid(heads.view(), &src_tokens, &tgt_tokens, title, &path, &options)?;
+                out.note(&format!("wrote {}", path.display()));
+            }
         }
     }
     if !args.no_png && !rows.is_empty() {

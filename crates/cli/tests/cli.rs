@@ -276,7 +276,9 @@ fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
     assert!(text.contains("chance") && text.contains("additive (Bahdanau)"), "{text}");
     assert!(text.contains("<sos>") && text.contains("<eos>"), "no heatmap: {text}");
     assert!(text.contains("alignment accuracy of each cross-attention head") && text.contains("best: layer"), "{text}");
-    for png in ["ablation-additive.png", "ablation-transformer.png", "ablation-val-loss.png"] {
+    for png in
+        ["ablation-additive.png", "ablation-transformer.png", "ablation-transformer-heads.png", "ablation-val-loss.png"]
+    {
         let bytes = std::fs::read(dir.path().join("pics").join(png)).unwrap();
         assert_eq!(&bytes[1..4], b"PNG");
     }
