@@ -8,9 +8,11 @@
 //!
 //! Both drop an input's rows from the batch (its decoder state and its
 //! prepared source) as soon as it is done, so a batch of sentences of
-//! different lengths costs what its unfinished sentences cost. An output
-//! does not depend on the batch it was decoded in, except in the last bits:
-//! a product's kernel depends on its number of rows.
+//! different lengths costs what its unfinished sentences cost, and both cut
+//! a batch into groups of [`ROWS_PER_GROUP`] sentences decoded side by side
+//! on rayon's threads. An output does not depend on the batch it was
+//! decoded in, except in the last bits: a product's kernel depends on its
+//! number of rows.
 
 use lingo_data::{EOS, SOS};
 use lingo_tensor::no_grad;
@@ -91,6 +93,45 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
 /// assert_eq!(out[1].attention.as_ref().unwrap().ncols(), 4);
 /// ```
 pub fn greedy_decode<M: EncoderDecoder>(
+    model: &M,
+    src: &Array2<usize>,
+    src_lens: &[usize],
+    max_len: usize,
+    with_attention: bool,
+) -> Result<Vec<Hypothesis>> {
+    in_groups(src, src_lens, |src, src_lens| greedy_group(model, src, src_lens, max_len, with_attention))
+}
+
+/// Sentences one thread decodes together: a larger batch is cut into
+/// groups of this many rows, decoded side by side on rayon's threads, each
+/// group's products on its own thread (one batch on two threads met at
+/// every product of every step). Fixed, so that an output's bits do not
+/// depend on the thread count.
+pub const ROWS_PER_GROUP: usize = 32;
+
+/// `decode` on each group of [`ROWS_PER_GROUP`] rows of `src`, in parallel;
+/// the outputs in row order.
+fn in_groups<H: Send>(
+    src: &Array2<usize>,
+    src_lens: &[usize],
+    decode: impl Fn(&Array2<usize>, &[usize]) -> Result<Vec<H>> + Sync,
+) -> Result<Vec<H>> {
+    if src.nrows() <= ROWS_PER_GROUP {
+        return decode(src, src_lens);
+    }
+    let starts: Vec<usize> = (0..src.nrows()).step_by(ROWS_PER_GROUP).collect();
+    let groups = starts
+        .par_iter()
+        .map(|&start| {
+            let rows = start..(start + ROWS_PER_GROUP).min(src.nrows());
+            decode(&src.slice(ndarray::s![rows.clone(), ..]).to_owned(), &src_lens[rows])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(groups.into_iter().flatten().collect())
+}
+
+/// [`greedy_decode`] of one group of rows, on this thread's share of the work.
+fn greedy_group<M: EncoderDecoder>(
     model: &M,
     src: &Array2<usize>,
     src_lens: &[usize],
@@ -247,6 +288,17 @@ pub fn beam_search<M: EncoderDecoder>(
             format!("need 1 ≤ n_best ≤ beam_size, got n_best {} and beam_size {}", cfg.n_best, cfg.beam_size),
         ));
     }
+    in_groups(src, src_lens, |src, src_lens| beam_group(model, src, src_lens, cfg, with_attention))
+}
+
+/// [`beam_search`] of one group of rows.
+fn beam_group<M: EncoderDecoder>(
+    model: &M,
+    src: &Array2<usize>,
+    src_lens: &[usize],
+    cfg: BeamConfig,
+    with_attention: bool,
+) -> Result<Vec<Vec<Hypothesis>>> {
     if src.nrows() == 0 {
         return Ok(Vec::new());
     }

@@ -157,7 +157,7 @@ pub mod transformer;
 pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
 };
-pub use decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
+pub use decode::{BeamConfig, Hypothesis, ROWS_PER_GROUP, beam_search, greedy_decode};
 pub use error::{CheckpointProblem, Error, ParamProblem, Result};
 pub use init::Init;
 pub use layers::{
