@@ -8,8 +8,7 @@ use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
 use lingo::nn::{
-    EncoderDecoder, Init, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer, TransformerConfig,
-    train_model,
+    EncoderDecoder, Init, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer, train_model,
 };
 use lingo::viz::{HeatmapOptions, Series, TextOptions};
 use ndarray::s;
@@ -22,9 +21,9 @@ use crate::args::{
     AttentionChoice, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, check_heads, dimension,
     positive_real, unit_fraction,
 };
-use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::{Output, example_tokens};
+use crate::{budget, recipe};
 
 /// Settings of `lingo ablation`; the defaults are the tutorial's.
 #[derive(Args, Debug, Clone)]
@@ -115,9 +114,6 @@ impl Trained {
     }
 }
 
-/// The Transformer's heads: the heads per layer.
-const TRANSFORMER_HEADS: usize = 4;
-
 /// One trained configuration and its measurements.
 struct Row {
     choice: ModelChoice,
@@ -157,11 +153,8 @@ impl AblationArgs {
             ModelChoice::Transformer => None,
         });
         check_heads(recurrent, self.hidden)?;
-        if self.configs.contains(&ModelChoice::Transformer) && !self.hidden.is_multiple_of(TRANSFORMER_HEADS) {
-            return Err(Error::usage(
-                "--hidden",
-                format!("must be a multiple of {TRANSFORMER_HEADS} for transformer, got {}", self.hidden),
-            ));
+        if self.configs.contains(&ModelChoice::Transformer) {
+            recipe::check_width(self.hidden)?;
         }
         // Every configuration trains at once, each with its model and batches.
         let task = LexiconReverse::new(&lingo::data::DEFAULT_LEXICON, self.min_words, self.max_words)?;
@@ -273,32 +266,14 @@ fn train_one(
             Ok(Row { choice, model: Trained::Recurrent(model), measures, heads: None })
         }
         ModelChoice::Transformer => {
-            let config = TransformerConfig {
-                d_model: args.hidden,
-                heads: TRANSFORMER_HEADS,
-                ff_dim: 4 * args.hidden,
-                dropout: TRANSFORMER_DROPOUT,
-                attention_dropout: 0.0,
-                init,
-                ..TransformerConfig::new(src_vocab, tgt_vocab)
-            };
-            // Its own recipe: the inverse square-root schedule, peaking early.
-            (train_config.lr, train_config.schedule) =
-                (TRANSFORMER_LR, Schedule::InverseSqrt { warmup_steps: TRANSFORMER_WARMUP });
+            let config = recipe::transformer(src_vocab, tgt_vocab, args.hidden, init);
+            recipe::schedule(&mut train_config);
             let (model, measures) = fit(Transformer::new(config, &mut rng)?, data, probe, &train_config)?;
             let heads = crate::measure::head_alignment(&model, probe)?;
             Ok(Row { choice, model: Trained::Transformer(model), measures, heads: Some(heads) })
         }
     }
 }
-
-/// The Transformer's recipe in the ablation: peak learning rate, warm-up
-/// steps and dropout (on embeddings, sublayer outputs and the feed-forward
-/// hidden layer; none on the attention weights, so training runs the fused
-/// kernel).
-const TRANSFORMER_LR: f64 = 2e-3;
-const TRANSFORMER_WARMUP: u64 = 200;
-const TRANSFORMER_DROPOUT: f32 = 0.1;
 
 /// Trains `model` and measures its alignment.
 fn fit<M: EncoderDecoder>(

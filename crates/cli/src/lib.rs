@@ -60,6 +60,7 @@ mod interrupt;
 mod measure;
 mod metrics;
 mod output;
+mod recipe;
 mod run_dir;
 mod sort_study;
 mod train;

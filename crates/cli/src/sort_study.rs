@@ -8,6 +8,10 @@
 //! of its epoch with the lowest validation loss (`measured_epoch` in the
 //! JSON).
 //!
+//! With `--model transformer` the Transformer (2 + 2 layers of width
+//! `--hidden`, 4 heads, its own schedule) takes the recurrent pair's place
+//! at each length, measured the same way.
+//!
 //! With `--time-epochs` it instead times training alone (the workload of
 //! `benches/pytorch/sort_study.py`): the attention model at the first
 //! length, trained on `--train-size` sequences with no validation set, one
@@ -18,7 +22,10 @@ use std::path::PathBuf;
 use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, DigitOp, DigitTask, Task};
-use lingo::nn::{Next, Placement, Progress, RnnKind, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, train_model_with};
+use lingo::nn::{
+    EncoderDecoder, Init, Next, Placement, Progress, RnnKind, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig,
+    Transformer, train_model_with,
+};
 use lingo::viz::{CellStyle, HeatmapOptions, LineOptions, Series, TextOptions};
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
@@ -30,10 +37,10 @@ use serde_json::json;
 use crate::args::{
     MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, dimension, positive_real, unit_fraction,
 };
-use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{alignment_accuracy, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
+use crate::{budget, recipe};
 
 /// Settings of `lingo sort-study`.
 #[derive(Args, Debug, Clone)]
@@ -89,12 +96,25 @@ pub struct SortStudyArgs {
     /// Only time training epochs: train the attention model at the first length without validation, print the seconds of each epoch and their median, measure nothing else
     #[arg(long)]
     pub time_epochs: bool,
+    /// The model: the case study's recurrent one (with and without attention), or the Transformer
+    #[arg(long, value_enum, default_value_t = StudyModel::Rnn)]
+    pub model: StudyModel,
+}
+
+/// Which model `lingo sort-study` trains.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StudyModel {
+    /// Bidirectional GRU encoder, GRU decoder, additive attention in Bahdanau's placement (and without attention)
+    Rnn,
+    /// The Transformer: 2 + 2 layers of width --hidden, 4 heads
+    Transformer,
 }
 
 /// The measurements of one trained model.
 struct RunResult {
     len: usize,
-    attention: bool,
+    /// The model's attention as the tables name it: `additive`, `none` or `transformer`.
+    model: &'static str,
     variant: String,
     accuracy: f64,
     duplicates: f64,
@@ -127,6 +147,9 @@ impl SortStudyArgs {
     /// assert!(args.check().is_ok());
     /// ```
     pub fn check(&self) -> Result<()> {
+        if self.model == StudyModel::Transformer {
+            recipe::check_width(self.hidden)?;
+        }
         let rare_run = !self.time_epochs && self.rare_share > 0.0;
         if rare_run && self.rare_digit >= self.digits {
             return Err(Error::usage(
@@ -160,8 +183,30 @@ impl SortStudyArgs {
 /// Runs the case study; see the module docs.
 pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
     args.check()?;
+    // Every model starts from the same seed, so only the architecture differs.
+    match args.model {
+        StudyModel::Rnn => study(args, seed, out, &[true, false], |task: &DigitTask, attention| {
+            Ok(Seq2Seq::new(model_config(args, task, attention), &mut StdRng::seed_from_u64(seed))?)
+        }),
+        StudyModel::Transformer => study(args, seed, out, &[true], |task: &DigitTask, _| {
+            let (src, tgt) = (task.src_vocab().len(), task.tgt_vocab().len());
+            let config = recipe::transformer(src, tgt, args.hidden, Init::default());
+            Ok(Transformer::new(config, &mut StdRng::seed_from_u64(seed))?)
+        }),
+    }
+}
+
+/// The study with models from `make(task, attention)`, for each of
+/// `attentions` at every length.
+fn study<M: EncoderDecoder>(
+    args: &SortStudyArgs,
+    seed: u64,
+    out: &Output,
+    attentions: &[bool],
+    make: impl Fn(&DigitTask, bool) -> Result<M>,
+) -> Result<()> {
     if args.time_epochs {
-        return time_epochs(args, seed, out);
+        return time_epochs(args, seed, out, &make);
     }
     let mut results = Vec::new();
     let mut first_attention_model = None;
@@ -170,10 +215,10 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
         let mut rng = StdRng::seed_from_u64(seed ^ len as u64);
         let train = task.generate(args.train_size, &mut rng);
         let val = task.generate(args.val_size, &mut rng);
-        for attention in [true, false] {
+        for &attention in attentions {
             let name = format!("len {len}, {}", if attention { "attention" } else { "no attention" });
-            let (result, model) =
-                train_and_measure(args, &task, (&train, &val), (attention, &name, "uniform"), seed, out)?;
+            let model = make(&task, attention)?;
+            let (result, model) = train_and_measure(args, &task, (&train, &val), model, (&name, "uniform"), seed, out)?;
             emit(&result, out);
             results.push(result);
             if attention {
@@ -188,7 +233,7 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
     if args.rare_share > 0.0
         && let Some((task, uniform)) = &first_attention_model
     {
-        let (result, rows) = rare_value_run(args, task, uniform, seed, out)?;
+        let (result, rows) = rare_value_run(args, task, (uniform, make(task, true)?), seed, out)?;
         emit(&result, out);
         results.push(result);
         rare = rows;
@@ -215,14 +260,18 @@ fn model_config(args: &SortStudyArgs, task: &DigitTask, attention: bool) -> Seq2
     }
 }
 
-/// The training settings of every run: Adam at `--lr`, constant rate, no
-/// label smoothing, batches of `--batch-size`, nothing printed by the loop.
+/// The training settings of every run: Adam at `--lr`, constant rate (the
+/// Transformer: its own rate and schedule), no label smoothing, batches of
+/// `--batch-size`, nothing printed by the loop.
 fn train_config(args: &SortStudyArgs, seed: u64) -> TrainConfig {
     let mut config = TrainConfig::new(args.epochs, args.lr);
     config.batching.batch_size = args.batch_size;
     config.shards = args.shards;
     config.seed = seed;
     config.progress = Progress::Silent;
+    if args.model == StudyModel::Transformer {
+        recipe::schedule(&mut config);
+    }
     config
 }
 
@@ -231,11 +280,16 @@ fn train_config(args: &SortStudyArgs, seed: u64) -> TrainConfig {
 /// an epoch is the training pass alone (batching, forward, backward, Adam
 /// step); reports the wall-clock seconds of each epoch, their median and
 /// the training losses (to check that another implementation learns alike).
-fn time_epochs(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
+fn time_epochs<M: EncoderDecoder>(
+    args: &SortStudyArgs,
+    seed: u64,
+    out: &Output,
+    make: &impl Fn(&DigitTask, bool) -> Result<M>,
+) -> Result<()> {
     let len = args.lengths[0];
     let task = DigitTask::new(DigitOp::Sort, args.digits, len, len)?;
     let train = task.generate(args.train_size, &mut StdRng::seed_from_u64(seed ^ len as u64));
-    let mut model = Seq2Seq::new(model_config(args, &task, true), &mut StdRng::seed_from_u64(seed))?;
+    let mut model = make(&task, true)?;
     // Seconds since training started, at the end of each epoch.
     let mut ends = vec![0.0];
     let trained = train_model_with(&mut model, &train, &[], &train_config(args, seed), None, |r, _| {
@@ -263,16 +317,16 @@ fn time_epochs(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
 
 /// Trains one model, printing a line per epoch with the attention entropy,
 /// then measures it on fresh test sets.
-fn train_and_measure(
+fn train_and_measure<M: EncoderDecoder>(
     args: &SortStudyArgs,
     task: &DigitTask,
     (train, val): (&[AlignedExample], &[AlignedExample]),
-    (attention, name, variant): (bool, &str, &str),
+    mut model: M,
+    (name, variant): (&str, &str),
     seed: u64,
     out: &Output,
-) -> Result<(RunResult, Seq2Seq)> {
+) -> Result<(RunResult, M)> {
     let len = task_len(train);
-    let mut model = Seq2Seq::new(model_config(args, task, attention), &mut StdRng::seed_from_u64(seed))?;
     let config = train_config(args, seed); // silent: the epoch lines are printed below, with the entropy
     // Entropy before training (epoch 0) starts the curve: near ln(len + 2), uniform.
     let mut entropy: Vec<f32> = mean_entropy(&model, val)?.into_iter().collect();
@@ -314,9 +368,14 @@ fn train_and_measure(
         let longer_task = DigitTask::new(DigitOp::Sort, args.digits, len + extra, len + extra)?;
         longer.push((len + extra, sequence_accuracy(&model, &longer_task.generate(args.test_size, &mut rng))?));
     }
+    let attention = !entropy.is_empty(); // only models with attention have an entropy curve
     let result = RunResult {
         len,
-        attention,
+        model: match (args.model, attention) {
+            (StudyModel::Transformer, _) => "transformer",
+            (StudyModel::Rnn, true) => "additive",
+            (StudyModel::Rnn, false) => "none",
+        },
         variant: variant.to_string(),
         accuracy: sequence_accuracy(&model, &test)?,
         duplicates: sequence_accuracy(&model, &duplicates)?,
@@ -372,10 +431,10 @@ struct RareRow {
 /// Trains the attention model again on data where one digit is rare, then
 /// compares it with the uniformly trained `uniform` model on test sequences
 /// that contain the rare digit and on sequences that do not.
-fn rare_value_run(
+fn rare_value_run<M: EncoderDecoder>(
     args: &SortStudyArgs,
     task: &DigitTask,
-    uniform: &Seq2Seq,
+    (uniform, fresh): (&M, M),
     seed: u64,
     out: &Output,
 ) -> Result<(RunResult, Vec<RareRow>)> {
@@ -390,8 +449,8 @@ fn rare_value_run(
     };
     let (train, val) = (draw(args.train_size)?, draw(args.val_size)?);
     let variant = format!("digit {rare} at {}%", 100.0 * args.rare_share);
-    let (result, model) =
-        train_and_measure(args, task, (&train, &val), (true, &format!("len {len}, attention"), &variant), seed, out)?;
+    let name = format!("len {len}, attention");
+    let (result, model) = train_and_measure(args, task, (&train, &val), fresh, (&name, &variant), seed, out)?;
     // Uniform test sequences with the rare digit forced into a random position, and uniform ones without it.
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(2000));
     let with_rare = (0..args.test_size)
@@ -406,7 +465,7 @@ fn rare_value_run(
         .filter(|e| !e.src.contains(&rare_id))
         .take(args.test_size)
         .collect();
-    let row = |training: String, model: &Seq2Seq| -> Result<RareRow> {
+    let row = |training: String, model: &M| -> Result<RareRow> {
         Ok(RareRow {
             training,
             with_rare: sequence_accuracy(model, &with_rare)?,
@@ -420,7 +479,7 @@ fn rare_value_run(
 /// The attention of one sequence, as numbers (like the case study's
 /// table) and as a PNG: the case study's `7 2 5 2 9` at length 5, the
 /// digits of π otherwise.
-fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &Seq2Seq, out: &Output) -> Result<()> {
+fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &impl EncoderDecoder, out: &Output) -> Result<()> {
     let len = task_len(&task.generate(1, &mut StdRng::seed_from_u64(0)));
     let digits: Vec<usize> = if len == 5 {
         vec![7, 2, 5, 2, 9]
@@ -429,10 +488,7 @@ fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &Seq2Seq, out: &O
     };
     let example = task.example(&digits)?;
     let batch = lingo::data::Batch::from_examples(std::slice::from_ref(&example))?;
-    let fwd = lingo::tensor::no_grad(|| {
-        model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, lingo::nn::Mode::Eval)
-    })?;
-    let Some(weights) = fwd.weights_array() else { return Ok(()) };
+    let Some(weights) = model.attention(&batch)? else { return Ok(()) };
     let weights = weights.index_axis_move(ndarray::Axis(0), 0); // (tgt_len, src_len)
     let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), &example);
     let options = TextOptions::default().cells(CellStyle::Number).mark_peak(true);
@@ -442,7 +498,10 @@ fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &Seq2Seq, out: &O
     ));
     if !args.no_png {
         let path = out.file(&args.out, &format!("sort-len{len}.png"))?;
-        let title = format!("sorting, length {len}: additive attention");
+        let title = match args.model {
+            StudyModel::Rnn => format!("sorting, length {len}: additive attention"),
+            StudyModel::Transformer => format!("sorting, length {len}: Transformer, last layer"),
+        };
         lingo::viz::plot_attention(
             weights.view(),
             &src_tokens,
@@ -466,7 +525,8 @@ fn emit(r: &RunResult, out: &Output) {
         r.longer.iter().map(|&(l, a)| (l.to_string(), json!(a))).collect();
     out.json(&json!({
         "seq_len": r.len,
-        "attention": r.attention,
+        "attention": r.model != "none",
+        "model": r.model,
         "sequence_accuracy": r.accuracy,
         "training_data": r.variant,
         "with_duplicates": r.duplicates,
@@ -489,7 +549,7 @@ fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], o
         lines.push(format!(
             "{:<6} {:<13} {:<14} {:>9} {:>10} {:>12} {:>10} {:>8.1}",
             r.len,
-            if r.attention { "additive" } else { "none" },
+            r.model,
             r.variant,
             pct(Some(r.accuracy)),
             pct(Some(r.duplicates)),
@@ -501,12 +561,7 @@ fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], o
     lines.push("\nlonger than trained (sequence accuracy, greedy):".into());
     for r in results.iter().filter(|r| r.variant == "uniform") {
         let cells: Vec<String> = r.longer.iter().map(|&(l, a)| format!("len {l}: {}", pct(Some(a)))).collect();
-        lines.push(format!(
-            "  trained at {:>2}, {:<13} {}",
-            r.len,
-            if r.attention { "additive" } else { "none" },
-            cells.join("  ")
-        ));
+        lines.push(format!("  trained at {:>2}, {:<13} {}", r.len, r.model, cells.join("  ")));
     }
     if !rare.is_empty() {
         lines.push(format!("\nrare digit {} (length {}, attention):", args.rare_digit, args.lengths[0]));

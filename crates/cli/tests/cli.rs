@@ -334,7 +334,44 @@ fn sort_study_json_reports_each_model() {
         assert_eq!(line["measured_epoch"].as_u64(), Some(best as u64), "{line:?}");
     }
     assert_eq!((lines[0]["attention"].as_bool(), lines[1]["attention"].as_bool()), (Some(true), Some(false)));
+    assert_eq!((lines[0]["model"].as_str(), lines[1]["model"].as_str()), (Some("additive"), Some("none")));
     assert!(dir.path().join("pics/sort-entropy.png").exists());
+}
+
+#[test]
+fn sort_study_trains_the_transformer_in_the_recurrent_pair_s_place() {
+    let small = [
+        "sort-study",
+        "--json",
+        "--model",
+        "transformer",
+        "--lengths",
+        "3",
+        "--digits",
+        "5",
+        "--train-size",
+        "64",
+        "--val-size",
+        "16",
+        "--test-size",
+        "16",
+        "--epochs",
+        "2",
+        "--longer",
+        "1",
+        "--rare-share",
+        "0",
+        "--hidden",
+        "8",
+        "--no-png",
+    ];
+    let lines = json_lines(&lingo(&small));
+    assert_eq!(lines.len(), 1, "one Transformer per length, no pair");
+    assert_eq!((lines[0]["model"].as_str(), lines[0]["attention"].as_bool()), (Some("transformer"), Some(true)));
+    let alignment = lines[0]["alignment_accuracy"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&alignment));
+    let odd: Vec<&str> = small.iter().map(|&a| if a == "8" { "6" } else { a }).collect();
+    assert_one_line_error(&lingo(&odd), "--hidden");
 }
 
 #[test]
