@@ -17,20 +17,51 @@
 use std::fmt::Debug;
 use std::path::Path;
 
-use lingo_data::Batch;
-use lingo_tensor::{Module, Tensor};
+use lingo_data::{Batch, PAD};
+use lingo_tensor::{CrossEntropy, Module, Param, Tensor};
 use ndarray::{Array2, Array3};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
 use crate::error::{CheckpointProblem, Error, Result};
+use crate::init::Weights;
 use crate::layers::Mode;
-use crate::state_dict::StateDict;
+use crate::state_dict::{StateDict, check_unique};
 
 /// Row `b·copies + j` is copy `j` of row `b`: the rows [`EncoderDecoder::start`] expands to.
 pub(crate) fn copies_of(batch: usize, copies: usize) -> Vec<usize> {
     (0..batch).flat_map(|b| std::iter::repeat_n(b, copies)).collect()
+}
+
+/// A model built from saved weights by `build` (every parameter must be in
+/// `params` once with its shape; `params` may hold nothing else): the body
+/// of both models' `from_state_dict`.
+pub(crate) fn from_saved<M: Module>(
+    params: &StateDict,
+    build: impl FnOnce(&mut Weights<'_>) -> Result<M>,
+) -> Result<M> {
+    check_unique(params.tensors().iter().map(|t| t.name.as_str()))?;
+    let model = build(&mut Weights::Saved(params))?;
+    params.check_no_extra(model.params().into_iter().map(Param::name))?;
+    Ok(model)
+}
+
+/// The mean cross-entropy of a batch's `tgt_out` from the decoder's
+/// `features (batch, tgt_len, d)` through the output layer `(weight, bias)`,
+/// padding ignored: both models' `loss`. The output layer and the loss are
+/// one op: no logits for padding, and one `(tokens, vocab)` buffer for
+/// logits, probabilities and gradient.
+pub(crate) fn output_loss(
+    features: &Tensor,
+    (weight, bias): (&Tensor, Option<&Tensor>),
+    batch: &Batch,
+    label_smoothing: f32,
+) -> Result<Tensor> {
+    let (b, t, d) = (features.shape()[0], features.shape()[1], features.shape()[2]);
+    let targets: Vec<usize> = batch.tgt_out.iter().copied().collect();
+    let opts = CrossEntropy { ignore_index: Some(PAD), label_smoothing };
+    Ok(features.reshape(&[b * t, d])?.linear_cross_entropy(weight, bias, &targets, opts)?)
 }
 
 /// Something with one row per sentence of a batch.

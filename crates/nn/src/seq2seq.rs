@@ -34,7 +34,7 @@
 
 use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
 use lingo_data::{Batch, PAD};
-use lingo_tensor::{CrossEntropy, Module, Param, SeqInput, Tensor};
+use lingo_tensor::{Module, Param, SeqInput, Tensor};
 use ndarray::{Array2, Array3, Axis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -42,8 +42,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, config as invalid};
 use crate::init::{Init, Weights};
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
-use crate::model::{EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences};
-use crate::state_dict::{StateDict, check_unique};
+use crate::model::{
+    EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences, from_saved, output_loss,
+};
+use crate::state_dict::StateDict;
 
 /// Where attention sits relative to the decoder RNN.
 ///
@@ -342,10 +344,7 @@ impl Seq2Seq {
     /// assert_eq!(err.to_string(), "parameter attention.W: not a parameter of the model");
     /// ```
     pub fn from_state_dict(config: &Seq2SeqConfig, params: &StateDict) -> Result<Seq2Seq> {
-        check_unique(params.tensors().iter().map(|t| t.name.as_str()))?;
-        let model = Seq2Seq::build(config.clone(), &mut Weights::Saved(params))?;
-        params.check_no_extra(model.params().into_iter().map(Param::name))?;
-        Ok(model)
+        from_saved(params, |weights| Seq2Seq::build(config.clone(), weights))
     }
 
     /// The configuration the model was built from.
@@ -659,18 +658,7 @@ impl Seq2Seq {
     /// ```
     pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
         let (features, _) = self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
-        let (b, t, h) = (features.shape()[0], features.shape()[1], features.shape()[2]);
-        let targets: Vec<usize> = batch.tgt_out.iter().copied().collect();
-        let opts = CrossEntropy { ignore_index: Some(PAD), label_smoothing };
-        // The output layer and the loss in one op: no logits for padding, and
-        // one (tokens, vocab) buffer for logits, probabilities and gradient.
-        let out = &self.out;
-        Ok(features.reshape(&[b * t, h])?.linear_cross_entropy(
-            out.weight().tensor(),
-            out.bias().map(Param::tensor),
-            &targets,
-            opts,
-        )?)
+        output_loss(&features, (self.out.weight().tensor(), self.out.bias().map(Param::tensor)), batch, label_smoothing)
     }
 }
 

@@ -48,7 +48,7 @@
 //! [`Transformer::decoder_context`].
 
 use lingo_data::{Batch, PAD};
-use lingo_tensor::{CrossEntropy, Module, Param, Tensor};
+use lingo_tensor::{Module, Param, Tensor};
 use ndarray::{Array2, Array4, Array5, ArrayD, Axis, Ix4};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -58,8 +58,10 @@ use crate::init::{Init, Weights};
 use crate::layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions,
 };
-use crate::model::{EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences};
-use crate::state_dict::{StateDict, check_unique};
+use crate::model::{
+    EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences, from_saved, output_loss,
+};
+use crate::state_dict::StateDict;
 
 /// Where each block's layer norm sits (PyTorch's `norm_first`).
 ///
@@ -523,10 +525,7 @@ impl Transformer {
     /// assert_eq!(err.to_string(), "parameter out.weight: not a parameter of the model");
     /// ```
     pub fn from_state_dict(config: &TransformerConfig, params: &StateDict) -> Result<Transformer> {
-        check_unique(params.tensors().iter().map(|t| t.name.as_str()))?;
-        let model = Transformer::build(config.clone(), &mut Weights::Saved(params))?;
-        params.check_no_extra(model.params().into_iter().map(Param::name))?;
-        Ok(model)
+        from_saved(params, |weights| Transformer::build(config.clone(), weights))
     }
 
     /// The configuration this model was built from.
@@ -767,15 +766,7 @@ impl Transformer {
     pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
         let features =
             self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?.features;
-        let (b, t, d) = (features.shape()[0], features.shape()[1], features.shape()[2]);
-        let targets: Vec<usize> = batch.tgt_out.iter().copied().collect();
-        let opts = CrossEntropy { ignore_index: Some(PAD), label_smoothing };
-        Ok(features.reshape(&[b * t, d])?.linear_cross_entropy(
-            self.out_weight(),
-            Some(self.out_bias.tensor()),
-            &targets,
-            opts,
-        )?)
+        output_loss(&features, (self.out_weight(), Some(self.out_bias.tensor())), batch, label_smoothing)
     }
 }
 
