@@ -37,8 +37,7 @@ use rand::{Rng, SeedableRng};
 /// Row groups of the batch trained on parallel threads, as `lingo train`
 /// does by default (`--shards 2`): on two cores the whole step runs on both
 /// threads with no hand-offs inside it, where one batch on two threads
-/// meets at every product (the small size took 20.1 ms that way, 7.3 ms
-/// with two shards).
+/// meets at every product (`docs/performance.md` has the figures).
 const SHARDS: usize = 2;
 
 /// One model size of the table in the module docs.
