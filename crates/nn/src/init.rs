@@ -172,7 +172,6 @@ impl Init {
     }
 }
 
-/// `1/√n` (0 for an empty layer, so nothing is drawn).
 /// `table` with row `padding_idx` (if any, and in range) set to zero, as PyTorch does.
 fn zero_row(mut table: ArrayD<f32>, padding_idx: Option<usize>) -> ArrayD<f32> {
     if let Some(pad) = padding_idx.filter(|&p| p < table.shape()[0]) {
@@ -181,6 +180,7 @@ fn zero_row(mut table: ArrayD<f32>, padding_idx: Option<usize>) -> ArrayD<f32> {
     table
 }
 
+/// `1/√n` (0 for an empty layer, so nothing is drawn).
 fn inv_sqrt(n: usize) -> f32 {
     if n == 0 { 0.0 } else { 1.0 / (n as f32).sqrt() }
 }
