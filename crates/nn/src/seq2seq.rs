@@ -775,7 +775,8 @@ impl EncoderDecoder for Seq2Seq {
     fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(DecoderContext, RnnState)> {
         let mut encoded = self.encode_source(src, src_lens, Mode::Eval)?;
         if copies > 1 {
-            // Before the keys are prepared: the copies then cost no product of their own.
+            // Copied before the keys are prepared, as beam search always did,
+            // so that its outputs keep their bits.
             encoded = encoded.select_rows(&copies_of(src.nrows(), copies))?;
         }
         Ok((self.decoder_context(&encoded)?, encoded.state))
