@@ -908,13 +908,10 @@ impl EncoderDecoder for Transformer {
         src_lens: &[usize],
         copies: usize,
     ) -> Result<(TransformerContext, DecoderState)> {
-        let mut encoded = self.encode_source(src, src_lens, Mode::Eval)?;
-        if copies > 1 {
-            let rows = copies_of(src.nrows(), copies);
-            encoded.enc_out = encoded.enc_out.index_select(0, &rows)?;
-            encoded.src_pad_mask = encoded.src_pad_mask.select(Axis(0), &rows);
-        }
-        Ok((self.decoder_context(&encoded)?, DecoderState::default()))
+        let ctx = self.decoder_context(&self.encode_source(src, src_lens, Mode::Eval)?)?;
+        // Each source's keys and values are projected once, then copied.
+        let ctx = if copies > 1 { ctx.select_rows(&copies_of(src.nrows(), copies))? } else { ctx };
+        Ok((ctx, DecoderState::default()))
     }
 
     /// The step's weights are the last layer's cross-attention, averaged over heads.
