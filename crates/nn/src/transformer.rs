@@ -49,7 +49,7 @@
 
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{Module, Param, Tensor};
-use ndarray::{Array2, Array4, Array5, ArrayD, Axis, Ix4};
+use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix4, RemoveAxis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -781,6 +781,18 @@ fn pad_mask(ids: &Array2<usize>, lens: &[usize]) -> Result<Array2<bool>> {
     Ok(Array2::from_shape_fn(ids.dim(), |(b, s)| s >= lens[b]))
 }
 
+/// The last layer's weights averaged over its heads: from
+/// `(layers, heads, rest…)` to `(rest…)`, what the shared decoders and the
+/// alignment metrics read as a Transformer's attention.
+fn last_layer_mean<D>(weights: &Array<f32, D>) -> Array<f32, <D::Smaller as Dimension>::Smaller>
+where
+    D: RemoveAxis,
+    D::Smaller: RemoveAxis,
+{
+    let last = weights.index_axis(Axis(0), weights.len_of(Axis(0)) - 1); // (heads, rest…)
+    last.mean_axis(Axis(0)).expect("a layer has at least one head")
+}
+
 /// Per-layer `(batch, heads, tgt, src)` weights as one `(layers, heads, batch, tgt, src)` array.
 fn stack_layers(layers: Vec<ArrayD<f32>>) -> Result<Array5<f32>> {
     let views: Vec<_> = layers
@@ -898,8 +910,7 @@ impl EncoderDecoder for Transformer {
         let out = lingo_tensor::no_grad(|| {
             self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)
         })?;
-        let last = out.cross_weights.index_axis(Axis(0), out.cross_weights.shape()[0] - 1); // (heads, batch, tgt, src)
-        Ok(last.mean_axis(Axis(0)))
+        Ok(Some(last_layer_mean(&out.cross_weights)))
     }
 
     fn start(
@@ -917,8 +928,7 @@ impl EncoderDecoder for Transformer {
     /// The step's weights are the last layer's cross-attention, averaged over heads.
     fn step(&self, ctx: &TransformerContext, state: &DecoderState, prev: &[usize]) -> Result<Step<DecoderState>> {
         let step = self.decode_step(ctx, state, prev, Mode::Eval)?;
-        let last = step.cross_weights.index_axis(Axis(0), step.cross_weights.shape()[0] - 1); // (heads, batch, src_len)
-        let mean = last.mean_axis(Axis(0)).expect("at least one head");
-        Ok(Step { logits: step.logits, weights: Some(Tensor::new(mean.into_dyn())), state: step.state })
+        let weights = Tensor::new(last_layer_mean(&step.cross_weights).into_dyn());
+        Ok(Step { logits: step.logits, weights: Some(weights), state: step.state })
     }
 }
