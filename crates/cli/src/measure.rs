@@ -5,7 +5,7 @@
 use lingo::data::{AlignedExample, AlignmentAccuracy, AlignmentScore, Batch, PAD, SeqPair, mean_attention_entropy};
 use lingo::nn::{EncoderDecoder, Mode, Transformer, greedy_decode};
 use lingo::tensor::no_grad;
-use ndarray::{Array2, Axis, s};
+use ndarray::{Array2, ArrayView3, Axis, s};
 
 use crate::error::Result;
 
@@ -23,11 +23,23 @@ pub(crate) fn alignment_accuracy<M: EncoderDecoder>(
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
         let Some(weights) = model.attention(&batch)? else { return Ok(None) };
-        for (b, ex) in chunk.iter().enumerate() {
-            acc.add(weights.index_axis(Axis(0), b), &ex.gold, batch.src_lens[b])?;
-        }
+        score_batch(&mut acc, weights.view(), chunk, &batch)?;
     }
     Ok(Some(acc.score()))
+}
+
+/// Adds every example of `chunk` to `acc`: its rows of `weights (batch,
+/// tgt_len, src_len)` against its gold alignment.
+fn score_batch(
+    acc: &mut AlignmentAccuracy,
+    weights: ArrayView3<'_, f32>,
+    chunk: &[AlignedExample],
+    batch: &Batch,
+) -> Result<()> {
+    for (b, ex) in chunk.iter().enumerate() {
+        acc.add(weights.index_axis(Axis(0), b), &ex.gold, batch.src_lens[b])?;
+    }
+    Ok(())
 }
 
 /// Alignment accuracy of every cross-attention head of a Transformer,
@@ -42,9 +54,7 @@ pub(crate) fn head_alignment(model: &Transformer, probe: &[AlignedExample]) -> R
         let out = no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
         for (i, acc) in acc.iter_mut().enumerate() {
             let head = out.cross_weights.slice(s![i / heads, i % heads, .., .., ..]); // (batch, tgt_len, src_len)
-            for (b, ex) in chunk.iter().enumerate() {
-                acc.add(head.index_axis(Axis(0), b), &ex.gold, batch.src_lens[b])?;
-            }
+            score_batch(acc, head, chunk, &batch)?;
         }
     }
     Ok(Array2::from_shape_vec((layers, heads), acc.iter().map(|a| a.score().accuracy).collect())
