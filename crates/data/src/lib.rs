@@ -91,5 +91,5 @@ pub use metrics::{
     token_accuracy,
 };
 pub use tasks::{AlignedExample, DEFAULT_LEXICON, DigitOp, DigitTask, LexiconReverse, Task};
-pub use tokenize::{Tokenizer, WordTokenizer};
+pub use tokenize::{TextTokenizer, Tokenizer, WordTokenizer};
 pub use vocab::{EOS, PAD, SOS, SPECIALS, UNK, Vocab, VocabConfig, Wrap, count_tokens, until_eos};

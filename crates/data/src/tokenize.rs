@@ -149,6 +149,75 @@ impl Tokenizer for WordTokenizer {
     }
 }
 
+/// A tokenizer chosen at run time, word-level or BPE, that serializes with
+/// its learned merges: what a saved model stores so that translating needs
+/// nothing but its file. Its [`detokenize`](Tokenizer::detokenize) also
+/// makes the spaced tokens readable: no space before closing punctuation,
+/// none after an opening mark (`¿ dónde ?` → `¿dónde?`).
+///
+/// ```
+/// use lingo_data::{TextTokenizer, Tokenizer, WordTokenizer};
+/// let tok = TextTokenizer::Word(WordTokenizer::lowercased());
+/// let tokens = tok.tokenize("¿Dónde está, Tom?");
+/// assert_eq!(tokens, ["¿", "dónde", "está", ",", "tom", "?"]);
+/// let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
+/// assert_eq!(tok.detokenize(&refs), "¿dónde está, tom?");
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum TextTokenizer {
+    /// Words and punctuation marks.
+    Word(WordTokenizer),
+    /// Byte-pair encoding (boxed: its merge tables are large).
+    Bpe(Box<crate::Bpe>),
+}
+
+impl TextTokenizer {
+    /// `"word"` or `"bpe"`.
+    ///
+    /// ```
+    /// use lingo_data::{TextTokenizer, WordTokenizer};
+    /// assert_eq!(TextTokenizer::Word(WordTokenizer::new()).kind(), "word");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TextTokenizer::Word(_) => "word",
+            TextTokenizer::Bpe(_) => "bpe",
+        }
+    }
+}
+
+impl Tokenizer for TextTokenizer {
+    fn for_each_token(&self, text: &str, f: &mut dyn FnMut(&str)) {
+        match self {
+            TextTokenizer::Word(t) => t.for_each_token(text, f),
+            TextTokenizer::Bpe(t) => t.for_each_token(text, f),
+        }
+    }
+
+    fn detokenize(&self, tokens: &[&str]) -> String {
+        let spaced = match self {
+            TextTokenizer::Word(t) => t.detokenize(tokens),
+            TextTokenizer::Bpe(t) => t.detokenize(tokens),
+        };
+        readable(&spaced)
+    }
+}
+
+/// Words joined by spaces made readable: no space before closing
+/// punctuation, none after Spanish opening marks and brackets.
+fn readable(spaced: &str) -> String {
+    let mut out = String::with_capacity(spaced.len());
+    for word in spaced.split_whitespace() {
+        let closes = word.chars().all(|c| ".,;:?!)»%".contains(c));
+        let after_opener = out.ends_with(['¿', '¡', '(', '«']);
+        if !out.is_empty() && !closes && !after_opener {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +239,12 @@ mod tests {
     fn lowercasing_is_optional() {
         assert_eq!(WordTokenizer::new().tokenize("ÉL"), ["ÉL"]);
         assert_eq!(WordTokenizer::lowercased().tokenize("ÉL Ve"), ["él", "ve"]);
+    }
+
+    #[test]
+    fn readable_text_glues_punctuation() {
+        assert_eq!(super::readable("¿ dónde está el gato ?"), "¿dónde está el gato?");
+        assert_eq!(super::readable("¡ hola , tom !"), "¡hola, tom!");
+        assert_eq!(super::readable("sí ... claro ."), "sí... claro.");
     }
 }
