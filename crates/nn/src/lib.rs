@@ -22,6 +22,7 @@
 //! | [`train`] | [`train_model`] (any [`EncoderDecoder`]) with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch that may stop training or end it at a later epoch ([`Next`]) |
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best, any [`EncoderDecoder`]), both with attention |
+//! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
 //!
 //! ## The translation model in five lines
 //!
@@ -141,6 +142,7 @@
 
 #![warn(missing_docs)]
 
+pub mod any;
 pub mod checkpoint;
 pub mod decode;
 mod error;
@@ -154,6 +156,7 @@ pub mod state_dict;
 pub mod train;
 pub mod transformer;
 
+pub use any::{AnyConfig, AnyContext, AnyModel, AnyState};
 pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
 };

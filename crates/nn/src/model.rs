@@ -128,6 +128,18 @@ pub struct Step<S> {
     pub state: S,
 }
 
+impl<S> Step<S> {
+    /// The same step with its state wrapped (or converted) by `f`.
+    ///
+    /// ```
+    /// let step = lingo_nn::Step { logits: lingo_tensor::Tensor::zeros(&[1, 2]), weights: None, state: 3 };
+    /// assert_eq!(step.map_state(|s| s * 2).state, 6);
+    /// ```
+    pub fn map_state<T>(self, f: impl FnOnce(S) -> T) -> Step<T> {
+        Step { logits: self.logits, weights: self.weights, state: f(self.state) }
+    }
+}
+
 /// An encoder–decoder translation model: what [`train_model`](crate::train_model),
 /// [`greedy_decode`](crate::greedy_decode), [`beam_search`](crate::beam_search)
 /// and checkpoints need. See the [module docs](self).
@@ -151,8 +163,8 @@ pub trait EncoderDecoder: Module + Sized + Sync {
     /// What one decoder step hands the next.
     type State: SelectRows;
 
-    /// The configuration the model was built from.
-    fn config(&self) -> &Self::Config;
+    /// The configuration the model was built from (a copy: configurations are small).
+    fn config(&self) -> Self::Config;
 
     /// The model `config` describes with the given weights, by name, and
     /// nothing else ([`StateDict::load_into`]'s strictness).

@@ -753,8 +753,8 @@ impl EncoderDecoder for Seq2Seq {
     type Context = DecoderContext;
     type State = RnnState;
 
-    fn config(&self) -> &Seq2SeqConfig {
-        Seq2Seq::config(self)
+    fn config(&self) -> Seq2SeqConfig {
+        Seq2Seq::config(self).clone()
     }
 
     fn from_state_dict(config: &Seq2SeqConfig, params: &StateDict) -> Result<Seq2Seq> {

@@ -756,7 +756,7 @@ impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
             spec.remove_half_written()?;
         }
         let (mut first_epoch, mut step) = (1_u64, 0_u64);
-        let mut run = TrainedModel::start(model.config().clone(), config, fresh_run_id());
+        let mut run = TrainedModel::start(EncoderDecoder::config(model), config, fresh_run_id());
         if let Some(ckpt) = resume {
             ckpt.restore(model)?;
             optimizer = ckpt.optimizer.clone().unwrap_or(optimizer);

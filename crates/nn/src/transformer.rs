@@ -893,8 +893,8 @@ impl EncoderDecoder for Transformer {
     type Context = TransformerContext;
     type State = DecoderState;
 
-    fn config(&self) -> &TransformerConfig {
-        Transformer::config(self)
+    fn config(&self) -> TransformerConfig {
+        Transformer::config(self).clone()
     }
 
     fn from_state_dict(config: &TransformerConfig, params: &StateDict) -> Result<Transformer> {

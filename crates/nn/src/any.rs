@@ -1,0 +1,256 @@
+//! Either model kind, chosen at run time: what a program holds when the
+//! kind comes from a flag or a file (`lingo train --model`, a checkpoint
+//! of `lingo train`). [`AnyModel`] is an [`EncoderDecoder`] itself, so
+//! training, checkpoints, resume and decoding take it as they take
+//! [`Seq2Seq`] or [`Transformer`]; each call is one `match` on the kind.
+//!
+//! ```
+//! use lingo_nn::{AnyConfig, AnyModel, EncoderDecoder, TransformerConfig, greedy_decode};
+//! use rand::SeedableRng;
+//! let config = AnyConfig::from(TransformerConfig::new(9, 9));
+//! let model = AnyModel::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+//! assert_eq!(model.config().kind(), "transformer");
+//! let out = greedy_decode(&model, &ndarray::arr2(&[[2_usize, 5, 3]]), &[3], 4, false).unwrap();
+//! assert!(out[0].tokens.len() <= 4);
+//! ```
+
+use lingo_data::Batch;
+use lingo_tensor::{Module, Param, Tensor};
+use ndarray::{Array2, Array3};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::layers::{Mode, RnnState};
+use crate::model::{EncoderDecoder, ModelConfig, SelectRows, Step};
+use crate::seq2seq::{DecoderContext, Seq2Seq, Seq2SeqConfig};
+use crate::state_dict::StateDict;
+use crate::transformer::{DecoderState, Transformer, TransformerConfig, TransformerContext};
+
+/// The configuration of either model kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AnyConfig {
+    /// The recurrent encoder–decoder.
+    Seq2Seq(Seq2SeqConfig),
+    /// The Transformer.
+    Transformer(TransformerConfig),
+}
+
+impl AnyConfig {
+    /// `"rnn"` or `"transformer"`: the kind's name in messages and flags.
+    ///
+    /// ```
+    /// let config = lingo_nn::AnyConfig::from(lingo_nn::Seq2SeqConfig::new(5, 5));
+    /// assert_eq!(config.kind(), "rnn");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnyConfig::Seq2Seq(_) => "rnn",
+            AnyConfig::Transformer(_) => "transformer",
+        }
+    }
+}
+
+impl From<Seq2SeqConfig> for AnyConfig {
+    fn from(config: Seq2SeqConfig) -> Self {
+        AnyConfig::Seq2Seq(config)
+    }
+}
+
+impl From<TransformerConfig> for AnyConfig {
+    fn from(config: TransformerConfig) -> Self {
+        AnyConfig::Transformer(config)
+    }
+}
+
+impl ModelConfig for AnyConfig {
+    type Model = AnyModel;
+
+    fn vocab_sizes(&self) -> (usize, usize) {
+        match self {
+            AnyConfig::Seq2Seq(c) => c.vocab_sizes(),
+            AnyConfig::Transformer(c) => c.vocab_sizes(),
+        }
+    }
+
+    /// The fields that differ, or the kinds when they do.
+    ///
+    /// ```
+    /// use lingo_nn::{AnyConfig, ModelConfig, Seq2SeqConfig, TransformerConfig};
+    /// let rnn = AnyConfig::from(Seq2SeqConfig::new(5, 5));
+    /// let transformer = AnyConfig::from(TransformerConfig::new(5, 5));
+    /// assert_eq!(rnn.differences(&transformer), ["model rnn (saved) vs transformer (this run)"]);
+    /// ```
+    fn differences(&self, ours: &Self) -> Vec<String> {
+        match (self, ours) {
+            (AnyConfig::Seq2Seq(saved), AnyConfig::Seq2Seq(ours)) => saved.differences(ours),
+            (AnyConfig::Transformer(saved), AnyConfig::Transformer(ours)) => saved.differences(ours),
+            _ => vec![format!("model {} (saved) vs {} (this run)", self.kind(), ours.kind())],
+        }
+    }
+}
+
+/// A model of either kind.
+pub enum AnyModel {
+    /// The recurrent encoder–decoder.
+    Seq2Seq(Seq2Seq),
+    /// The Transformer.
+    Transformer(Transformer),
+}
+
+impl AnyModel {
+    /// A freshly initialised model of the kind `config` names.
+    ///
+    /// ```
+    /// use lingo_nn::{AnyConfig, AnyModel, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let model = AnyModel::new(Seq2SeqConfig::new(5, 6).into(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// assert!(matches!(model, AnyModel::Seq2Seq(_)));
+    /// ```
+    pub fn new(config: AnyConfig, rng: &mut impl RngCore) -> Result<AnyModel> {
+        Ok(match config {
+            AnyConfig::Seq2Seq(c) => AnyModel::Seq2Seq(Seq2Seq::new(c, rng)?),
+            AnyConfig::Transformer(c) => AnyModel::Transformer(Transformer::new(c, rng)?),
+        })
+    }
+}
+
+impl From<Seq2Seq> for AnyModel {
+    fn from(model: Seq2Seq) -> Self {
+        AnyModel::Seq2Seq(model)
+    }
+}
+
+impl From<Transformer> for AnyModel {
+    fn from(model: Transformer) -> Self {
+        AnyModel::Transformer(model)
+    }
+}
+
+/// The kind and the number of weights (the weights themselves would fill pages).
+///
+/// ```
+/// use rand::SeedableRng;
+/// let config = lingo_nn::TransformerConfig { d_model: 8, heads: 2, ff_dim: 8, ..lingo_nn::TransformerConfig::new(5, 5) };
+/// let model = lingo_nn::AnyModel::new(config.into(), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// assert_eq!(format!("{model:?}"), "AnyModel { kind: \"transformer\", params: 2621 }");
+/// ```
+impl std::fmt::Debug for AnyModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnyModel").field("kind", &self.config().kind()).field("params", &self.num_params()).finish()
+    }
+}
+
+impl Module for AnyModel {
+    fn params(&self) -> Vec<&Param> {
+        match self {
+            AnyModel::Seq2Seq(m) => m.params(),
+            AnyModel::Transformer(m) => m.params(),
+        }
+    }
+
+    fn params_mut(&mut self) -> Vec<&mut Param> {
+        match self {
+            AnyModel::Seq2Seq(m) => m.params_mut(),
+            AnyModel::Transformer(m) => m.params_mut(),
+        }
+    }
+}
+
+/// What every decoder step of either kind reads from the source.
+#[derive(Debug, Clone)]
+pub enum AnyContext {
+    /// The recurrent model's encoder outputs and prepared keys.
+    Seq2Seq(DecoderContext),
+    /// The Transformer's memory, projected to keys and values per layer.
+    Transformer(TransformerContext),
+}
+
+/// What one decoder step of either kind hands the next.
+#[derive(Debug, Clone)]
+pub enum AnyState {
+    /// The recurrent decoder's `h` (and `c`) and last attentional output.
+    Seq2Seq(RnnState),
+    /// The Transformer decoder's cached keys and values.
+    Transformer(DecoderState),
+}
+
+impl SelectRows for AnyContext {
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        Ok(match self {
+            AnyContext::Seq2Seq(c) => AnyContext::Seq2Seq(c.select_rows(rows)?),
+            AnyContext::Transformer(c) => AnyContext::Transformer(c.select_rows(rows)?),
+        })
+    }
+}
+
+impl SelectRows for AnyState {
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        Ok(match self {
+            AnyState::Seq2Seq(s) => AnyState::Seq2Seq(SelectRows::select_rows(s, rows)?),
+            AnyState::Transformer(s) => AnyState::Transformer(s.select_rows(rows)?),
+        })
+    }
+}
+
+impl EncoderDecoder for AnyModel {
+    type Config = AnyConfig;
+    type Context = AnyContext;
+    type State = AnyState;
+
+    fn config(&self) -> AnyConfig {
+        match self {
+            AnyModel::Seq2Seq(m) => AnyConfig::Seq2Seq(m.config().clone()),
+            AnyModel::Transformer(m) => AnyConfig::Transformer(m.config().clone()),
+        }
+    }
+
+    fn from_state_dict(config: &AnyConfig, params: &StateDict) -> Result<AnyModel> {
+        Ok(match config {
+            AnyConfig::Seq2Seq(c) => AnyModel::Seq2Seq(Seq2Seq::from_state_dict(c, params)?),
+            AnyConfig::Transformer(c) => AnyModel::Transformer(Transformer::from_state_dict(c, params)?),
+        })
+    }
+
+    fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
+        match self {
+            AnyModel::Seq2Seq(m) => m.loss(batch, label_smoothing, mode),
+            AnyModel::Transformer(m) => m.loss(batch, label_smoothing, mode),
+        }
+    }
+
+    fn attention(&self, batch: &Batch) -> Result<Option<Array3<f32>>> {
+        match self {
+            AnyModel::Seq2Seq(m) => EncoderDecoder::attention(m, batch),
+            AnyModel::Transformer(m) => EncoderDecoder::attention(m, batch),
+        }
+    }
+
+    fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(AnyContext, AnyState)> {
+        Ok(match self {
+            AnyModel::Seq2Seq(m) => {
+                let (ctx, state) = m.start(src, src_lens, copies)?;
+                (AnyContext::Seq2Seq(ctx), AnyState::Seq2Seq(state))
+            }
+            AnyModel::Transformer(m) => {
+                let (ctx, state) = m.start(src, src_lens, copies)?;
+                (AnyContext::Transformer(ctx), AnyState::Transformer(state))
+            }
+        })
+    }
+
+    fn step(&self, ctx: &AnyContext, state: &AnyState, prev: &[usize]) -> Result<Step<AnyState>> {
+        match (self, ctx, state) {
+            (AnyModel::Seq2Seq(m), AnyContext::Seq2Seq(ctx), AnyState::Seq2Seq(state)) => {
+                Ok(m.step(ctx, state, prev)?.map_state(AnyState::Seq2Seq))
+            }
+            (AnyModel::Transformer(m), AnyContext::Transformer(ctx), AnyState::Transformer(state)) => {
+                Ok(m.step(ctx, state, prev)?.map_state(AnyState::Transformer))
+            }
+            _ => Err(Error::Config {
+                what: "decoder step",
+                reason: "the context or state comes from another kind of model than this one".into(),
+            }),
+        }
+    }
+}
