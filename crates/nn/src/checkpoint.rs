@@ -1,7 +1,7 @@
 //! Checkpoints: everything needed to resume training or to translate,
 //! in one checksummed file written atomically.
 //!
-//! # File format (version 2)
+//! # File format (version 3)
 //!
 //! | bytes | content |
 //! |---|---|
@@ -12,8 +12,9 @@
 //! | 28..28+n | payload: the [`Checkpoint`], bincode 2 (standard config) via serde |
 //!
 //! Version 2 added the run's identity and settings to training checkpoints
-//! ([`TrainedModel`](crate::TrainedModel)); version 1 files are refused
-//! with [`CheckpointProblem::Version`].
+//! ([`TrainedModel`](crate::TrainedModel)); version 3 stores `lingo
+//! train`'s model as either kind ([`AnyConfig`](crate::AnyConfig)). Files
+//! of other versions are refused with [`CheckpointProblem::Version`].
 //!
 //! Reading checks, in order: the magic (a foreign file), the version, the
 //! length (a truncated file, or trailing bytes), the checksum (a corrupt
@@ -55,7 +56,7 @@ use crate::state_dict::StateDict;
 pub const MAGIC: &[u8; 8] = b"LINGOCKP";
 
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Magic, version, payload length, checksum.
 const HEADER_LEN: usize = 8 + 4 + 8 + 8;

@@ -195,6 +195,10 @@ pub enum CheckpointProblem {
     /// model the configuration describes (or the configuration is invalid).
     #[error("inconsistent: {0}")]
     Inconsistent(String),
+    /// A training checkpoint (`best.ckpt`, `last.ckpt`) where a translator's
+    /// was expected: it has no tokenizer.
+    #[error("a training checkpoint, without the tokenizer translating needs; lingo train writes model.ckpt beside it")]
+    NoTokenizer,
     /// The file is intact and consistent, but was written by a run with
     /// another model configuration or other vocabularies than the one
     /// resuming from it.

@@ -23,6 +23,7 @@
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best, any [`EncoderDecoder`]), both with attention |
 //! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
+//! | [`translator`] | [`Translator`]: a model with its tokenizer and vocabularies, loaded from `model.ckpt`; sentences to [`Translation`]s (text, tokens, log-probabilities, n-best, attention) |
 //!
 //! ## The translation model in five lines
 //!
@@ -155,6 +156,7 @@ pub mod seq2seq;
 pub mod state_dict;
 pub mod train;
 pub mod transformer;
+pub mod translator;
 
 pub use any::{AnyConfig, AnyContext, AnyModel, AnyState};
 pub use checkpoint::{
@@ -180,3 +182,4 @@ pub use transformer::{
     Activation, DecoderState, NormPosition, Transformer, TransformerConfig, TransformerContext, TransformerEncoded,
     TransformerForward, TransformerStep,
 };
+pub use translator::{TranslateOptions, Translation, Translator, TranslatorConfig};

@@ -1,10 +1,13 @@
-//! The model of either kind: `AnyModel` trains and decodes with the bits
-//! of the model it wraps, and refuses another kind's state.
+//! The model of either kind and the translator: `AnyModel` trains and
+//! decodes with the bits of the model it wraps; a translator saved and
+//! loaded translates as before, in the input's order, with what the
+//! decoders found alone; a training checkpoint and bad options are
+//! refused by name.
 
-use lingo_data::{LexiconReverse, Task};
+use lingo_data::{LexiconReverse, Task, TextTokenizer, WordTokenizer};
 use lingo_nn::{
-    AnyConfig, AnyModel, BeamConfig, EncoderDecoder, Progress, Seq2SeqConfig, TrainConfig, TransformerConfig,
-    beam_search, greedy_decode, train_model,
+    AnyConfig, AnyModel, BeamConfig, CheckpointProblem, CheckpointSpec, EncoderDecoder, Error, Progress, Seq2SeqConfig,
+    TrainConfig, TransformerConfig, TranslateOptions, Translator, beam_search, greedy_decode, train_model,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -81,4 +84,96 @@ fn a_step_with_another_kind_s_state_is_refused() {
     assert!(err.to_string().contains("another kind of model"), "{err}");
     let err = transformer.step(&rnn_ctx, &transformer_state, &[lingo_data::SOS]).unwrap_err();
     assert!(err.to_string().contains("another kind of model"), "{err}");
+}
+
+#[test]
+fn a_saved_translator_translates_as_before_in_the_input_s_order() {
+    let task = LexiconReverse::default();
+    let mut rng = StdRng::seed_from_u64(3);
+    let (train, val) = (task.generate(128, &mut rng), task.generate(16, &mut rng));
+    let sentences = ["the cat sees a dog", "", "a bird", "the woman sees the child and the fish", "cat"];
+    let dir = tempfile::tempdir().unwrap();
+    for config in configs(&task) {
+        let mut model = AnyModel::new(config.clone(), &mut StdRng::seed_from_u64(4)).unwrap();
+        train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
+        let words = TextTokenizer::Word(WordTokenizer::lowercased());
+        let translator = Translator::new(model, words, task.src_vocab().clone(), task.tgt_vocab().clone()).unwrap();
+        let path = dir.path().join(format!("{}.ckpt", config.kind()));
+        translator.save(&path).unwrap();
+        let loaded = Translator::load(&path).unwrap();
+        assert_eq!(loaded.model().config(), config);
+
+        for beam in [1, 4] {
+            // A fixed limit: with `max_len_a > 0` it follows each batch's longest source, as fairseq's does.
+            let options = TranslateOptions {
+                beam,
+                n_best: beam.min(2),
+                batch_size: Some(2),
+                max_len_a: 0.0,
+                max_len_b: 12,
+                ..Default::default()
+            };
+            let before = translator.translate_n_best(&sentences, &options).unwrap();
+            assert_eq!(loaded.translate_n_best(&sentences, &options).unwrap(), before, "{} beam {beam}", config.kind());
+            assert_eq!(before[1][0].text, "", "an empty sentence gets an empty translation");
+            for (sentence, candidates) in sentences.iter().zip(&before) {
+                if sentence.is_empty() {
+                    continue;
+                }
+                // Each sentence's translation is the decoders' own, alone in its batch.
+                let src = ndarray::Array2::from_shape_vec((1, loaded.encode(sentence).len()), loaded.encode(sentence))
+                    .unwrap();
+                let lens = [src.ncols()];
+                let max_len = options.max_len(src.ncols());
+                let alone = if beam == 1 {
+                    vec![greedy_decode(loaded.model(), &src, &lens, max_len, true).unwrap().remove(0)]
+                } else {
+                    let cfg = BeamConfig { beam_size: beam, n_best: 2, max_len, ..BeamConfig::default() };
+                    beam_search(loaded.model(), &src, &lens, cfg, true).unwrap().remove(0)
+                };
+                assert_eq!(candidates.len(), alone.len());
+                for (got, want) in candidates.iter().zip(&alone) {
+                    assert_eq!(got.ids, want.tokens, "{sentence:?}, beam {beam}");
+                    // The batch's padding may move the products' last bits.
+                    assert!((got.log_prob - want.log_prob).abs() < 1e-5, "{} vs {}", got.log_prob, want.log_prob);
+                    assert_eq!(got.tokens.len(), got.ids.len());
+                    assert_eq!(got.attention.as_ref().unwrap().dim(), (got.ids.len(), got.source_tokens.len()));
+                    assert_eq!(got.finished, want.finished());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_training_checkpoint_and_bad_options_are_refused_by_name() {
+    let task = LexiconReverse::default();
+    let mut rng = StdRng::seed_from_u64(5);
+    let (train, val) = (task.generate(16, &mut rng), task.generate(4, &mut rng));
+    let dir = tempfile::tempdir().unwrap();
+    for config in configs(&task) {
+        let spec = CheckpointSpec {
+            dir: dir.path().to_path_buf(),
+            src_vocab: task.src_vocab().clone(),
+            tgt_vocab: task.tgt_vocab().clone(),
+            keep_epochs: 0,
+        };
+        let mut model = AnyModel::new(config.clone(), &mut StdRng::seed_from_u64(6)).unwrap();
+        train_model(&mut model, &train, &val, &TrainConfig { checkpoints: Some(spec), ..quiet(1) }, None).unwrap();
+        let err = Translator::load(dir.path().join("last.ckpt")).unwrap_err();
+        assert!(
+            matches!(err, Error::Checkpoint { problem: CheckpointProblem::NoTokenizer, .. }),
+            "{}: {err}",
+            config.kind()
+        );
+        assert!(err.to_string().contains("last.ckpt: a training checkpoint"), "{err}");
+
+        let words = TextTokenizer::Word(WordTokenizer::new());
+        let translator = Translator::new(model, words, task.src_vocab().clone(), task.tgt_vocab().clone()).unwrap();
+        for (beam, n_best) in [(0, 1), (2, 3), (2, 0)] {
+            let options = TranslateOptions { beam, n_best, ..Default::default() };
+            let err = translator.translate(&["the cat"], &options).unwrap_err().to_string();
+            assert!(err.contains(&format!("n_best {n_best} and beam {beam}")), "{err}");
+        }
+    }
 }

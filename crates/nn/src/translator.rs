@@ -1,0 +1,394 @@
+//! A trained model with its tokenizer and vocabularies: sentences in,
+//! translations out, with their log-probabilities, n-best lists and
+//! attention. This is what `model.ckpt` (written by `lingo train`) holds,
+//! and what a program that depends on lingo-nn loads to translate.
+//!
+//! ```
+//! use lingo_data::{TextTokenizer, Vocab, WordTokenizer};
+//! use lingo_nn::{Seq2Seq, Seq2SeqConfig, TranslateOptions, Translator};
+//! use rand::SeedableRng;
+//! let (src, tgt) = (Vocab::from_tokens(["the", "cat"]), Vocab::from_tokens(["el", "gato"]));
+//! let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
+//! let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+//! let translator = Translator::new(model, TextTokenizer::Word(WordTokenizer::lowercased()), src, tgt).unwrap();
+//!
+//! let path = std::env::temp_dir().join(format!("lingo-translator-{}.ckpt", std::process::id()));
+//! translator.save(&path).unwrap();
+//! let loaded = Translator::load(&path).unwrap();
+//! let options = TranslateOptions { beam: 2, n_best: 2, ..TranslateOptions::default() };
+//! let out = loaded.translate_n_best(&["The cat", ""], &options).unwrap();
+//! assert_eq!(out[0].len(), 2); // two candidates, best first
+//! assert!(out[0][0].score >= out[0][1].score);
+//! assert_eq!(out[0][0].source_tokens, ["<sos>", "the", "cat", "<eos>"]);
+//! assert_eq!(out[1][0].text, ""); // nothing to translate
+//! # std::fs::remove_file(&path).unwrap();
+//! ```
+
+use std::path::Path;
+
+use lingo_data::{PAD, TextTokenizer, Tokenizer, Vocab, Wrap};
+use ndarray::{Array2, s};
+use serde::{Deserialize, Serialize};
+
+use crate::any::{AnyConfig, AnyModel};
+use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
+use crate::decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
+use crate::error::{CheckpointProblem, Error, Result, config as config_error};
+use crate::model::{EncoderDecoder, ModelConfig};
+use crate::seq2seq::Seq2SeqConfig;
+use crate::train::TrainedModel;
+use crate::transformer::TransformerConfig;
+
+/// What a translator's checkpoint stores beside the weights and the
+/// vocabularies: the model to rebuild and how its text becomes tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranslatorConfig {
+    /// The model, of either kind.
+    pub model: AnyConfig,
+    /// How source text becomes tokens and target tokens become text.
+    pub tokenizer: TextTokenizer,
+}
+
+/// How [`Translator::translate`] searches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranslateOptions {
+    /// Beam size (1: greedy search).
+    pub beam: usize,
+    /// Candidates per sentence from [`Translator::translate_n_best`], at most `beam`.
+    pub n_best: usize,
+    /// GNMT's length-penalty exponent `α` for ranking beams ([`BeamConfig::alpha`]).
+    pub alpha: f32,
+    /// The most output tokens, `<eos>` included, are `⌊max_len_a · n⌋ +
+    /// max_len_b` with `n` the longest source of a batch in tokens
+    /// (`<sos>` and `<eos>` included): fairseq's `--max-len-a/-b`.
+    pub max_len_a: f32,
+    /// See [`max_len_a`](Self::max_len_a).
+    pub max_len_b: usize,
+    /// Sentences decoded together, similar lengths together (`None`: 256 / `beam`).
+    pub batch_size: Option<usize>,
+    /// Whether to return each output token's attention over the source.
+    pub attention: bool,
+}
+
+impl Default for TranslateOptions {
+    /// Beam 5, one candidate, `α = 0.6`, at most `3n + 5` output tokens, attention kept.
+    fn default() -> Self {
+        TranslateOptions {
+            beam: 5,
+            n_best: 1,
+            alpha: 0.6,
+            max_len_a: 3.0,
+            max_len_b: 5,
+            batch_size: None,
+            attention: true,
+        }
+    }
+}
+
+/// Rows of decoder state a decoding batch aims at: `DECODE_ROWS / beam`
+/// sentences. Fewer rows leave the output layer's products short; more make
+/// a beam step's rows outgrow the cache.
+const DECODE_ROWS: usize = 256;
+
+impl TranslateOptions {
+    /// Sentences decoded together: `batch_size`, or 256 / `beam`.
+    ///
+    /// ```
+    /// let options = lingo_nn::TranslateOptions { beam: 4, ..Default::default() };
+    /// assert_eq!(options.sentences_per_batch(), 64);
+    /// ```
+    pub fn sentences_per_batch(&self) -> usize {
+        self.batch_size.unwrap_or(DECODE_ROWS / self.beam.max(1)).max(1)
+    }
+
+    /// The output-length limit for a batch whose longest source has `longest` tokens.
+    ///
+    /// ```
+    /// assert_eq!(lingo_nn::TranslateOptions::default().max_len(6), 23);
+    /// ```
+    pub fn max_len(&self, longest: usize) -> usize {
+        (self.max_len_a * longest as f32) as usize + self.max_len_b
+    }
+}
+
+/// One translation of one sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Translation {
+    /// The translation as text: specials dropped, detokenized.
+    pub text: String,
+    /// The output tokens, `<unk>` and the final `<eos>` included.
+    pub tokens: Vec<String>,
+    /// The output token ids.
+    pub ids: Vec<usize>,
+    /// The source tokens the model read, `<sos>` and `<eos>` included.
+    pub source_tokens: Vec<String>,
+    /// `Σ log p(token)` over the output tokens.
+    pub log_prob: f32,
+    /// What beams are ranked by ([`Hypothesis::score`]).
+    pub score: f32,
+    /// Whether the model ended the output with `<eos>` within the limit.
+    pub finished: bool,
+    /// Attention over the source for each output token, `(tokens, source_tokens)`,
+    /// when asked for and the model has attention.
+    pub attention: Option<Array2<f32>>,
+}
+
+/// A model with the tokenizer and vocabularies it was trained with.
+pub struct Translator {
+    model: AnyModel,
+    tokenizer: TextTokenizer,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+}
+
+impl Translator {
+    /// A translator of `model`; the vocabularies must have the sizes its configuration has.
+    ///
+    /// ```
+    /// use lingo_data::{TextTokenizer, Vocab, WordTokenizer};
+    /// use lingo_nn::{Transformer, TransformerConfig, Translator};
+    /// use rand::SeedableRng;
+    /// let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let words = TextTokenizer::Word(WordTokenizer::new());
+    /// let err = Translator::new(model, words, Vocab::from_tokens(["a"]), Vocab::from_tokens(["b"])).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid vocabularies: the model has 9 source and 9 target tokens, the vocabularies 5 and 5");
+    /// ```
+    pub fn new(
+        model: impl Into<AnyModel>,
+        tokenizer: TextTokenizer,
+        src_vocab: Vocab,
+        tgt_vocab: Vocab,
+    ) -> Result<Translator> {
+        let model = model.into();
+        let (src, tgt) = model.config().vocab_sizes();
+        if (src, tgt) != (src_vocab.len(), tgt_vocab.len()) {
+            return Err(config_error(
+                "vocabularies",
+                format!(
+                    "the model has {src} source and {tgt} target tokens, the vocabularies {} and {}",
+                    src_vocab.len(),
+                    tgt_vocab.len()
+                ),
+            ));
+        }
+        Ok(Translator { model, tokenizer, src_vocab, tgt_vocab })
+    }
+
+    /// Loads a translator's checkpoint (`model.ckpt` of `lingo train`). A
+    /// training checkpoint (`best.ckpt`, `last.ckpt`), which has no
+    /// tokenizer, is refused with [`CheckpointProblem::NoTokenizer`].
+    ///
+    /// ```
+    /// let err = lingo_nn::Translator::load("no/such/model.ckpt").unwrap_err();
+    /// assert!(err.to_string().starts_with("checkpoint no/such/model.ckpt: I/O error"));
+    /// ```
+    pub fn load(path: impl AsRef<Path>) -> Result<Translator> {
+        let path = path.as_ref();
+        let ckpt: Checkpoint<TranslatorConfig> = match Checkpoint::load(path) {
+            Err(Error::Checkpoint { problem: CheckpointProblem::Decode(_), .. }) if is_training_checkpoint(path) => {
+                return Err(checkpoint_problem(path, CheckpointProblem::NoTokenizer));
+            }
+            other => other?,
+        };
+        let model = AnyModel::from_checkpoint(&ckpt.config.model, &ckpt, path)?;
+        Ok(Translator { model, tokenizer: ckpt.config.tokenizer, src_vocab: ckpt.src_vocab, tgt_vocab: ckpt.tgt_vocab })
+    }
+
+    /// Writes the translator to `path`, atomically ([`Checkpoint::save`]).
+    ///
+    /// See the [module docs](self) for a round trip.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let config = TranslatorConfig { model: self.model.config(), tokenizer: self.tokenizer.clone() };
+        Checkpoint::new(config, &self.model, self.src_vocab.clone(), self.tgt_vocab.clone())?.save(path)
+    }
+
+    /// The model.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// assert!(matches!(translator.model(), lingo_nn::AnyModel::Transformer(_)));
+    /// ```
+    pub fn model(&self) -> &AnyModel {
+        &self.model
+    }
+
+    /// How text becomes tokens.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// assert_eq!(translator.tokenizer().kind(), "word");
+    /// ```
+    pub fn tokenizer(&self) -> &TextTokenizer {
+        &self.tokenizer
+    }
+
+    /// The source vocabulary.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// assert_eq!(translator.src_vocab().len(), 6);
+    /// ```
+    pub fn src_vocab(&self) -> &Vocab {
+        &self.src_vocab
+    }
+
+    /// The target vocabulary.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// assert_eq!(translator.tgt_vocab().len(), 6);
+    /// ```
+    pub fn tgt_vocab(&self) -> &Vocab {
+        &self.tgt_vocab
+    }
+
+    /// `text` as the source ids the model reads, `<sos> .. <eos>`.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// assert_eq!(translator.encode("A b zzz"), [lingo_data::SOS, 4, 5, lingo_data::UNK, lingo_data::EOS]);
+    /// ```
+    pub fn encode(&self, text: &str) -> Vec<usize> {
+        let mut ids = Vec::new();
+        self.src_vocab.encode_text(text, &self.tokenizer, Wrap::SosEos, &mut ids);
+        ids
+    }
+
+    /// The best translation of each sentence, in order.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// let out = translator.translate(&["a b", "b"], &lingo_nn::TranslateOptions::default()).unwrap();
+    /// assert_eq!(out.len(), 2);
+    /// assert_eq!(out[0].attention.as_ref().unwrap().dim(), (out[0].tokens.len(), 4));
+    /// ```
+    pub fn translate(&self, sentences: &[&str], options: &TranslateOptions) -> Result<Vec<Translation>> {
+        let n_best = self.translate_n_best_with(sentences, options, |_| ())?;
+        Ok(n_best.into_iter().map(|mut candidates| candidates.swap_remove(0)).collect())
+    }
+
+    /// The `options.n_best` best translations of each sentence, best first.
+    /// A sentence without tokens gets one empty translation.
+    ///
+    /// See the [module docs](self).
+    pub fn translate_n_best(&self, sentences: &[&str], options: &TranslateOptions) -> Result<Vec<Vec<Translation>>> {
+        self.translate_n_best_with(sentences, options, |_| ())
+    }
+
+    /// [`translate_n_best`](Self::translate_n_best), calling `done(n)` after
+    /// each batch of `n` sentences (for a progress bar).
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// let options = lingo_nn::TranslateOptions { beam: 1, batch_size: Some(2), ..Default::default() };
+    /// let mut batches = Vec::new();
+    /// translator.translate_n_best_with(&["a", "b", "a b"], &options, |n| batches.push(n)).unwrap();
+    /// assert_eq!(batches, [2, 1]);
+    /// ```
+    pub fn translate_n_best_with(
+        &self,
+        sentences: &[&str],
+        options: &TranslateOptions,
+        mut done: impl FnMut(usize),
+    ) -> Result<Vec<Vec<Translation>>> {
+        if options.beam == 0 || options.n_best == 0 || options.n_best > options.beam {
+            return Err(config_error(
+                "translate options",
+                format!("need 1 ≤ n_best ≤ beam, got n_best {} and beam {}", options.n_best, options.beam),
+            ));
+        }
+        let encoded: Vec<Vec<usize>> = sentences.iter().map(|s| self.encode(s)).collect();
+        // Rows of similar length together (less padding); only rows with tokens are decoded.
+        let mut order: Vec<usize> = (0..encoded.len()).filter(|&i| encoded[i].len() > 2).collect();
+        order.sort_by_key(|&i| encoded[i].len());
+        let mut out: Vec<Vec<Translation>> = encoded.iter().map(|src| vec![self.empty(src)]).collect();
+        for chunk in order.chunks(options.sentences_per_batch()) {
+            let rows: Vec<&[usize]> = chunk.iter().map(|&i| encoded[i].as_slice()).collect();
+            for (&i, candidates) in chunk.iter().zip(self.decode(&rows, options)?) {
+                out[i] = candidates.into_iter().map(|hyp| self.translation(&encoded[i], hyp)).collect();
+            }
+            done(chunk.len());
+        }
+        Ok(out)
+    }
+
+    /// Greedy or beam-search decoding of source rows, padded into one batch.
+    fn decode(&self, rows: &[&[usize]], options: &TranslateOptions) -> Result<Vec<Vec<Hypothesis>>> {
+        let width = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+        let src = Array2::from_shape_fn((rows.len(), width), |(b, t)| rows[b].get(t).copied().unwrap_or(PAD));
+        let src_lens: Vec<usize> = rows.iter().map(|r| r.len()).collect();
+        let max_len = options.max_len(width);
+        if options.beam == 1 {
+            let best = greedy_decode(&self.model, &src, &src_lens, max_len, options.attention)?;
+            return Ok(best.into_iter().map(|hyp| vec![hyp]).collect());
+        }
+        let config = BeamConfig { beam_size: options.beam, alpha: options.alpha, n_best: options.n_best, max_len };
+        beam_search(&self.model, &src, &src_lens, config, options.attention)
+    }
+
+    /// A hypothesis for the source `src` as text and tokens.
+    fn translation(&self, src: &[usize], hyp: Hypothesis) -> Translation {
+        Translation {
+            text: self.tokenizer.detokenize(&self.tgt_vocab.decode(&hyp.tokens, true)),
+            tokens: self.tgt_vocab.decode(&hyp.tokens, false).into_iter().map(str::to_owned).collect(),
+            source_tokens: self.source_tokens(src),
+            log_prob: hyp.log_prob,
+            score: hyp.score,
+            finished: hyp.finished(),
+            // The batch's padding columns are not this sentence's.
+            attention: hyp.attention.map(|a| a.slice(s![.., ..src.len()]).to_owned()),
+            ids: hyp.tokens,
+        }
+    }
+
+    /// The translation of a source without tokens: nothing.
+    fn empty(&self, src: &[usize]) -> Translation {
+        Translation {
+            text: String::new(),
+            tokens: Vec::new(),
+            ids: Vec::new(),
+            source_tokens: self.source_tokens(src),
+            log_prob: 0.0,
+            score: 0.0,
+            finished: true,
+            attention: None,
+        }
+    }
+
+    fn source_tokens(&self, src: &[usize]) -> Vec<String> {
+        self.src_vocab.decode(src, false).into_iter().map(str::to_owned).collect()
+    }
+}
+
+/// The model's kind and size, the tokenizer's kind, the vocabularies' sizes.
+impl std::fmt::Debug for Translator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Translator")
+            .field("model", &self.model)
+            .field("tokenizer", &self.tokenizer.kind())
+            .field("vocab_sizes", &(self.src_vocab.len(), self.tgt_vocab.len()))
+            .finish()
+    }
+}
+
+/// Whether `path` is a training checkpoint of a model of either kind.
+fn is_training_checkpoint(path: &Path) -> bool {
+    Checkpoint::<TrainedModel<AnyConfig>>::load(path).is_ok()
+        || Checkpoint::<TrainedModel<Seq2SeqConfig>>::load(path).is_ok()
+        || Checkpoint::<TrainedModel<TransformerConfig>>::load(path).is_ok()
+}
+
+/// A small untrained Transformer translator for the doc examples: vocabularies
+/// `a b` and `x y` (with the four specials), words as tokens.
+#[doc(hidden)]
+pub fn doc_translator() -> Translator {
+    use rand::SeedableRng;
+    let model = crate::Transformer::new(
+        TransformerConfig { d_model: 8, heads: 2, ff_dim: 16, ..TransformerConfig::new(6, 6) },
+        &mut rand::rngs::StdRng::seed_from_u64(0),
+    )
+    .expect("a valid configuration");
+    let words = TextTokenizer::Word(lingo_data::WordTokenizer::lowercased());
+    Translator::new(model, words, Vocab::from_tokens(["a", "b"]), Vocab::from_tokens(["x", "y"]))
+        .expect("sizes that fit")
+}
