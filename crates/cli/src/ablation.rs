@@ -164,7 +164,7 @@ impl AblationArgs {
             attn_dim: self.hidden,
             ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
         };
-        let [model, batch] = budget::training_bytes(&config, self.batch_size, self.max_words)
+        let [model, batch] = budget::training_bytes(&config.into(), self.batch_size, self.max_words)
             .map(|b| b.saturating_mul(self.configs.len() as u64));
         budget::fits(&[
             ("--train-size", budget::example_bytes(self.train_size, self.max_words)),

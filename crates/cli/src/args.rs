@@ -46,6 +46,10 @@ pub fn at_most<const MAX: usize>(text: &str) -> Result<usize, String> {
 /// weights' orthogonal initialisation is cubic in it, and takes seconds
 /// here (see `docs/reliability.md`).
 pub const MAX_DIMENSION: usize = 2048;
+/// The most layers of an encoder or a decoder.
+pub const MAX_LAYERS: usize = 64;
+/// The largest feed-forward hidden size of a Transformer.
+pub const MAX_FEED_FORWARD: usize = 4 * MAX_DIMENSION;
 /// The most tokens in a sequence (`--max-len`, `--max-words`, `--lengths`).
 pub const MAX_LENGTH: usize = 256;
 /// The widest beam.

@@ -169,7 +169,7 @@ impl SortStudyArgs {
         let longest = self.lengths.iter().copied().max().unwrap_or(1);
         let test_len = longest + self.longer.iter().copied().max().unwrap_or(0);
         let task = DigitTask::new(DigitOp::Sort, self.digits, longest, longest)?;
-        let [model, batch] = budget::training_bytes(&model_config(self, &task, true), self.batch_size, longest);
+        let [model, batch] = budget::training_bytes(&model_config(self, &task, true).into(), self.batch_size, longest);
         budget::fits(&[
             ("--train-size", budget::example_bytes(self.train_size, longest)),
             ("--val-size", budget::example_bytes(self.val_size, longest)),

@@ -7,27 +7,60 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 use lingo::attention::Scorer;
 use lingo::data::{
-    Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer,
-    corpus_bleu, corpus_chrf,
+    Bpe, BpeConfig, Corpus, Example, ReadOptions, SplitFractions, TextTokenizer, Tokenizer, Vocab, VocabConfig,
+    WordTokenizer, corpus_bleu, corpus_chrf,
 };
 use lingo::nn::{
-    Checkpoint, CheckpointSpec, Next, Progress, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, TrainResult,
-    TrainedModel, evaluate, load_own, load_resumable, remove_stale_temp_files, train_model_with,
+    AnyConfig, AnyModel, Checkpoint, CheckpointSpec, EncoderDecoder, Next, Progress, Schedule, Seq2SeqConfig,
+    StateDict, TrainConfig, TrainResult, TrainedModel, TransformerConfig, TranslateOptions, Translator, evaluate,
+    load_own, load_resumable, remove_stale_temp_files, train_model_with,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
 use crate::args::{
-    AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, MAX_VOCAB,
-    at_most, check_heads, dimension, positive, positive_real, unit_fraction,
+    AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_DIMENSION, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD,
+    MAX_LAYERS, MAX_LENGTH, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension, positive, positive_real,
+    unit_fraction,
 };
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::metrics::{MetricsLog, RoundMetrics};
 use crate::output::{Output, print_err};
-use crate::translate::{TextTokenizer, Translator, decode_batch_size, decode_batched, encode};
+
+/// Which kind of model `lingo train` trains.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    /// The LSTM encoder–decoder, with --attention
+    Rnn,
+    /// The Transformer: --layers layers of width --d-model on each side, --heads heads
+    Transformer,
+}
+
+/// The settings whose defaults depend on `--model`.
+struct Recipe {
+    lr: f64,
+    warmup: usize,
+    decay: DecayChoice,
+    dropout: f32,
+    layers: usize,
+}
+
+impl ModelKind {
+    /// The defaults of the settings that differ between the kinds (see
+    /// `docs/performance.md`, "Eng-spa: the recipe and the draws").
+    fn recipe(self) -> Recipe {
+        match self {
+            ModelKind::Rnn => Recipe { lr: 3e-3, warmup: 500, decay: DecayChoice::None, dropout: 0.0, layers: 1 },
+            ModelKind::Transformer => {
+                Recipe { lr: 1e-3, warmup: 500, decay: DecayChoice::InverseSqrt, dropout: 0.1, layers: 3 }
+            }
+        }
+    }
+}
+
 /// Word-level or subword vocabulary.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenizerChoice {
@@ -82,21 +115,36 @@ pub struct TrainArgs {
     /// Largest vocabulary per language, the four specials included
     #[arg(long, default_value = "10000", value_parser = at_most::<MAX_VOCAB>)]
     pub vocab_size: usize,
-    /// Attention scorer, or none
-    #[arg(long, default_value = "dot")]
-    pub attention: AttentionChoice,
-    /// Embedding size
-    #[arg(long, default_value = "256", value_parser = dimension)]
-    pub emb: usize,
-    /// LSTM hidden size
-    #[arg(long, default_value = "384", value_parser = dimension)]
-    pub hidden: usize,
-    /// Also read the source backwards (the decoder starts from both directions' last states)
+    /// The kind of model
+    #[arg(long, value_enum, default_value_t = ModelKind::Rnn)]
+    pub model: ModelKind,
+    /// Layers of the encoder and of the decoder [default: 1 for rnn, 3 for transformer]
+    #[arg(long, value_parser = at_most::<MAX_LAYERS>)]
+    pub layers: Option<usize>,
+    /// Attention scorer, or none (rnn) [default: dot]
+    #[arg(long)]
+    pub attention: Option<AttentionChoice>,
+    /// Embedding size (rnn) [default: 256]
+    #[arg(long, value_parser = dimension)]
+    pub emb: Option<usize>,
+    /// LSTM hidden size (rnn) [default: 384]
+    #[arg(long, value_parser = dimension)]
+    pub hidden: Option<usize>,
+    /// Also read the source backwards; the decoder starts from both directions' last states (rnn)
     #[arg(long)]
     pub bidirectional: bool,
-    /// Dropout on embeddings and before the output layer
-    #[arg(long, default_value = "0", value_parser = unit_fraction, allow_hyphen_values = true)]
-    pub dropout: f32,
+    /// Model width: embeddings, attention and every layer's output (transformer) [default: 256]
+    #[arg(long, value_parser = dimension)]
+    pub d_model: Option<usize>,
+    /// Attention heads per layer; must divide --d-model (transformer) [default: 4]
+    #[arg(long, value_parser = at_most::<MAX_DIMENSION>)]
+    pub heads: Option<usize>,
+    /// Hidden size of the feed-forward blocks (transformer) [default: 4 × --d-model]
+    #[arg(long, value_parser = at_most::<MAX_FEED_FORWARD>)]
+    pub ff_dim: Option<usize>,
+    /// Dropout on embeddings and before the output layer; a Transformer's also on block outputs and the feed-forward hidden layer [default: 0 for rnn, 0.1 for transformer]
+    #[arg(long, value_parser = unit_fraction, allow_hyphen_values = true)]
+    pub dropout: Option<f32>,
     /// Sentence pairs per batch
     #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
     pub batch_size: usize,
@@ -106,15 +154,15 @@ pub struct TrainArgs {
     /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
     #[arg(long, default_value = "2", value_parser = at_most::<MAX_SHARDS>)]
     pub shards: usize,
-    /// Adam's learning rate
-    #[arg(long, default_value = "3e-3", value_parser = positive_real, allow_hyphen_values = true)]
-    pub lr: f64,
-    /// Warm-up: the learning rate rises linearly to --lr over this many steps
-    #[arg(long, default_value = "500", value_parser = positive)]
-    pub warmup: usize,
-    /// How the learning rate falls after the warm-up
-    #[arg(long, value_enum, default_value_t = DecayChoice::None)]
-    pub decay: DecayChoice,
+    /// Adam's learning rate [default: 3e-3 for rnn, 1e-3 for transformer]
+    #[arg(long, value_parser = positive_real, allow_hyphen_values = true)]
+    pub lr: Option<f64>,
+    /// Warm-up: the learning rate rises linearly to --lr over this many steps [default: 500]
+    #[arg(long, value_parser = positive)]
+    pub warmup: Option<usize>,
+    /// How the learning rate falls after the warm-up [default: none for rnn, inverse-sqrt for transformer]
+    #[arg(long, value_enum)]
+    pub decay: Option<DecayChoice>,
     /// Label smoothing of the loss
     #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub label_smoothing: f32,
@@ -172,33 +220,149 @@ impl TrainArgs {
                 format!("must be above {specials}, the special tokens it includes, got {}", self.vocab_size),
             ));
         }
-        if self.bidirectional && self.attention.0 == Some(Scorer::Dot) {
-            return Err(Error::usage(
-                "--attention",
-                "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive",
-            ));
-        }
-        check_heads(&[self.attention], self.hidden)?;
+        self.check_model_flags()?;
         // Before the corpus is read, its vocabularies are at most --vocab-size
         // and its sentences (in subwords) at most about twice --max-len.
-        let config = Seq2SeqConfig {
-            emb_dim: self.emb,
-            hidden_dim: self.hidden,
-            attn_dim: self.hidden,
-            bidirectional: self.bidirectional,
-            ..Seq2SeqConfig::new(self.vocab_size, self.vocab_size)
-        };
+        let config = self.model_config(self.vocab_size, self.vocab_size);
         let len = 2 * self.max_len;
         let [model, batch] = budget::training_bytes(&config, self.batch_size, len);
         let kept = budget::param_bound(&config).saturating_mul(4 * self.average as u64);
+        let decoding = TranslateOptions { beam: self.beam, ..TranslateOptions::default() };
+        let rows = decoding.sentences_per_batch() * self.beam;
         budget::fits(&[
-            ("--hidden", model),
+            (if self.model == ModelKind::Rnn { "--hidden" } else { "--d-model" }, model),
             ("--batch-size", batch),
-            ("--beam", budget::decoding_bytes(&config, decode_batch_size(self.beam) * self.beam, 3 * len + 5, len)),
+            ("--beam", budget::decoding_bytes(&config, rows, decoding.max_len(len), len)),
             ("--average", kept),
         ])
     }
+
+    /// Refuses a flag of the other kind of model, and sizes that do not fit together.
+    fn check_model_flags(&self) -> Result<()> {
+        let (other, given) = match self.model {
+            ModelKind::Rnn => (
+                "transformer",
+                [
+                    ("--d-model", self.d_model.is_some()),
+                    ("--heads", self.heads.is_some()),
+                    ("--ff-dim", self.ff_dim.is_some()),
+                ]
+                .to_vec(),
+            ),
+            ModelKind::Transformer => (
+                "rnn",
+                [
+                    ("--attention", self.attention.is_some()),
+                    ("--emb", self.emb.is_some()),
+                    ("--hidden", self.hidden.is_some()),
+                    ("--bidirectional", self.bidirectional),
+                ]
+                .to_vec(),
+            ),
+        };
+        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+            return Err(Error::usage(
+                flag,
+                format!("is a setting of --model {other}, not of the model this run trains"),
+            ));
+        }
+        match self.model {
+            ModelKind::Rnn => {
+                let attention = self.attention();
+                if self.bidirectional && attention.0 == Some(Scorer::Dot) {
+                    return Err(Error::usage(
+                        "--attention",
+                        "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive",
+                    ));
+                }
+                check_heads(&[attention], self.hidden.unwrap_or(HIDDEN))
+            }
+            ModelKind::Transformer => {
+                let (d, heads) = (self.d_model(), self.heads.unwrap_or(HEADS));
+                if d.is_multiple_of(heads) {
+                    Ok(())
+                } else {
+                    Err(Error::usage("--d-model", format!("must be a multiple of --heads {heads}, got {d}")))
+                }
+            }
+        }
+    }
+
+    /// The settings whose defaults depend on `--model`.
+    fn recipe(&self) -> Recipe {
+        self.model.recipe()
+    }
+
+    fn attention(&self) -> AttentionChoice {
+        self.attention.unwrap_or(AttentionChoice(Some(Scorer::Dot)))
+    }
+
+    fn d_model(&self) -> usize {
+        self.d_model.unwrap_or(D_MODEL)
+    }
+
+    fn lr(&self) -> f64 {
+        self.lr.unwrap_or(self.recipe().lr)
+    }
+
+    fn warmup(&self) -> usize {
+        self.warmup.unwrap_or(self.recipe().warmup)
+    }
+
+    fn decay(&self) -> DecayChoice {
+        self.decay.unwrap_or(self.recipe().decay)
+    }
+
+    fn dropout(&self) -> f32 {
+        self.dropout.unwrap_or(self.recipe().dropout)
+    }
+
+    fn layers(&self) -> usize {
+        self.layers.unwrap_or(self.recipe().layers)
+    }
+
+    /// The model the flags describe, for vocabularies of these sizes.
+    fn model_config(&self, src_vocab: usize, tgt_vocab: usize) -> AnyConfig {
+        match self.model {
+            ModelKind::Rnn => {
+                let hidden = self.hidden.unwrap_or(HIDDEN);
+                AnyConfig::Seq2Seq(Seq2SeqConfig {
+                    attention: self.attention().0,
+                    emb_dim: self.emb.unwrap_or(EMB),
+                    hidden_dim: hidden,
+                    num_layers: self.layers(),
+                    bidirectional: self.bidirectional,
+                    attn_dim: hidden,
+                    dropout: self.dropout(),
+                    ..Seq2SeqConfig::new(src_vocab, tgt_vocab)
+                })
+            }
+            ModelKind::Transformer => {
+                let d_model = self.d_model();
+                AnyConfig::Transformer(TransformerConfig {
+                    d_model,
+                    heads: self.heads.unwrap_or(HEADS),
+                    encoder_layers: self.layers(),
+                    decoder_layers: self.layers(),
+                    ff_dim: self.ff_dim.unwrap_or(4 * d_model),
+                    dropout: self.dropout(),
+                    attention_dropout: 0.0,
+                    max_len: MAX_POSITIONS,
+                    ..TransformerConfig::new(src_vocab, tgt_vocab)
+                })
+            }
+        }
+    }
 }
+
+/// The recurrent model's sizes by default.
+const EMB: usize = 256;
+const HIDDEN: usize = 384;
+/// The Transformer's width and heads by default.
+const D_MODEL: usize = 256;
+const HEADS: usize = 4;
+/// The longest source or output a trained Transformer reads, in tokens.
+const MAX_POSITIONS: usize = 1024;
 
 /// Pairs encoded for training, with the raw target sentences for BLEU.
 struct Prepared {
@@ -302,8 +466,8 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     args.check()?;
     claim_out_dir(args)?;
     let data = prepare(args, seed, out)?;
-    let model_config = model_config(args, &data);
-    let mut model = Seq2Seq::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
+    let model_config = args.model_config(data.src_vocab.len(), data.tgt_vocab.len());
+    let mut model = AnyModel::new(model_config.clone(), &mut StdRng::seed_from_u64(seed))?;
     let mut config = train_config(args, seed, &data.train)?;
     ready_out_dir(args, &data)?;
     let start = Instant::now();
@@ -338,22 +502,9 @@ fn claim_out_dir(args: &TrainArgs) -> Result<()> {
     Ok(())
 }
 
-/// The model the flags describe, for the vocabularies the corpus gave.
-fn model_config(args: &TrainArgs, data: &Prepared) -> Seq2SeqConfig {
-    Seq2SeqConfig {
-        attention: args.attention.0,
-        emb_dim: args.emb,
-        hidden_dim: args.hidden,
-        bidirectional: args.bidirectional,
-        attn_dim: args.hidden,
-        dropout: args.dropout,
-        ..Seq2SeqConfig::new(data.src_vocab.len(), data.tgt_vocab.len())
-    }
-}
-
 /// The training the flags describe, with the settings a resume must bring again.
 fn train_config(args: &TrainArgs, seed: u64, train: &[Example]) -> Result<TrainConfig> {
-    let mut config = TrainConfig::new(args.rounds, args.lr);
+    let mut config = TrainConfig::new(args.rounds, args.lr());
     config.batching.batch_size = args.batch_size;
     config.shards = args.shards;
     config.batching.bucket = true; // similar lengths together: less padding
@@ -364,7 +515,7 @@ fn train_config(args: &TrainArgs, seed: u64, train: &[Example]) -> Result<TrainC
     config.max_grad_norm = Some(5.0);
     config.seed = seed;
     // Only a cosine needs the plan of every round to its end (up to MAX_EPOCHS of them).
-    let total_steps = if args.decay == DecayChoice::Cosine { config.steps_through(train, args.rounds)? } else { 0 };
+    let total_steps = if args.decay() == DecayChoice::Cosine { config.steps_through(train, args.rounds)? } else { 0 };
     config.schedule = schedule(args, total_steps);
     config.extra_settings = run_settings(args, seed, train);
     Ok(config)
@@ -391,7 +542,7 @@ struct Run<'a> {
     args: &'a TrainArgs,
     out: &'a Output,
     data: Prepared,
-    model_config: Seq2SeqConfig,
+    model_config: AnyConfig,
     config: TrainConfig,
     spec: CheckpointSpec,
     /// The pairs of each slice of the training pairs, one slice a round, in turn.
@@ -400,7 +551,7 @@ struct Run<'a> {
 
 /// The model `model.ckpt` holds, and what the summary says of it.
 struct Kept {
-    model: Seq2Seq,
+    translator: Translator,
     /// Which round, or which average of rounds, it is.
     chosen: String,
     /// The validation loss of the average of the last rounds, when there is one.
@@ -414,7 +565,7 @@ impl Run<'_> {
     }
 
     /// With `--resume`, the last checkpoint (refused if another run's) and the metrics up to it; else fresh metrics.
-    fn resume_or_start(&self) -> Result<(Option<Checkpoint<TrainedModel>>, MetricsLog)> {
+    fn resume_or_start(&self) -> Result<(Option<Checkpoint<TrainedModel<AnyConfig>>>, MetricsLog)> {
         let metrics_path = self.args.out.join("metrics.jsonl");
         if !self.args.resume {
             return Ok((None, MetricsLog::create(metrics_path)?));
@@ -429,8 +580,8 @@ impl Run<'_> {
     /// The rounds, from `first_round`: after each, its line, its metrics and chart, and a new last round.
     fn train_rounds(
         &self,
-        model: &mut Seq2Seq,
-        resume: Option<&Checkpoint<TrainedModel>>,
+        model: &mut AnyModel,
+        resume: Option<&Checkpoint<TrainedModel<AnyConfig>>>,
         metrics: &mut MetricsLog,
         first_round: usize,
         start: Instant,
@@ -486,7 +637,7 @@ impl Run<'_> {
 
     /// Writes `model.ckpt`: the best round, or the average of the last rounds when its validation
     /// loss is lower. Interrupted, only the best round is kept, and an error says so.
-    fn keep(&self, mut model: Seq2Seq, trained: &TrainResult) -> Result<Kept> {
+    fn keep(&self, mut model: AnyModel, trained: &TrainResult) -> Result<Kept> {
         let completed = trained.val_losses.len();
         // Interrupted: nothing new (no average, no test set), only what is kept.
         let interrupted = trained.interrupted || interrupt::requested();
@@ -497,7 +648,7 @@ impl Run<'_> {
             )));
         }
         // The best round's weights, saved with the tokenizer for `lingo translate`.
-        let best = load_own::<Seq2SeqConfig>(&self.args.out.join("best.ckpt"), trained.run_id)?;
+        let best = load_own::<AnyConfig>(&self.args.out.join("best.ckpt"), trained.run_id)?;
         best.restore(&mut model)?;
         let best_loss =
             best.config.val_losses.get(best.config.best_epoch.saturating_sub(1)).copied().unwrap_or(f32::NAN);
@@ -505,7 +656,7 @@ impl Run<'_> {
         let mut chosen = format!("round {}", best.config.best_epoch);
         let path = self.args.out.join("model.ckpt");
         if interrupted {
-            self.save(&model, &path)?;
+            self.save(model, &path)?;
             let kept = format!("wrote {} ({chosen}, validation loss {best_loss:.4})", path.display());
             return Err(Error::Interrupted(format!(
                 "in round {}: {kept}; --resume continues after round {completed}",
@@ -521,7 +672,7 @@ impl Run<'_> {
                 chosen = format!("the average of {rounds}");
             }
         }
-        self.save(&model, &path)?;
+        let translator = self.save(model, &path)?;
         interrupt::training_done();
         self.out.note(&format!("wrote {} ({chosen})", path.display()));
         if interrupt::requested() {
@@ -531,24 +682,27 @@ impl Run<'_> {
                 path.display()
             )));
         }
-        Ok(Kept { model, chosen, average_loss })
+        Ok(Kept { translator, chosen, average_loss })
     }
 
     /// Saves `model` with the tokenizer and vocabularies, all `lingo translate` needs.
-    fn save(&self, model: &Seq2Seq, path: &Path) -> Result<()> {
-        let translator = Translator { model: self.model_config.clone(), tokenizer: self.data.tokenizer.clone() };
-        Ok(Checkpoint::new(translator, model, self.data.src_vocab.clone(), self.data.tgt_vocab.clone())?.save(path)?)
+    fn save(&self, model: AnyModel, path: &Path) -> Result<Translator> {
+        let data = &self.data;
+        let translator =
+            Translator::new(model, data.tokenizer.clone(), data.src_vocab.clone(), data.tgt_vocab.clone())?;
+        translator.save(path)?;
+        Ok(translator)
     }
 
     /// `--average`: the average of the last rounds' weights, its validation loss, and which rounds.
-    fn average_last(&self, trained: &TrainResult) -> Result<(Seq2Seq, f32, String)> {
+    fn average_last(&self, trained: &TrainResult) -> Result<(AnyModel, f32, String)> {
         let last = trained.val_losses.len() as u64;
         let rounds = last.saturating_sub(self.args.average as u64 - 1).max(1)..=last;
         let dicts = rounds
             .clone()
-            .map(|r| load_own::<Seq2SeqConfig>(&self.spec.epoch_path(r), trained.run_id).map(|c| c.params))
+            .map(|r| load_own::<AnyConfig>(&self.spec.epoch_path(r), trained.run_id).map(|c| c.params))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let averaged = Seq2Seq::from_state_dict(&self.model_config, &StateDict::average(&dicts)?)?;
+        let averaged = AnyModel::from_state_dict(&self.model_config, &StateDict::average(&dicts)?)?;
         let loss = evaluate(&averaged, &self.config.validation_batches(&self.data.valid)?, self.args.label_smoothing)?;
         let rounds = format!("rounds {}-{}", rounds.start(), rounds.end());
         self.out.note(&format!("average of {rounds}: validation loss {loss:.4}"));
@@ -562,7 +716,8 @@ impl Run<'_> {
         let train_seconds = trained.seconds;
         let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
         let decoding = Instant::now();
-        let hyps = translate_all(&kept.model, &data.tokenizer, &data.src_vocab, &data.tgt_vocab, &sources, args.beam)?;
+        let options = TranslateOptions { beam: args.beam, attention: false, ..TranslateOptions::default() };
+        let hyps: Vec<String> = kept.translator.translate(&sources, &options)?.into_iter().map(|t| t.text).collect();
         let decode_seconds = decoding.elapsed().as_secs_f64();
         write_lines(&args.out.join("test.hyp.txt"), &hyps)?;
         // The word tokenizer lowercases, so the references are lowercased too:
@@ -650,7 +805,7 @@ fn remove_run(dir: &Path) -> Result<()> {
 /// fingerprint of the training pairs: a resume must bring the same (stored
 /// in every checkpoint, compared by [`load_resumable`]).
 fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, String)> {
-    let flags: [(&str, String); 22] = [
+    let mut flags: Vec<(&str, String)> = vec![
         ("--seed", seed.to_string()),
         ("--split-seed", args.split_seed.unwrap_or(seed).to_string()),
         ("--lenient", args.lenient.to_string()),
@@ -660,20 +815,34 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
         ("--tokenizer", format!("{:?}", args.tokenizer).to_lowercase()),
         ("--bpe-merges", args.bpe_merges.to_string()),
         ("--vocab-size", args.vocab_size.to_string()),
-        ("--attention", args.attention.to_string()),
-        ("--emb", args.emb.to_string()),
-        ("--hidden", args.hidden.to_string()),
-        ("--bidirectional", args.bidirectional.to_string()),
-        ("--dropout", args.dropout.to_string()),
+        ("--model", format!("{:?}", args.model).to_lowercase()),
+        ("--layers", args.layers().to_string()),
+    ];
+    // The model's sizes by flag, so that a resume names the flag that changed.
+    match args.model_config(0, 0) {
+        AnyConfig::Seq2Seq(c) => flags.extend([
+            ("--attention", AttentionChoice(c.attention).to_string()),
+            ("--emb", c.emb_dim.to_string()),
+            ("--hidden", c.hidden_dim.to_string()),
+            ("--bidirectional", c.bidirectional.to_string()),
+        ]),
+        AnyConfig::Transformer(c) => flags.extend([
+            ("--d-model", c.d_model.to_string()),
+            ("--heads", c.heads.to_string()),
+            ("--ff-dim", c.ff_dim.to_string()),
+        ]),
+    }
+    flags.extend([
+        ("--dropout", args.dropout().to_string()),
         ("--batch-size", args.batch_size.to_string()),
         ("--batch-tokens", args.batch_tokens.map_or("none".into(), |n| n.to_string())),
         ("--shards", args.shards.to_string()),
-        ("--lr", args.lr.to_string()),
-        ("--warmup", args.warmup.to_string()),
-        ("--decay", format!("{:?}", args.decay).to_lowercase()),
+        ("--lr", args.lr().to_string()),
+        ("--warmup", args.warmup().to_string()),
+        ("--decay", format!("{:?}", args.decay()).to_lowercase()),
         ("--label-smoothing", args.label_smoothing.to_string()),
         ("--round-size", args.round_size.to_string()),
-    ];
+    ]);
     let mut settings: Vec<(String, String)> =
         flags.into_iter().map(|(flag, value)| (flag.to_string(), value)).collect();
     // The same flags on an edited corpus give other pairs.
@@ -693,8 +862,8 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
 /// `total_steps` (the end of `--rounds`) until the pace, re-planned after
 /// every round, moves the end to the last round the time budget holds.
 fn schedule(args: &TrainArgs, total_steps: u64) -> Schedule {
-    let warmup_steps = args.warmup as u64;
-    match args.decay {
+    let warmup_steps = args.warmup() as u64;
+    match args.decay() {
         DecayChoice::None => Schedule::LinearWarmup { warmup_steps },
         DecayChoice::InverseSqrt => Schedule::InverseSqrt { warmup_steps },
         DecayChoice::Cosine => {
@@ -733,27 +902,8 @@ fn export_splits(dir: &Path, data: &Prepared) -> Result<()> {
     }
     write_lines(&dir.join("test.src.txt"), &data.test.pairs.iter().map(|p| p.src.clone()).collect::<Vec<_>>())?;
     write_lines(&dir.join("test.ref.txt"), &data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect::<Vec<_>>())?;
-    let kind = match data.tokenizer {
-        TextTokenizer::Word(_) => "word",
-        TextTokenizer::Bpe(_) => "bpe",
-    };
-    let meta = json!({ "tokenizer": kind, "end_of_word": lingo::data::END_OF_WORD });
+    let meta = json!({ "tokenizer": data.tokenizer.kind(), "end_of_word": lingo::data::END_OF_WORD });
     std::fs::write(dir.join("meta.json"), format!("{meta}\n")).map_err(|e| Error::io(dir.join("meta.json"), e))
-}
-
-/// Translates sentences in batches of similar length; returns readable text.
-fn translate_all(
-    model: &Seq2Seq,
-    tokenizer: &TextTokenizer,
-    src_vocab: &Vocab,
-    tgt_vocab: &Vocab,
-    sources: &[&str],
-    beam: usize,
-) -> Result<Vec<String>> {
-    let encoded: Vec<Vec<usize>> = sources.iter().map(|s| encode(src_vocab, tokenizer, s)).collect();
-    let max_len = |longest: usize| 3 * longest + 5;
-    let hyps = decode_batched(model, &encoded, decode_batch_size(beam), beam, max_len, false, |_| ())?;
-    Ok(hyps.iter().map(|hyp| tokenizer.detokenize(&tgt_vocab.decode(&hyp.tokens, true))).collect())
 }
 
 #[cfg(test)]

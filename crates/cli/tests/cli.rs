@@ -109,6 +109,14 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--vocab-size", "4"], "--vocab-size"),
     (&["train", "--data", "DATA", "--attention", "multi_head:5"], "--hidden"),
     (&["train", "--data", "DATA", "--bidirectional"], "--attention"),
+    (&["train", "--data", "DATA", "--layers", "0"], "--layers"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--d-model", "0"], "--d-model"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--d-model", "250"], "--d-model"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--heads", "0"], "--heads"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--ff-dim", "0"], "--ff-dim"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--hidden", "64"], "--hidden"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--attention", "additive"], "--attention"),
+    (&["train", "--data", "DATA", "--heads", "8"], "--heads"),
     // translate
     (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
@@ -499,6 +507,61 @@ fn train_then_translate_end_to_end() {
 
     assert_one_line_error(&lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "  "]), "sentence");
     translating_a_file_equals_translating_each_line_alone(dir.path());
+}
+
+#[test]
+fn a_transformer_trains_translates_and_keeps_its_kind_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let flags = |rounds: &'static str, kind: &'static str| {
+        let mut args = vec![
+            "train",
+            "--data",
+            "numbers.tsv",
+            "--out",
+            "run",
+            "--test-size",
+            "4",
+            "--valid-size",
+            "4",
+            "--rounds",
+            rounds,
+            "--vocab-size",
+            "50",
+            "--average",
+            "1",
+            "--model",
+            kind,
+        ];
+        if kind == "transformer" {
+            args.extend(["--d-model", "16", "--heads", "2", "--layers", "1", "--ff-dim", "32"]);
+        } else {
+            args.extend(["--emb", "8", "--hidden", "8"]);
+        }
+        args
+    };
+    let mut first = flags("2", "transformer");
+    first.push("--json");
+    let train = lingo_in(dir.path(), &first);
+    assert!(train.status.success(), "{}", stderr(&train));
+    let lines = json_lines(&train);
+    let result = lines.last().unwrap();
+    assert!(result["bleu"].as_f64().is_some(), "{result:?}");
+    let losses: Vec<f64> = lines[..2].iter().map(|r| r["val_loss"].as_f64().unwrap()).collect();
+    assert!(losses[1] < losses[0], "the Transformer learns: {losses:?}");
+
+    let translator = lingo::nn::Translator::load(dir.path().join("run/model.ckpt")).unwrap();
+    assert!(matches!(translator.model(), lingo::nn::AnyModel::Transformer(_)));
+    let out = lingo_in(dir.path(), &["translate", "--json", "--checkpoint", "run/model.ckpt", "two three."]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = &json_lines(&out)[0];
+    let rows = line["attention"].as_array().expect("the Transformer's attention");
+    assert_eq!(rows.len(), line["tokens"].as_array().unwrap().len());
+
+    // Resuming it as the other kind is refused, naming the flag.
+    let mut resume = flags("3", "rnn");
+    resume.push("--resume");
+    assert_one_line_error(&lingo_in(dir.path(), &resume), "--model transformer (saved) vs rnn (this run)");
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{lingo_command, tiny_corpus};
-use lingo::nn::{Checkpoint, TrainedModel};
+use lingo::nn::{AnyConfig, Checkpoint, TrainedModel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -60,7 +60,7 @@ fn train(dir: &Path, resume: bool) -> std::process::Command {
     command
 }
 
-fn load(path: &Path) -> Checkpoint<TrainedModel> {
+fn load(path: &Path) -> Checkpoint<TrainedModel<AnyConfig>> {
     Checkpoint::load(path).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -135,8 +135,11 @@ fn a_second_run_into_a_busy_directory_is_refused_and_the_first_is_unchanged() {
     for key in ["bleu", "chrf", "rounds", "best_round", "model", "pairs_seen"] {
         assert_eq!(got[key], expected[key], "{key}");
     }
-    let weights =
-        |dir: &Path| lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.join("run/last.ckpt")).unwrap().params;
+    let weights = |dir: &Path| {
+        lingo::nn::Checkpoint::<lingo::nn::TrainedModel<lingo::nn::AnyConfig>>::load(dir.join("run/last.ckpt"))
+            .unwrap()
+            .params
+    };
     assert_eq!(weights(shared.path()), weights(alone.path()));
 }
 
@@ -234,7 +237,10 @@ fn sigint_and_sigterm_keep_the_best_round_as_a_model_that_translates() {
             lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
         assert!(translated.status.success(), "{}", stderr(&translated));
         // The dropped round is redone by a resume.
-        let last = lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.path().join("run/last.ckpt")).unwrap();
+        let last = lingo::nn::Checkpoint::<lingo::nn::TrainedModel<lingo::nn::AnyConfig>>::load(
+            dir.path().join("run/last.ckpt"),
+        )
+        .unwrap();
         assert!(lines[1].ends_with(&format!("after round {}", last.epoch)), "{sig}: {err}");
     }
 }
@@ -256,7 +262,8 @@ fn a_second_sigint_quits_at_once_with_whole_files() {
     assert_eq!(child.wait().unwrap().code(), Some(130), "{rest}");
     // It quits at once, unless the first had already written model.ckpt and ended.
     assert!(rest.starts_with("interrupted: quitting now") || rest.starts_with("error: interrupted in round"), "{rest}");
-    lingo::nn::Checkpoint::<lingo::nn::TrainedModel>::load(dir.path().join("run/last.ckpt")).unwrap();
+    lingo::nn::Checkpoint::<lingo::nn::TrainedModel<lingo::nn::AnyConfig>>::load(dir.path().join("run/last.ckpt"))
+        .unwrap();
     if dir.path().join("run/model.ckpt").exists() {
         let translated =
             lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "one two."]).output().unwrap();
