@@ -177,3 +177,22 @@ fn a_training_checkpoint_and_bad_options_are_refused_by_name() {
         }
     }
 }
+
+#[test]
+fn a_huge_table_of_positions_in_a_saved_configuration_allocates_nothing() {
+    // A configuration may name any number of positions; the sinusoids are
+    // computed for the rows a call needs, so a file of a few kilobytes
+    // cannot ask for a table of 2⁴⁰ rows.
+    let task = LexiconReverse::default();
+    let [_, AnyConfig::Transformer(config)] = configs(&task) else { unreachable!() };
+    let config = TransformerConfig { max_len: 1 << 40, ..config };
+    let model = AnyModel::new(config.into(), &mut StdRng::seed_from_u64(7)).unwrap();
+    let words = TextTokenizer::Word(WordTokenizer::new());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.ckpt");
+    Translator::new(model, words, task.src_vocab().clone(), task.tgt_vocab().clone()).unwrap().save(&path).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() < 1 << 20);
+    let translator = Translator::load(&path).unwrap();
+    let out = translator.translate(&["the cat"], &TranslateOptions { beam: 1, ..Default::default() }).unwrap();
+    assert!(out[0].ids.len() <= TranslateOptions::default().max_len(4));
+}

@@ -11,7 +11,7 @@
 //! attention can learn relative positions from absolute ones.
 
 use lingo_tensor::{Module, Param, Tensor};
-use ndarray::{Array2, ArrayD, Axis, IxDyn, s};
+use ndarray::{Array2, ArrayD, Axis, IxDyn};
 use serde::{Deserialize, Serialize};
 
 use super::{Embedding, positive};
@@ -43,9 +43,14 @@ pub enum PositionKind {
 /// assert!((pe[[1, 2]] - 0.01_f32.sin()).abs() < 1e-7);                   // 1 / 10000^(2/4)
 /// ```
 pub fn sinusoidal_positions(len: usize, d: usize) -> Array2<f32> {
-    Array2::from_shape_fn((len, d), |(pos, j)| {
+    sinusoids(0, len, d)
+}
+
+/// Rows `start..start + len` of the sinusoid table.
+fn sinusoids(start: usize, len: usize, d: usize) -> Array2<f32> {
+    Array2::from_shape_fn((len, d), |(i, j)| {
         let rate = 10000_f64.powf(-((j - j % 2) as f64) / d as f64);
-        let angle = pos as f64 * rate;
+        let angle = (start + i) as f64 * rate;
         (if j % 2 == 0 { angle.sin() } else { angle.cos() }) as f32
     })
 }
@@ -66,8 +71,15 @@ pub fn sinusoidal_positions(len: usize, d: usize) -> Array2<f32> {
 /// ```
 #[derive(Debug, Clone)]
 pub enum Positions {
-    /// The fixed table, `(max_len, d)`.
-    Sinusoidal(ArrayD<f32>),
+    /// The fixed sinusoids of positions `0..max_len`, `d` features each,
+    /// computed for the rows a call needs: a table that is not stored
+    /// costs no memory a saved model would have to justify.
+    Sinusoidal {
+        /// The most positions a sequence may have.
+        max_len: usize,
+        /// Features per position.
+        d: usize,
+    },
     /// A learned table.
     Learned(Embedding),
 }
@@ -107,7 +119,7 @@ impl Positions {
         positive("maximum positions", max_len)?;
         positive("position dimension", d)?;
         Ok(match kind {
-            PositionKind::Sinusoidal => Positions::Sinusoidal(sinusoidal_positions(max_len, d).into_dyn()),
+            PositionKind::Sinusoidal => Positions::Sinusoidal { max_len, d },
             PositionKind::Learned => Positions::Learned(Embedding::build(prefix, max_len, d, None, weights)?),
         })
     }
@@ -122,7 +134,7 @@ impl Positions {
     /// ```
     pub fn max_len(&self) -> usize {
         match self {
-            Positions::Sinusoidal(table) => table.shape()[0],
+            Positions::Sinusoidal { max_len, .. } => *max_len,
             Positions::Learned(embedding) => embedding.weight().shape()[0],
         }
     }
@@ -152,9 +164,7 @@ impl Positions {
             ));
         }
         let table = match self {
-            Positions::Sinusoidal(table) => {
-                Tensor::new(table.slice(s![start..start + len, ..]).to_owned().insert_axis(Axis(0)).into_dyn())
-            }
+            &Positions::Sinusoidal { d, .. } => Tensor::new(sinusoids(start, len, d).insert_axis(Axis(0)).into_dyn()),
             Positions::Learned(embedding) => {
                 let ids = ArrayD::from_shape_fn(IxDyn(&[1, len]), |i| start + i[1]);
                 embedding.forward(ids.view())?
@@ -167,14 +177,14 @@ impl Positions {
 impl Module for Positions {
     fn params(&self) -> Vec<&Param> {
         match self {
-            Positions::Sinusoidal(_) => Vec::new(),
+            Positions::Sinusoidal { .. } => Vec::new(),
             Positions::Learned(embedding) => embedding.params(),
         }
     }
 
     fn params_mut(&mut self) -> Vec<&mut Param> {
         match self {
-            Positions::Sinusoidal(_) => Vec::new(),
+            Positions::Sinusoidal { .. } => Vec::new(),
             Positions::Learned(embedding) => embedding.params_mut(),
         }
     }
