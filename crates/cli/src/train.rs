@@ -11,9 +11,9 @@ use lingo::data::{
     WordTokenizer, corpus_bleu, corpus_chrf,
 };
 use lingo::nn::{
-    AnyConfig, AnyModel, Checkpoint, CheckpointSpec, EncoderDecoder, Next, Progress, Schedule, Seq2SeqConfig,
-    StateDict, TrainConfig, TrainResult, TrainedModel, TransformerConfig, TranslateOptions, Translator, evaluate,
-    load_own, load_resumable, remove_stale_temp_files, train_model_with,
+    AnyConfig, AnyModel, Checkpoint, CheckpointSpec, EncoderDecoder, Next, NormPosition, Progress, Schedule,
+    Seq2SeqConfig, StateDict, TrainConfig, TrainResult, TrainedModel, TransformerConfig, TranslateOptions, Translator,
+    evaluate, load_own, load_resumable, remove_stale_temp_files, train_model_with,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -37,6 +37,15 @@ pub enum ModelKind {
     Rnn,
     /// The Transformer: --layers layers of width --d-model on each side, --heads heads
     Transformer,
+}
+
+/// Where a Transformer's layer norms sit.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NormChoice {
+    /// After each residual sum, as in Vaswani et al. (2017)
+    Post,
+    /// Before each block, inside the residual (trains at higher learning rates)
+    Pre,
 }
 
 /// The settings whose defaults depend on `--model`.
@@ -142,6 +151,9 @@ pub struct TrainArgs {
     /// Hidden size of the feed-forward blocks (transformer) [default: 4 × --d-model]
     #[arg(long, value_parser = at_most::<MAX_FEED_FORWARD>)]
     pub ff_dim: Option<usize>,
+    /// Where the layer norms sit (transformer) [default: post]
+    #[arg(long, value_enum)]
+    pub norm: Option<NormChoice>,
     /// Dropout on embeddings and before the output layer; a Transformer's also on block outputs and the feed-forward hidden layer [default: 0 for rnn, 0.1 for transformer]
     #[arg(long, value_parser = unit_fraction, allow_hyphen_values = true)]
     pub dropout: Option<f32>,
@@ -246,6 +258,7 @@ impl TrainArgs {
                     ("--d-model", self.d_model.is_some()),
                     ("--heads", self.heads.is_some()),
                     ("--ff-dim", self.ff_dim.is_some()),
+                    ("--norm", self.norm.is_some()),
                 ]
                 .to_vec(),
             ),
@@ -345,6 +358,10 @@ impl TrainArgs {
                     encoder_layers: self.layers(),
                     decoder_layers: self.layers(),
                     ff_dim: self.ff_dim.unwrap_or(4 * d_model),
+                    norm: match self.norm {
+                        Some(NormChoice::Pre) => NormPosition::Pre,
+                        Some(NormChoice::Post) | None => NormPosition::Post,
+                    },
                     dropout: self.dropout(),
                     attention_dropout: 0.0,
                     max_len: MAX_POSITIONS,
@@ -830,6 +847,7 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
             ("--d-model", c.d_model.to_string()),
             ("--heads", c.heads.to_string()),
             ("--ff-dim", c.ff_dim.to_string()),
+            ("--norm", format!("{:?}", c.norm).to_lowercase()),
         ]),
     }
     flags.extend([

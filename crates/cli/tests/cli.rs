@@ -117,6 +117,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--model", "transformer", "--hidden", "64"], "--hidden"),
     (&["train", "--data", "DATA", "--model", "transformer", "--attention", "additive"], "--attention"),
     (&["train", "--data", "DATA", "--heads", "8"], "--heads"),
+    (&["train", "--data", "DATA", "--norm", "pre"], "--norm"),
     // translate
     (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
