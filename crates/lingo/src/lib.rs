@@ -18,7 +18,7 @@ pub use lingo_tensor as tensor;
 /// Attention scorers as fused kernels ([`lingo_attention`]).
 pub use lingo_attention as attention;
 
-/// Layers, the seq2seq model, optimizers, schedules, training, checkpoints, decoding ([`lingo_nn`]).
+/// Layers, the seq2seq model and the Transformer, optimizers, schedules, training, checkpoints, decoding, the translator ([`lingo_nn`]).
 pub use lingo_nn as nn;
 
 /// Vocabularies, corpora, batching, tasks with gold alignments, metrics ([`lingo_data`]).
@@ -39,10 +39,10 @@ pub use lingo_viz as viz;
 /// ```
 pub mod prelude {
     pub use lingo_attention::Scorer;
-    pub use lingo_data::{Batch, DigitOp, DigitTask, LexiconReverse, Task, Vocab};
+    pub use lingo_data::{Batch, DigitOp, DigitTask, LexiconReverse, Task, TextTokenizer, Vocab, WordTokenizer};
     pub use lingo_nn::{
-        BeamConfig, EncoderDecoder, Mode, Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer,
-        TransformerConfig, beam_search, greedy_decode, train_model,
+        AnyModel, BeamConfig, EncoderDecoder, Mode, Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig,
+        Transformer, TransformerConfig, TranslateOptions, Translator, beam_search, greedy_decode, train_model,
     };
     pub use lingo_tensor::{Module, Param, Tensor, no_grad};
     pub use lingo_viz::{format_attention, plot_attention, plot_lines};

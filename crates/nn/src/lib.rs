@@ -45,6 +45,34 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Train, save, load, translate
+//!
+//! A [`Translator`] is a model with its tokenizer and vocabularies, all a
+//! program needs to turn sentences into translations; `lingo train` writes
+//! one as `model.ckpt`, and [`Translator::load`] reads it back.
+//!
+//! ```
+//! use lingo_data::{LexiconReverse, Task, TextTokenizer, WordTokenizer};
+//! use lingo_nn::{Progress, Transformer, TransformerConfig, TrainConfig, TranslateOptions, Translator, train_model};
+//! use rand::{SeedableRng, rngs::StdRng};
+//!
+//! let task = LexiconReverse::default();                       // English words to Spanish, reversed
+//! let (mut rng, (src_vocab, tgt_vocab)) = (StdRng::seed_from_u64(0), (task.src_vocab(), task.tgt_vocab()));
+//! let (train, val) = (task.generate(2000, &mut rng), task.generate(32, &mut rng));
+//! let config = TransformerConfig { d_model: 32, ff_dim: 64, ..TransformerConfig::new(src_vocab.len(), tgt_vocab.len()) };
+//! let mut model = Transformer::new(config, &mut rng)?;
+//! train_model(&mut model, &train, &val, &TrainConfig { progress: Progress::Silent, ..TrainConfig::new(8, 3e-3) }, None)?;
+//!
+//! let words = TextTokenizer::Word(WordTokenizer::lowercased());
+//! let path = std::env::temp_dir().join(format!("lingo-nn-guide-{}.ckpt", std::process::id()));
+//! Translator::new(model, words, src_vocab.clone(), tgt_vocab.clone())?.save(&path)?;
+//! let translator = Translator::load(&path)?;
+//! let out = translator.translate(&["The small dog sees a cat"], &TranslateOptions::default())?;
+//! assert_eq!(out[0].text, "gato un ve perro pequeno el");  // word by word, reversed
+//! # std::fs::remove_file(&path)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## A model is a tree of layers with one naming scheme
 //!
 //! Each layer is built with the *prefix* of its place in the model and
