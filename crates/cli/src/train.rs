@@ -35,7 +35,7 @@ use crate::output::{Output, print_err};
 pub enum ModelKind {
     /// The LSTM encoder–decoder, with --attention
     Rnn,
-    /// The Transformer: --layers layers of width --d-model on each side, --heads heads
+    /// The Transformer: --layers layers of width --d-model on each side, --heads heads, pre-norm
     Transformer,
 }
 
@@ -44,17 +44,15 @@ pub enum ModelKind {
 pub enum NormChoice {
     /// After each residual sum, as in Vaswani et al. (2017)
     Post,
-    /// Before each block, inside the residual (trains at higher learning rates)
+    /// Before each block, inside the residual: trains at higher learning rates
     Pre,
 }
 
 /// The settings whose defaults depend on `--model`.
 struct Recipe {
     lr: f64,
-    warmup: usize,
     decay: DecayChoice,
     dropout: f32,
-    layers: usize,
 }
 
 impl ModelKind {
@@ -62,10 +60,8 @@ impl ModelKind {
     /// `docs/performance.md`, "Eng-spa: the recipe and the draws").
     fn recipe(self) -> Recipe {
         match self {
-            ModelKind::Rnn => Recipe { lr: 3e-3, warmup: 500, decay: DecayChoice::None, dropout: 0.0, layers: 1 },
-            ModelKind::Transformer => {
-                Recipe { lr: 1e-3, warmup: 500, decay: DecayChoice::InverseSqrt, dropout: 0.1, layers: 3 }
-            }
+            ModelKind::Rnn => Recipe { lr: 3e-3, decay: DecayChoice::None, dropout: 0.0 },
+            ModelKind::Transformer => Recipe { lr: 2e-3, decay: DecayChoice::InverseSqrt, dropout: 0.1 },
         }
     }
 }
@@ -127,9 +123,9 @@ pub struct TrainArgs {
     /// The kind of model
     #[arg(long, value_enum, default_value_t = ModelKind::Rnn)]
     pub model: ModelKind,
-    /// Layers of the encoder and of the decoder [default: 1 for rnn, 3 for transformer]
-    #[arg(long, value_parser = at_most::<MAX_LAYERS>)]
-    pub layers: Option<usize>,
+    /// Layers of the encoder and of the decoder
+    #[arg(long, default_value = "1", value_parser = at_most::<MAX_LAYERS>)]
+    pub layers: usize,
     /// Attention scorer, or none (rnn) [default: dot]
     #[arg(long)]
     pub attention: Option<AttentionChoice>,
@@ -151,7 +147,7 @@ pub struct TrainArgs {
     /// Hidden size of the feed-forward blocks (transformer) [default: 4 × --d-model]
     #[arg(long, value_parser = at_most::<MAX_FEED_FORWARD>)]
     pub ff_dim: Option<usize>,
-    /// Where the layer norms sit (transformer) [default: post]
+    /// Where the layer norms sit (transformer) [default: pre]
     #[arg(long, value_enum)]
     pub norm: Option<NormChoice>,
     /// Dropout on embeddings and before the output layer; a Transformer's also on block outputs and the feed-forward hidden layer [default: 0 for rnn, 0.1 for transformer]
@@ -166,12 +162,12 @@ pub struct TrainArgs {
     /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
     #[arg(long, default_value = "2", value_parser = at_most::<MAX_SHARDS>)]
     pub shards: usize,
-    /// Adam's learning rate [default: 3e-3 for rnn, 1e-3 for transformer]
+    /// Adam's learning rate [default: 3e-3 for rnn, 2e-3 for transformer]
     #[arg(long, value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: Option<f64>,
-    /// Warm-up: the learning rate rises linearly to --lr over this many steps [default: 500]
-    #[arg(long, value_parser = positive)]
-    pub warmup: Option<usize>,
+    /// Warm-up: the learning rate rises linearly to --lr over this many steps
+    #[arg(long, default_value = "500", value_parser = positive)]
+    pub warmup: usize,
     /// How the learning rate falls after the warm-up [default: none for rnn, inverse-sqrt for transformer]
     #[arg(long, value_enum)]
     pub decay: Option<DecayChoice>,
@@ -318,20 +314,12 @@ impl TrainArgs {
         self.lr.unwrap_or(self.recipe().lr)
     }
 
-    fn warmup(&self) -> usize {
-        self.warmup.unwrap_or(self.recipe().warmup)
-    }
-
     fn decay(&self) -> DecayChoice {
         self.decay.unwrap_or(self.recipe().decay)
     }
 
     fn dropout(&self) -> f32 {
         self.dropout.unwrap_or(self.recipe().dropout)
-    }
-
-    fn layers(&self) -> usize {
-        self.layers.unwrap_or(self.recipe().layers)
     }
 
     /// The model the flags describe, for vocabularies of these sizes.
@@ -343,7 +331,7 @@ impl TrainArgs {
                     attention: self.attention().0,
                     emb_dim: self.emb.unwrap_or(EMB),
                     hidden_dim: hidden,
-                    num_layers: self.layers(),
+                    num_layers: self.layers,
                     bidirectional: self.bidirectional,
                     attn_dim: hidden,
                     dropout: self.dropout(),
@@ -355,12 +343,12 @@ impl TrainArgs {
                 AnyConfig::Transformer(TransformerConfig {
                     d_model,
                     heads: self.heads.unwrap_or(HEADS),
-                    encoder_layers: self.layers(),
-                    decoder_layers: self.layers(),
+                    encoder_layers: self.layers,
+                    decoder_layers: self.layers,
                     ff_dim: self.ff_dim.unwrap_or(4 * d_model),
                     norm: match self.norm {
-                        Some(NormChoice::Pre) => NormPosition::Pre,
-                        Some(NormChoice::Post) | None => NormPosition::Post,
+                        Some(NormChoice::Pre) | None => NormPosition::Pre,
+                        Some(NormChoice::Post) => NormPosition::Post,
                     },
                     dropout: self.dropout(),
                     attention_dropout: 0.0,
@@ -833,7 +821,7 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
         ("--bpe-merges", args.bpe_merges.to_string()),
         ("--vocab-size", args.vocab_size.to_string()),
         ("--model", format!("{:?}", args.model).to_lowercase()),
-        ("--layers", args.layers().to_string()),
+        ("--layers", args.layers.to_string()),
     ];
     // The model's sizes by flag, so that a resume names the flag that changed.
     match args.model_config(0, 0) {
@@ -856,7 +844,7 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
         ("--batch-tokens", args.batch_tokens.map_or("none".into(), |n| n.to_string())),
         ("--shards", args.shards.to_string()),
         ("--lr", args.lr().to_string()),
-        ("--warmup", args.warmup().to_string()),
+        ("--warmup", args.warmup.to_string()),
         ("--decay", format!("{:?}", args.decay()).to_lowercase()),
         ("--label-smoothing", args.label_smoothing.to_string()),
         ("--round-size", args.round_size.to_string()),
@@ -880,7 +868,7 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
 /// `total_steps` (the end of `--rounds`) until the pace, re-planned after
 /// every round, moves the end to the last round the time budget holds.
 fn schedule(args: &TrainArgs, total_steps: u64) -> Schedule {
-    let warmup_steps = args.warmup() as u64;
+    let warmup_steps = args.warmup as u64;
     match args.decay() {
         DecayChoice::None => Schedule::LinearWarmup { warmup_steps },
         DecayChoice::InverseSqrt => Schedule::InverseSqrt { warmup_steps },
