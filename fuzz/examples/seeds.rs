@@ -2,9 +2,12 @@
 //! per target, so that fuzzing starts from files the loaders accept.
 //! Run by `tools/fuzz.sh seeds` (stable Rust is enough).
 
-use lingo_data::{Bpe, BpeConfig, Vocab, WordTokenizer};
+use lingo_data::{Bpe, BpeConfig, TextTokenizer, Vocab, WordTokenizer};
 use lingo_fuzz::BINCODE;
-use lingo_nn::{Algorithm, Checkpoint, Optimizer, Schedule, Scheduler, Seq2Seq, Seq2SeqConfig, TrainedModel};
+use lingo_nn::{
+    Algorithm, AnyModel, Checkpoint, Optimizer, Schedule, Scheduler, Seq2Seq, Seq2SeqConfig, TrainedModel,
+    TransformerConfig, Translator,
+};
 use rand::SeedableRng;
 use std::path::Path;
 
@@ -76,8 +79,32 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("a temporary folder");
     ckpt.save(dir.join("seed.ckpt")).expect("saved");
     let file = std::fs::read(dir.join("seed.ckpt")).expect("read back");
-    std::fs::remove_dir_all(&dir).expect("cleaned up");
     write("checkpoint", "file", &[&[0u8][..], &file].concat());
     write("checkpoint", "payload", &[&[1u8][..], &file[28..]].concat());
+
+    // translator: a tiny model of each kind with a word tokenizer (the BPE
+    // seed above covers the other), whole file and bare payload.
+    let transformer = TransformerConfig {
+        d_model: 2,
+        heads: 1,
+        encoder_layers: 1,
+        decoder_layers: 1,
+        ff_dim: 2,
+        max_len: 8,
+        ..TransformerConfig::new(6, 6)
+    };
+    for (name, config) in [("rnn", model.config().clone().into()), ("transformer", transformer.into())] {
+        let model = AnyModel::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).expect("a tiny model");
+        let words = TextTokenizer::Word(WordTokenizer::lowercased());
+        let vocab = Vocab::from_tokens(["go", "."]);
+        Translator::new(model, words, vocab.clone(), vocab)
+            .expect("sizes fit")
+            .save(dir.join("model.ckpt"))
+            .expect("saved");
+        let file = std::fs::read(dir.join("model.ckpt")).expect("read back");
+        write("translator", &format!("{name}-file"), &[&[0u8][..], &file].concat());
+        write("translator", &format!("{name}-payload"), &[&[1u8][..], &file[28..]].concat());
+    }
+    std::fs::remove_dir_all(&dir).expect("cleaned up");
     println!("seeds written to {}/corpus", env!("CARGO_MANIFEST_DIR"));
 }
