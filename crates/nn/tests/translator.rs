@@ -1,8 +1,9 @@
 //! The model of either kind and the translator: `AnyModel` trains and
 //! decodes with the bits of the model it wraps; a translator saved and
 //! loaded translates as before, in the input's order, with what the
-//! decoders found alone; a training checkpoint and bad options are
-//! refused by name.
+//! decoders found alone; a training checkpoint, a damaged or
+//! inconsistent file and bad options are refused by name; a huge
+//! configured table of positions costs nothing.
 
 use lingo_data::{LexiconReverse, Task, TextTokenizer, WordTokenizer};
 use lingo_nn::{
@@ -195,4 +196,33 @@ fn a_huge_table_of_positions_in_a_saved_configuration_allocates_nothing() {
     let translator = Translator::load(&path).unwrap();
     let out = translator.translate(&["the cat"], &TranslateOptions { beam: 1, ..Default::default() }).unwrap();
     assert!(out[0].ids.len() <= TranslateOptions::default().max_len(4));
+}
+
+#[test]
+fn a_damaged_or_inconsistent_model_file_is_one_error_naming_it() {
+    let task = LexiconReverse::default();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.ckpt");
+    let [config, _] = configs(&task);
+    let model = AnyModel::new(config.clone(), &mut StdRng::seed_from_u64(8)).unwrap();
+    let words = TextTokenizer::Word(WordTokenizer::new());
+    Translator::new(model, words.clone(), task.src_vocab().clone(), task.tgt_vocab().clone())
+        .unwrap()
+        .save(&path)
+        .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let err = Translator::load(&path).unwrap_err();
+    assert!(matches!(err, Error::Checkpoint { problem: CheckpointProblem::Truncated { .. }, .. }), "{err}");
+    assert!(err.to_string().contains("model.ckpt: truncated"), "{err}");
+
+    // A configuration whose vocabulary is not the stored one.
+    let mut ckpt: lingo_nn::Checkpoint<lingo_nn::TranslatorConfig> =
+        lingo_nn::Checkpoint::from_bytes(&bytes, &path).unwrap();
+    let AnyConfig::Seq2Seq(c) = &mut ckpt.config.model else { unreachable!() };
+    c.tgt_vocab += 1;
+    ckpt.save(&path).unwrap();
+    let err = Translator::load(&path).unwrap_err().to_string();
+    assert!(err.contains("model.ckpt: inconsistent: the model configuration has a target vocabulary of"), "{err}");
 }
