@@ -54,19 +54,57 @@ fn normalize(x: &ArrayD<f32>, gamma: &[f32], beta: &[f32], eps: f32) -> (Vec<f32
     let d = gamma.len();
     let x = x.as_standard_layout();
     let x = x.as_slice().expect("standard layout is contiguous");
-    let rows = x.len() / d;
-    let (mut out, mut x_hat, mut rstd) = (vec![0.0; x.len()], vec![0.0; x.len()], Vec::with_capacity(rows));
-    for ((row, y), xh) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)).zip(x_hat.chunks_exact_mut(d)) {
-        let mean = row.iter().map(|&v| f64::from(v)).sum::<f64>() / d as f64;
-        let var = row.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / d as f64;
-        let r = 1.0 / (var + f64::from(eps)).sqrt();
-        for j in 0..d {
-            xh[j] = ((f64::from(row[j]) - mean) * r) as f32;
-            y[j] = gamma[j] * xh[j] + beta[j];
+    let (mut out, mut x_hat) = (vec![0.0; x.len()], vec![0.0; x.len()]);
+    let mut rstd = Vec::with_capacity(x.len() / d);
+    let block = ROWS_AT_ONCE * d;
+    let (whole, rest) = x.split_at(x.len() - x.len() % block);
+    for (start, rows) in whole.chunks_exact(block).enumerate().map(|(i, b)| (i * block, b)) {
+        let rows: [&[f32]; ROWS_AT_ONCE] = std::array::from_fn(|k| &rows[k * d..(k + 1) * d]);
+        for (k, (mean, r)) in mean_rstd(rows, eps).into_iter().enumerate() {
+            let at = start + k * d..start + (k + 1) * d;
+            scale(rows[k], (mean, r), (gamma, beta), (&mut out[at.clone()], &mut x_hat[at]));
+            rstd.push(r as f32);
         }
+    }
+    for (i, row) in rest.chunks_exact(d).enumerate() {
+        let at = whole.len() + i * d..whole.len() + (i + 1) * d;
+        let [(mean, r)] = mean_rstd([row], eps);
+        scale(row, (mean, r), (gamma, beta), (&mut out[at.clone()], &mut x_hat[at]));
         rstd.push(r as f32);
     }
     (out, Saved { x_hat, rstd })
+}
+
+/// Rows whose sums run side by side: each row is summed in its own order
+/// (so its bits are those of a row alone), but one row's adds no longer
+/// wait on another's.
+const ROWS_AT_ONCE: usize = 4;
+
+/// `μ` and `r = 1/√(σ² + ε)` of each of `R` rows, summed in f64 feature by feature.
+fn mean_rstd<const R: usize>(rows: [&[f32]; R], eps: f32) -> [(f64, f64); R] {
+    let d = rows[0].len();
+    let mut sum = [0.0_f64; R];
+    for j in 0..d {
+        for (sum, row) in sum.iter_mut().zip(&rows) {
+            *sum += f64::from(row[j]);
+        }
+    }
+    let mean = sum.map(|s| s / d as f64);
+    let mut squares = [0.0_f64; R];
+    for j in 0..d {
+        for ((square, row), mean) in squares.iter_mut().zip(&rows).zip(&mean) {
+            *square += (f64::from(row[j]) - mean).powi(2);
+        }
+    }
+    std::array::from_fn(|k| (mean[k], 1.0 / (squares[k] / d as f64 + f64::from(eps)).sqrt()))
+}
+
+/// `x̂ = (x - μ)·r` and `y = γ ⊙ x̂ + β` of one row.
+fn scale(row: &[f32], (mean, r): (f64, f64), (gamma, beta): (&[f32], &[f32]), (y, xh): (&mut [f32], &mut [f32])) {
+    for j in 0..row.len() {
+        xh[j] = ((f64::from(row[j]) - mean) * r) as f32;
+        y[j] = gamma[j] * xh[j] + beta[j];
+    }
 }
 
 /// The gradients `(dx, dγ, dβ)` of the rows, from `dy` and what the forward kept.
