@@ -515,25 +515,8 @@ fn a_transformer_trains_translates_and_keeps_its_kind_on_resume() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let flags = |rounds: &'static str, kind: &'static str| {
-        let mut args = vec![
-            "train",
-            "--data",
-            "numbers.tsv",
-            "--out",
-            "run",
-            "--test-size",
-            "4",
-            "--valid-size",
-            "4",
-            "--rounds",
-            rounds,
-            "--vocab-size",
-            "50",
-            "--average",
-            "1",
-            "--model",
-            kind,
-        ];
+        let mut args = common::tiny_train(rounds);
+        args.extend(["--vocab-size", "50", "--average", "1", "--model", kind]);
         if kind == "transformer" {
             args.extend(["--d-model", "16", "--heads", "2", "--layers", "1", "--ff-dim", "32"]);
         } else {
@@ -654,19 +637,7 @@ fn a_resumed_run_clears_what_a_killed_run_half_wrote() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let train = |rounds: &str, resume: bool| {
-        let mut args = vec![
-            "train",
-            "--data",
-            "numbers.tsv",
-            "--out",
-            "run",
-            "--test-size",
-            "4",
-            "--valid-size",
-            "4",
-            "--rounds",
-            rounds,
-        ];
+        let mut args = common::tiny_train(rounds);
         args.extend(["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1"]);
         if resume {
             args.push("--resume");

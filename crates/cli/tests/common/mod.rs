@@ -43,6 +43,15 @@ pub fn assert_one_line_error(out: &Output, needle: &str) {
     assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err:?}");
 }
 
+/// `lingo train` on `numbers.tsv` ([`tiny_corpus`]) into `run/`: 4 test
+/// and 4 validation pairs, `rounds` rounds; the caller adds the rest.
+#[allow(dead_code)] // cli.rs uses it, not every test file
+pub fn tiny_train(rounds: &str) -> Vec<&str> {
+    let mut args = vec!["train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4"];
+    args.extend(["--rounds", rounds]);
+    args
+}
+
 /// A tiny made-up corpus: the 36 pairs of two numbers spelled in English
 /// and Spanish.
 pub fn tiny_corpus(path: &Path) {
