@@ -16,6 +16,8 @@ impl Tensor {
     /// use lingo_tensor::Tensor;
     /// let t = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]).unwrap();
     /// assert_eq!(t.index_select(0, &[2, 0, 2]).unwrap().to_vec(), vec![5.0, 6.0, 1.0, 2.0, 5.0, 6.0]);
+    /// assert_eq!(t.index_select(1, &[1]).unwrap().to_vec(), vec![2.0, 4.0, 6.0]);
+    /// assert_eq!(t.index_select(0, &[]).unwrap().shape(), &[0, 2]);
     /// assert!(t.index_select(0, &[3]).is_err());
     /// ```
     pub fn index_select(&self, axis: usize, indices: &[usize]) -> Result<Tensor> {
@@ -24,7 +26,20 @@ impl Tensor {
         if let Some(&bad) = indices.iter().find(|&&i| i >= size) {
             return Err(bad_arg("index_select", format!("index {bad} is out of range for axis {axis} of size {size}")));
         }
-        let out = self.data().select(Axis(axis), indices);
+        let out = match self.data().as_slice() {
+            // Along the first axis of contiguous data each index is one block: copied whole.
+            Some(all) if axis == 0 => {
+                let block = all.len() / size.max(1);
+                let mut out = Vec::with_capacity(indices.len() * block);
+                for &i in indices {
+                    out.extend_from_slice(&all[i * block..(i + 1) * block]);
+                }
+                let mut shape = self.shape().to_vec();
+                shape[0] = indices.len();
+                ArrayD::from_shape_vec(shape, out).expect("one block per index")
+            }
+            _ => self.data().select(Axis(axis), indices),
+        };
         let indices = indices.to_vec();
         Ok(Tensor::from_op("index_select", out, vec![self.clone()], move |b| {
             let mut g = ArrayD::zeros(b.input(0).raw_dim());
