@@ -57,22 +57,36 @@ fn normalize(x: &ArrayD<f32>, gamma: &[f32], beta: &[f32], eps: f32) -> (Vec<f32
     let (mut out, mut x_hat) = (vec![0.0; x.len()], vec![0.0; x.len()]);
     let mut rstd = Vec::with_capacity(x.len() / d);
     let block = ROWS_AT_ONCE * d;
-    let (whole, rest) = x.split_at(x.len() - x.len() % block);
-    for (start, rows) in whole.chunks_exact(block).enumerate().map(|(i, b)| (i * block, b)) {
-        let rows: [&[f32]; ROWS_AT_ONCE] = std::array::from_fn(|k| &rows[k * d..(k + 1) * d]);
-        for (k, (mean, r)) in mean_rstd(rows, eps).into_iter().enumerate() {
-            let at = start + k * d..start + (k + 1) * d;
-            scale(rows[k], (mean, r), (gamma, beta), (&mut out[at.clone()], &mut x_hat[at]));
-            rstd.push(r as f32);
-        }
+    let whole = x.len() - x.len() % block;
+    let ((x, rest), (y, y_rest), (xh, xh_rest)) =
+        (x.split_at(whole), out.split_at_mut(whole), x_hat.split_at_mut(whole));
+    for ((x, y), xh) in x.chunks_exact(block).zip(y.chunks_exact_mut(block)).zip(xh.chunks_exact_mut(block)) {
+        normalize_rows::<ROWS_AT_ONCE>(x, (gamma, beta), eps, (y, xh), &mut rstd);
     }
-    for (i, row) in rest.chunks_exact(d).enumerate() {
-        let at = whole.len() + i * d..whole.len() + (i + 1) * d;
-        let [(mean, r)] = mean_rstd([row], eps);
-        scale(row, (mean, r), (gamma, beta), (&mut out[at.clone()], &mut x_hat[at]));
-        rstd.push(r as f32);
+    for ((x, y), xh) in rest.chunks_exact(d).zip(y_rest.chunks_exact_mut(d)).zip(xh_rest.chunks_exact_mut(d)) {
+        normalize_rows::<1>(x, (gamma, beta), eps, (y, xh), &mut rstd);
     }
     (out, Saved { x_hat, rstd })
+}
+
+/// `R` rows of `x` into `y` and `x̂`, their `r` appended to `rstd`.
+fn normalize_rows<const R: usize>(
+    x: &[f32],
+    (gamma, beta): (&[f32], &[f32]),
+    eps: f32,
+    (y, xh): (&mut [f32], &mut [f32]),
+    rstd: &mut Vec<f32>,
+) {
+    let d = gamma.len();
+    let rows: [&[f32]; R] = std::array::from_fn(|k| &x[k * d..(k + 1) * d]);
+    let rows_out = y.chunks_exact_mut(d).zip(xh.chunks_exact_mut(d));
+    for ((row, (mean, r)), (y, xh)) in rows.iter().zip(mean_rstd(rows, eps)).zip(rows_out) {
+        for j in 0..d {
+            xh[j] = ((f64::from(row[j]) - mean) * r) as f32;
+            y[j] = gamma[j] * xh[j] + beta[j];
+        }
+        rstd.push(r as f32);
+    }
 }
 
 /// Rows whose sums run side by side: each row is summed in its own order
@@ -97,14 +111,6 @@ fn mean_rstd<const R: usize>(rows: [&[f32]; R], eps: f32) -> [(f64, f64); R] {
         }
     }
     std::array::from_fn(|k| (mean[k], 1.0 / (squares[k] / d as f64 + f64::from(eps)).sqrt()))
-}
-
-/// `x̂ = (x - μ)·r` and `y = γ ⊙ x̂ + β` of one row.
-fn scale(row: &[f32], (mean, r): (f64, f64), (gamma, beta): (&[f32], &[f32]), (y, xh): (&mut [f32], &mut [f32])) {
-    for j in 0..row.len() {
-        xh[j] = ((f64::from(row[j]) - mean) * r) as f32;
-        y[j] = gamma[j] * xh[j] + beta[j];
-    }
 }
 
 /// The gradients `(dx, dγ, dβ)` of the rows, from `dy` and what the forward kept.
