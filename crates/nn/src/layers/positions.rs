@@ -48,9 +48,10 @@ pub fn sinusoidal_positions(len: usize, d: usize) -> Array2<f32> {
 
 /// Rows `start..start + len` of the sinusoid table.
 fn sinusoids(start: usize, len: usize, d: usize) -> Array2<f32> {
+    // Each feature's rate is the same in every row: computed once.
+    let rates: Vec<f64> = (0..d).map(|j| 10000_f64.powf(-((j - j % 2) as f64) / d as f64)).collect();
     Array2::from_shape_fn((len, d), |(i, j)| {
-        let rate = 10000_f64.powf(-((j - j % 2) as f64) / d as f64);
-        let angle = (start + i) as f64 * rate;
+        let angle = (start + i) as f64 * rates[j];
         (if j % 2 == 0 { angle.sin() } else { angle.cos() }) as f32
     })
 }
