@@ -371,11 +371,13 @@ impl std::fmt::Debug for Translator {
     }
 }
 
-/// Whether `path` is a training checkpoint of a model of either kind.
+/// Whether `path` is a training checkpoint of a model of either kind (the
+/// file read once, decoded as each).
 fn is_training_checkpoint(path: &Path) -> bool {
-    Checkpoint::<TrainedModel<AnyConfig>>::load(path).is_ok()
-        || Checkpoint::<TrainedModel<Seq2SeqConfig>>::load(path).is_ok()
-        || Checkpoint::<TrainedModel<TransformerConfig>>::load(path).is_ok()
+    let Ok(bytes) = std::fs::read(path) else { return false };
+    Checkpoint::<TrainedModel<AnyConfig>>::from_bytes(&bytes, path).is_ok()
+        || Checkpoint::<TrainedModel<Seq2SeqConfig>>::from_bytes(&bytes, path).is_ok()
+        || Checkpoint::<TrainedModel<TransformerConfig>>::from_bytes(&bytes, path).is_ok()
 }
 
 /// A small untrained Transformer translator for the doc examples: vocabularies
