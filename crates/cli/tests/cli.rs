@@ -294,40 +294,32 @@ fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
     assert!(!dir.path().join("pics/ablation-none.png").exists(), "no heatmap without attention");
 }
 
+/// A sort study small enough for a test: length 3, two epochs, one longer length.
+const SMALL_SORT_STUDY: [&str; 16] = [
+    "sort-study",
+    "--json",
+    "--lengths",
+    "3",
+    "--digits",
+    "5",
+    "--train-size",
+    "64",
+    "--val-size",
+    "16",
+    "--test-size",
+    "16",
+    "--epochs",
+    "2",
+    "--longer",
+    "1",
+];
+
 #[test]
 fn sort_study_json_reports_each_model() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lingo_in(
-        dir.path(),
-        &[
-            "sort-study",
-            "--json",
-            "--lengths",
-            "3",
-            "--digits",
-            "5",
-            "--train-size",
-            "64",
-            "--val-size",
-            "16",
-            "--test-size",
-            "16",
-            "--epochs",
-            "2",
-            "--longer",
-            "1",
-            "--rare-digit",
-            "2",
-            "--rare-share",
-            "0.05",
-            "--emb",
-            "8",
-            "--hidden",
-            "8",
-            "--out",
-            "pics",
-        ],
-    );
+    let mut args = SMALL_SORT_STUDY.to_vec();
+    args.extend(["--rare-digit", "2", "--rare-share", "0.05", "--emb", "8", "--hidden", "8", "--out", "pics"]);
+    let out = lingo_in(dir.path(), &args);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 3, "with, without attention, rare-digit run");
     for line in &lines {
@@ -349,31 +341,8 @@ fn sort_study_json_reports_each_model() {
 
 #[test]
 fn sort_study_trains_the_transformer_in_the_recurrent_pair_s_place() {
-    let small = [
-        "sort-study",
-        "--json",
-        "--model",
-        "transformer",
-        "--lengths",
-        "3",
-        "--digits",
-        "5",
-        "--train-size",
-        "64",
-        "--val-size",
-        "16",
-        "--test-size",
-        "16",
-        "--epochs",
-        "2",
-        "--longer",
-        "1",
-        "--rare-share",
-        "0",
-        "--hidden",
-        "8",
-        "--no-png",
-    ];
+    let mut small = SMALL_SORT_STUDY.to_vec();
+    small.extend(["--model", "transformer", "--rare-share", "0", "--hidden", "8", "--no-png"]);
     let lines = json_lines(&lingo(&small));
     assert_eq!(lines.len(), 1, "one Transformer per length, no pair");
     assert_eq!((lines[0]["model"].as_str(), lines[0]["attention"].as_bool()), (Some("transformer"), Some(true)));
