@@ -175,6 +175,7 @@ pub mod any;
 pub mod checkpoint;
 pub mod decode;
 mod error;
+pub mod export;
 pub mod init;
 pub mod layers;
 pub mod model;
@@ -191,7 +192,8 @@ pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
 };
 pub use decode::{BeamConfig, Hypothesis, ROWS_PER_GROUP, beam_search, greedy_decode};
-pub use error::{CheckpointProblem, Error, ParamProblem, Result};
+pub use error::{CheckpointProblem, Error, ExportProblem, ParamProblem, Result};
+pub use export::ExportedConfig;
 pub use init::Init;
 pub use layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions, Projected,
