@@ -11,6 +11,8 @@
 //! | `lingo sort-study` | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at lengths 5 and 10; sequence accuracy, attention entropy per epoch, and the failure modes (duplicates, longer inputs, rare values) |
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
+//! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
+//! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
 //!
 //! Every command takes `--seed` (the same seed gives the same output),
 //! `--threads` (rayon's pool, which also shares out large products) and `--json`.
@@ -56,6 +58,7 @@ mod ablation;
 pub mod args;
 pub mod budget;
 mod error;
+mod export;
 mod interrupt;
 mod measure;
 mod metrics;
@@ -70,6 +73,7 @@ use clap::{Parser, Subcommand};
 
 pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, one_line};
+pub use export::{ExportArgs, ImportArgs};
 pub use metrics::RoundMetrics;
 pub use output::{Output, print_err};
 pub use sort_study::SortStudyArgs;
@@ -133,6 +137,16 @@ pub enum Command {
         after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\""
     )]
     Translate(TranslateArgs),
+    /// Write a model.ckpt as model.safetensors (PyTorch's names and layouts) and config.json, for PyTorch, candle or burn
+    #[command(
+        after_help = "Examples:\n  lingo export --checkpoint target/lingo-out/train/model.ckpt --out /tmp/model\n  python3 tools/lingo_torch.py check /tmp/model   # the same model in PyTorch"
+    )]
+    Export(ExportArgs),
+    /// Make a model.ckpt from a directory of model.safetensors and config.json (from lingo export or PyTorch)
+    #[command(
+        after_help = "Examples:\n  lingo import /tmp/model                      # writes /tmp/model/model.ckpt\n  lingo import /tmp/model --out model.ckpt"
+    )]
+    Import(ImportArgs),
 }
 
 /// Runs a parsed command line: sets up the threads (rayon's pool, which
@@ -159,7 +173,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
         Command::Train(args) => args.check(),
-        Command::Translate(_) => Ok(()),
+        Command::Translate(_) | Command::Export(_) | Command::Import(_) => Ok(()),
     }?;
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
@@ -173,6 +187,8 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),
         Command::Train(args) => train::train(args, cli.seed, &out),
         Command::Translate(args) => translate::translate(args, &out),
+        Command::Export(args) => export::export(args, &out),
+        Command::Import(args) => export::import(args, &out),
     }
 }
 

@@ -788,3 +788,36 @@ fn an_exploding_learning_rate_is_one_error_naming_epoch_and_step() {
     assert_one_line_error(&ablation, "at epoch 1, step 1");
     assert!(stderr(&ablation).contains("loss is"), "{}", stderr(&ablation));
 }
+
+#[test]
+fn export_then_import_gives_the_same_model_and_never_overwrites_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut train = common::tiny_train("1");
+    train.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
+    assert!(lingo_in(dir.path(), &train).status.success());
+
+    let export = ["export", "--json", "--checkpoint", "run/model.ckpt", "--out", "exported"];
+    let out = lingo_in(dir.path(), &export);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys(&json_lines(&out)[0]), ["command", "from", "model", "params", "seconds", "to"]);
+    let out = lingo_in(dir.path(), &["import", "exported", "--out", "back.ckpt"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("imported exported -> back.ckpt (rnn, "), "{}", stdout(&out));
+    let bytes = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert!(bytes("run/model.ckpt") == bytes("back.ckpt"), "the round trip changes no byte");
+
+    // An export or import over existing files is refused, and changes nothing.
+    let before = bytes("exported/model.safetensors");
+    let again = lingo_in(dir.path(), &export);
+    assert_eq!(again.status.code(), Some(2));
+    assert_one_line_error(&again, "invalid --out: exported/model.safetensors already exists; add --overwrite");
+    assert_one_line_error(
+        &lingo_in(dir.path(), &["import", "exported", "--out", "back.ckpt"]),
+        "back.ckpt already exists",
+    );
+    assert!(bytes("exported/model.safetensors") == before);
+    let mut overwrite = export.to_vec();
+    overwrite.push("--overwrite");
+    assert!(lingo_in(dir.path(), &overwrite).status.success());
+}
