@@ -32,12 +32,14 @@ Use from Python::
 From the shell (needs torch and safetensors)::
 
     python3 tools/lingo_torch.py load DIR       # build, load strictly, print the model
+    python3 tools/lingo_torch.py check DIR      # PyTorch's logits against lingo's (lingo export --reference)
     python3 tools/lingo_torch.py fixtures      # rewrite crates/nn/tests/fixtures/export/
 
 ``fixtures`` trains a small model of every variant here on a toy task and
 exports it (``pytorch/<case>/``), and runs PyTorch on the directories lingo
 exported (``lingo/<case>/``, written by ``cargo run --release -p lingo-nn
---example export_fixtures``), checking its logits against lingo's to 1e-5. Each
+--example export_fixtures``), checking its logits against lingo's
+``reference.json`` to 1e-5, as ``check`` does. Each
 case directory gets ``pytorch.json``: a padded batch, PyTorch's logits on it
 (float64 arithmetic on the float32 weights) and its greedy translations, which
 crates/nn/tests/export.rs reproduces.
@@ -278,14 +280,15 @@ def padded(rows):
     return torch.tensor([r + [PAD] * (width - len(r)) for r in rows]), torch.tensor([len(r) for r in rows])
 
 
-def reference(model, batch, max_len):
-    """PyTorch's logits (float64 arithmetic on the float32 weights) and greedy output on a batch."""
+def reference_run(model, batch, max_len):
+    """PyTorch's logits (float64 arithmetic on the float32 weights) and greedy output (up to
+    max_len tokens; none for 0) on a batch."""
     src, src_lens = padded([p["src"] for p in batch])
     tgt_in, tgt_lens = padded([p["tgt"][:-1] for p in batch])
     wide = model.double()
     with torch.no_grad():
         logits = wide(src, src_lens, tgt_in, tgt_lens)
-    decoded = greedy(wide, src, src_lens, max_len)
+    decoded = greedy(wide, src, src_lens, max_len) if max_len else []
     model.float()
     return logits, decoded
 
@@ -354,8 +357,9 @@ def train(model, gen, steps=150):
     return loss.item()
 
 
-def write_reference(directory, model, batch):
-    logits, decoded = reference(model, batch, MAX_LEN)
+def write_pytorch_json(directory, model, batch):
+    """pytorch.json: a batch, PyTorch's logits on it and its greedy output, for crates/nn/tests/export.rs."""
+    logits, decoded = reference_run(model, batch, MAX_LEN)
     flat = [float(f"{v:.9g}") for v in logits.reshape(-1).tolist()]
     record = dict(generator="tools/lingo_torch.py fixtures", torch_version=torch.__version__, batch=batch,
                   logits_shape=list(logits.shape), logits=flat, greedy=decoded, max_len=MAX_LEN)
@@ -380,20 +384,30 @@ def fixtures():
         directory = FIXTURES / "pytorch" / name
         save(model.eval(), config, directory)
         reloaded, _ = load(directory)
-        _, decoded = write_reference(directory, reloaded, toy_pairs(gen, 4))
+        _, decoded = write_pytorch_json(directory, reloaded, toy_pairs(gen, 4))
         print(f"pytorch/{name}: trained to loss {loss:.3f}; greedy {decoded}")
     lingo_dirs = sorted((FIXTURES / "lingo").glob("*/config.json"))
     if not lingo_dirs:
         print("no lingo-exported cases: run `cargo run --release -p lingo-nn --example export_fixtures` first")
     for path in lingo_dirs:
-        directory = path.parent
-        model, _ = load(directory)
-        lingo = json.loads((directory / "lingo.json").read_text())
-        logits, _ = write_reference(directory, model, lingo["batch"])
-        theirs = torch.tensor(lingo["logits"], dtype=torch.float64).reshape(logits.shape)
-        gap = (valid_positions(lingo["batch"], logits) - valid_positions(lingo["batch"], theirs)).abs().max().item()
-        print(f"lingo/{directory.name}: PyTorch's logits within {gap:.1e} of lingo's")
-        assert gap < 1e-5, f"{directory}: PyTorch and lingo differ by {gap}"
+        model, _ = load(path.parent)
+        reference = check(path.parent, model)
+        write_pytorch_json(path.parent, model, reference["batch"])
+
+
+def check(directory, model, tolerance=1e-5):
+    """Compares PyTorch's logits with the ones lingo wrote into reference.json
+    (`lingo export --reference`) on the real target positions; returns the reference."""
+    reference = json.loads((Path(directory) / "reference.json").read_text())
+    logits, _ = reference_run(model, reference["batch"], 0)
+    lingo = torch.tensor(reference["logits"], dtype=torch.float64).reshape(reference["logits_shape"])
+    batch = reference["batch"]
+    gap = (valid_positions(batch, logits) - valid_positions(batch, lingo)).abs().max().item()
+    scale = valid_positions(batch, logits).abs().max().item()
+    print(f"{directory}: PyTorch's logits within {gap:.1e} of lingo's (largest |logit| {scale:.3g})")
+    if gap > tolerance:
+        sys.exit(f"{directory}: PyTorch and lingo differ by {gap:.1e}, more than {tolerance:.0e}")
+    return reference
 
 
 BAD_INPUTS = REPO_ROOT / "tests" / "bad_inputs" / "export"
@@ -445,6 +459,8 @@ def main():
         model, config = load(sys.argv[2])
         count = sum(p.numel() for p in model.parameters())
         print(f"{sys.argv[2]}: {next(iter(config['model']))}, {count} parameters, loaded strictly\n{model}")
+    elif len(sys.argv) == 3 and sys.argv[1] == "check":
+        check(sys.argv[2], load(sys.argv[2])[0], tolerance=1e-4)
     elif sys.argv[1:] == ["fixtures"]:
         fixtures()
         bad_inputs()

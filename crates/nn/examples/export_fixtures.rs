@@ -1,7 +1,7 @@
 //! Writes the lingo-exported directories of `crates/nn/tests/fixtures/export/lingo/`:
-//! one freshly initialised model per case, exported with
-//! [`Translator::export`], and `lingo.json` with a padded batch and lingo's
-//! logits on it. `python3 tools/lingo_torch.py fixtures` then loads each in
+//! one model per case, trained here on a toy task (reverse a few words), exported with
+//! [`Translator::export`], and `reference.json` with a padded batch and
+//! lingo's logits on it ([`Translator::write_reference`]). `python3 tools/lingo_torch.py fixtures` then loads each in
 //! PyTorch, checks its logits against lingo's and records PyTorch's own;
 //! `crates/nn/tests/export.rs` holds lingo to those.
 //!
@@ -9,10 +9,12 @@
 
 use std::path::Path;
 
-use lingo_data::{Batch, Example, TextTokenizer, Vocab, WordTokenizer};
-use lingo_nn::{AnyConfig, AnyModel, NormPosition, PositionKind, Seq2SeqConfig, TransformerConfig, Translator};
-use rand::SeedableRng;
-use serde_json::json;
+use lingo_data::{Example, TextTokenizer, Vocab, WordTokenizer};
+use lingo_nn::{
+    AnyConfig, AnyModel, NormPosition, PositionKind, Progress, Seq2SeqConfig, TrainConfig, TransformerConfig,
+    Translator, train_model,
+};
+use rand::{Rng, SeedableRng};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/export/lingo");
@@ -65,19 +67,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Example { src: vec![2, 7, 3], tgt: vec![2, 7, 8, 9, 10, 3] },
         Example { src: vec![2, 11, 9, 8, 7, 6, 3], tgt: vec![2, 5, 3] },
     ];
-    let batch = Batch::from_examples(&examples)?;
     for (i, (name, config)) in cases.into_iter().enumerate() {
-        let model = AnyModel::new(config, &mut rand::rngs::StdRng::seed_from_u64(i as u64))?;
-        let logits = model.logits(&batch)?;
+        let mut model = AnyModel::new(config, &mut rand::rngs::StdRng::seed_from_u64(i as u64))?;
+        let settings = TrainConfig { progress: Progress::Silent, seed: i as u64, ..TrainConfig::new(20, 1e-2) };
+        let result = train_model(&mut model, &reversals(400, 1), &reversals(40, 2), &settings, None)?;
+        println!(
+            "{name}: validation loss {:.3} after {} epochs",
+            result.val_losses[result.best_epoch - 1],
+            result.val_losses.len()
+        );
         let words = TextTokenizer::Word(WordTokenizer::lowercased());
         let translator = Translator::new(model, words, vocab.clone(), vocab.clone())?;
         let case = dir.join(name);
         translator.export(&case)?;
-        let pairs: Vec<_> = examples.iter().map(|e| json!({"src": e.src, "tgt": e.tgt})).collect();
-        let record = json!({"generator": "cargo run --release -p lingo-nn --example export_fixtures",
-            "batch": pairs, "logits_shape": logits.shape(), "logits": logits.to_vec()});
-        std::fs::write(case.join("lingo.json"), format!("{record}\n"))?;
+        translator.write_reference(&case, &examples)?;
         println!("wrote {}", case.display());
     }
     Ok(())
+}
+
+/// `count` pairs that reverse 1 to 5 words (ids 4 to 11), drawn from `seed`.
+fn reversals(count: usize, seed: u64) -> Vec<Example> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..count)
+        .map(|_| {
+            let words: Vec<usize> = (0..rng.random_range(1..=5)).map(|_| rng.random_range(4..12)).collect();
+            let reversed = words.iter().rev().copied();
+            Example {
+                src: [2].into_iter().chain(words.clone()).chain([3]).collect(),
+                tgt: [2].into_iter().chain(reversed).chain([3]).collect(),
+            }
+        })
+        .collect()
 }

@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use lingo_data::{TextTokenizer, Vocab};
+use lingo_data::{Batch, Example, TextTokenizer, Vocab};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +45,9 @@ use crate::translator::Translator;
 pub const WEIGHTS_FILE: &str = "model.safetensors";
 /// The configuration's file in an exported directory.
 pub const CONFIG_FILE: &str = "config.json";
+/// Lingo's logits on a batch, for another framework to compare its own
+/// with ([`Translator::write_reference`]).
+pub const REFERENCE_FILE: &str = "reference.json";
 /// What `config.json`'s `format` field says; another value is refused.
 pub const FORMAT: &str = "lingo-translator/1";
 
@@ -114,6 +117,28 @@ impl ExportedConfig {
     }
 }
 
+/// Lingo's teacher-forced logits on a batch, as `reference.json` holds
+/// them: what `python3 tools/lingo_torch.py check DIR` compares PyTorch's
+/// with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reference {
+    /// The sentence pairs, token ids with `<sos>` and `<eos>`.
+    pub batch: Vec<ReferencePair>,
+    /// `(batch, tgt_len, tgt_vocab)`.
+    pub logits_shape: Vec<usize>,
+    /// The logits, row-major; only real target positions are defined.
+    pub logits: Vec<f32>,
+}
+
+/// One sentence pair of a [`Reference`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReferencePair {
+    /// Source ids, `<sos> … <eos>`.
+    pub src: Vec<usize>,
+    /// Target ids, `<sos> … <eos>`.
+    pub tgt: Vec<usize>,
+}
+
 impl StateDict {
     /// The tensors as a safetensors file: `f32`, little-endian, each under
     /// its name, with the metadata `{"format": "pt"}` that marks PyTorch's
@@ -181,7 +206,7 @@ impl Translator {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| export_error(dir, ExportProblem::Io(e)))?;
         let weights = StateDict::from_module(self.model())?.to_safetensors()?;
-        let config = serde_json::to_vec_pretty(&ExportedConfig::of(self)).map_err(|e| encode_error(e.to_string()))?;
+        let config = serde_json::to_vec_pretty(&ExportedConfig::of(self)).map_err(encode_error)?;
         for (name, bytes) in [(WEIGHTS_FILE, weights), (CONFIG_FILE, config)] {
             let path = dir.join(name);
             write_atomic(&path, &bytes).map_err(|e| as_export_error(e, &path))?;
@@ -228,6 +253,30 @@ impl Translator {
         })?;
         Translator::new(model, config.tokenizer, config.src_vocab, config.tgt_vocab)
             .map_err(|e| export_error(&config_path, model_problem(e)))
+    }
+
+    /// Writes `reference.json` into `dir`: the model's teacher-forced
+    /// logits on `examples` ([`AnyModel::logits`]), for checking an export
+    /// against another framework's run of it.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("lingo-export-reference-{}", std::process::id()));
+    /// let translator = lingo_nn::translator::doc_translator();
+    /// let pair = lingo_data::Example { src: vec![2, 4, 3], tgt: vec![2, 5, 3] };
+    /// let reference = translator.write_reference(&dir, &[pair]).unwrap();
+    /// assert_eq!(reference.logits_shape, [1, 2, 6]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn write_reference(&self, dir: impl AsRef<Path>, examples: &[Example]) -> Result<Reference> {
+        let dir = dir.as_ref();
+        let logits = self.model().logits(&Batch::from_examples(examples)?)?;
+        let batch = examples.iter().map(|e| ReferencePair { src: e.src.clone(), tgt: e.tgt.clone() }).collect();
+        let reference = Reference { batch, logits_shape: logits.shape().to_vec(), logits: logits.to_vec() };
+        let json = serde_json::to_vec(&reference).map_err(encode_error)?;
+        std::fs::create_dir_all(dir).map_err(|e| export_error(dir, ExportProblem::Io(e)))?;
+        let path = dir.join(REFERENCE_FILE);
+        write_atomic(&path, &json).map_err(|e| as_export_error(e, &path))?;
+        Ok(reference)
     }
 }
 
