@@ -797,10 +797,16 @@ fn export_then_import_gives_the_same_model_and_never_overwrites_unasked() {
     train.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
     assert!(lingo_in(dir.path(), &train).status.success());
 
-    let export = ["export", "--json", "--checkpoint", "run/model.ckpt", "--out", "exported"];
+    let export = ["export", "--json", "--checkpoint", "run/model.ckpt", "--out", "exported", "--reference"];
     let out = lingo_in(dir.path(), &export);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(keys(&json_lines(&out)[0]), ["command", "from", "model", "params", "seconds", "to"]);
+    let reference: lingo::nn::Reference =
+        serde_json::from_slice(&std::fs::read(dir.path().join("exported/reference.json")).unwrap()).unwrap();
+    assert_eq!(reference.batch.len(), 8);
+    let longest = reference.batch.iter().map(|p| p.tgt.len() - 1).max().unwrap();
+    let translator = lingo::nn::Translator::load(dir.path().join("run/model.ckpt")).unwrap();
+    assert_eq!(reference.logits_shape, [8, longest, translator.tgt_vocab().len()]);
     let out = lingo_in(dir.path(), &["import", "exported", "--out", "back.ckpt"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).starts_with("imported exported -> back.ckpt (rnn, "), "{}", stdout(&out));
