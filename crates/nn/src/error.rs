@@ -228,6 +228,10 @@ pub enum ExportProblem {
     /// Reading, writing, syncing or renaming failed.
     #[error("I/O error: {0}")]
     Io(#[source] std::io::Error),
+    /// A device, a pipe or a directory where a file was expected: never
+    /// read, as an endless device would never end.
+    #[error("not a regular file (a device, a pipe or a directory)")]
+    NotAFile,
     /// The safetensors header or its offsets are not valid (the safetensors
     /// crate's message: truncated, oversized, overlapping, out of bounds).
     #[error("not a valid safetensors file: {0}")]

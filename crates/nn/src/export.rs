@@ -228,7 +228,11 @@ impl Translator {
         let dir = dir.as_ref();
         let read = |name: &str| {
             let path = dir.join(name);
-            std::fs::read(&path).map_err(|e| export_error(&path, ExportProblem::Io(e)))
+            let problem = |problem| export_error(&path, problem);
+            if !std::fs::metadata(&path).map_err(|e| problem(ExportProblem::Io(e)))?.is_file() {
+                return Err(problem(ExportProblem::NotAFile));
+            }
+            std::fs::read(&path).map_err(|e| problem(ExportProblem::Io(e)))
         };
         let config = read(CONFIG_FILE)?;
         let weights = read(WEIGHTS_FILE)?;
