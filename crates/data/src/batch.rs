@@ -6,6 +6,7 @@ use std::ops::Range;
 use ndarray::{Array2, s};
 use rand::Rng;
 use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::vocab::PAD;
@@ -232,8 +233,15 @@ impl Batch {
     }
 }
 
-/// How to cut a dataset into batches each epoch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How to cut a dataset into batches each epoch; serializable, as part of
+/// a training configuration written to a file.
+///
+/// ```
+/// let c = lingo_data::BatchConfig { batch_size: 32, bucket: true, shuffle: true, max_tokens: Some(900) };
+/// let text = serde_json::to_string(&c).unwrap();
+/// assert_eq!(serde_json::from_str::<lingo_data::BatchConfig>(&text).unwrap(), c);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchConfig {
     /// Examples per batch (the last batch may be smaller).
     pub batch_size: usize,
