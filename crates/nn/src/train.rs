@@ -130,7 +130,24 @@ impl CheckpointSpec {
 }
 
 /// Everything [`train_model`] needs to know besides the model and data.
-#[derive(Debug, Clone)]
+///
+/// Serializable, so a run's settings can be written to a file and read
+/// back (`lingo train` writes its own as `config.toml`). What is not a
+/// setting of the run is left out: [`TrainConfig::checkpoints`] (paths and
+/// vocabularies, which the run makes), [`TrainConfig::progress`] (how it is
+/// shown) and [`TrainConfig::stop`] (a live flag); they read back as
+/// `None`, [`Progress::Auto`] and `None`.
+///
+/// ```
+/// let mut c = lingo_nn::TrainConfig::new(4, 1e-3);
+/// c.max_grad_norm = Some(5.0);
+/// c.patience = Some(3);
+/// let text = serde_json::to_string(&c).unwrap();
+/// let back: lingo_nn::TrainConfig = serde_json::from_str(&text).unwrap();
+/// assert_eq!(back.settings(), c.settings());
+/// assert_eq!((back.epochs, back.time_budget), (c.epochs, c.time_budget));
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrainConfig {
     /// Maximum number of epochs.
     pub epochs: usize,
@@ -151,10 +168,12 @@ pub struct TrainConfig {
     /// Stop after the epoch during which this much time has passed.
     pub time_budget: Option<Duration>,
     /// Write checkpoints here.
+    #[serde(skip)]
     pub checkpoints: Option<CheckpointSpec>,
     /// Seeds batching and dropout (initialisation is seeded where the model is built).
     pub seed: u64,
     /// How to report progress.
+    #[serde(skip)]
     pub progress: Progress,
     /// Training examples per epoch; `None`: the whole training set. With a
     /// size, the examples are cut into `k` consecutive slices of it and epoch
@@ -177,6 +196,7 @@ pub struct TrainConfig {
     /// set. The epoch in progress is dropped (no checkpoint of it), so the
     /// checkpoints are those of the epochs completed, and a resume redoes
     /// the dropped one exactly. (A Ctrl-C handler sets it.)
+    #[serde(skip)]
     pub stop: Option<Arc<AtomicBool>>,
 }
 
