@@ -88,6 +88,15 @@ pub enum InitChoice {
     Pytorch,
 }
 
+impl From<InitChoice> for Init {
+    fn from(choice: InitChoice) -> Init {
+        match choice {
+            InitChoice::XavierOrthogonal => Init::XavierOrthogonal,
+            InitChoice::Pytorch => Init::PyTorch,
+        }
+    }
+}
+
 /// A trained model of either kind.
 enum Trained {
     Recurrent(Seq2Seq),
@@ -236,10 +245,7 @@ fn train_one(
     seed: u64,
 ) -> Result<Row> {
     let (src_vocab, tgt_vocab) = (task.src_vocab().len(), task.tgt_vocab().len());
-    let init = match args.init {
-        InitChoice::XavierOrthogonal => Init::XavierOrthogonal,
-        InitChoice::Pytorch => Init::PyTorch,
-    };
+    let init = Init::from(args.init);
     let mut train_config = TrainConfig::new(args.epochs, args.lr);
     train_config.batching.batch_size = args.batch_size;
     train_config.label_smoothing = args.label_smoothing;

@@ -64,6 +64,8 @@ pub const MAX_EXAMPLES: usize = 100_000_000;
 pub const MAX_SHARDS: usize = 256;
 /// The largest vocabulary, and the most BPE merges.
 pub const MAX_VOCAB: usize = 1_000_000;
+/// The most positions a Transformer's table of positions covers.
+pub const MAX_POSITION_TABLE: usize = 65_536;
 /// The most rounds averaged (each one's weights are in memory at once).
 pub const MAX_AVERAGE: usize = 100;
 
@@ -187,6 +189,21 @@ pub fn positive_real(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
         _ => Err(format!("must be a finite number above 0, got {text}")),
+    }
+}
+
+/// A finite number of at least 0 (weight decay, momentum; a clipping norm, where 0 is none).
+///
+/// ```
+/// use lingo_cli::args::non_negative_real;
+/// assert_eq!(non_negative_real("0"), Ok(0.0));
+/// assert_eq!(non_negative_real("-1").unwrap_err(), "must be a finite number of at least 0, got -1");
+/// assert!(non_negative_real("inf").is_err());
+/// ```
+pub fn non_negative_real(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("must be a finite number of at least 0, got {text}")),
     }
 }
 

@@ -62,6 +62,18 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
+    /// A run file (`lingo train --config`) that cannot be used: a syntax
+    /// error, an unknown key, a wrong type or a bad value, at its line.
+    /// It stands for flags, so the binary exits with status 2, as for them.
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    RunFile {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line, when the problem has one.
+        line: Option<usize>,
+        /// The key and what is wrong with it.
+        message: String,
+    },
     /// Ctrl-C or SIGTERM stopped training; what was kept is in the message.
     /// The binary exits with status 130, as for SIGINT.
     #[error("interrupted {0}")]
@@ -96,15 +108,15 @@ impl Error {
         Error::Usage { flag, reason: reason.into() }
     }
 
-    /// The binary's exit status for this error: 2 for a usage error, as for
-    /// clap's, 130 for an interruption, as for SIGINT, 1 for everything else.
+    /// The binary's exit status for this error: 2 for a usage error or a
+    /// bad run file, as for clap's, 130 for an interruption, as for SIGINT, 1 for everything else.
     ///
     /// ```
     /// assert_eq!(lingo_cli::Error::invalid("sentence", "is empty").exit_code(), 1);
     /// ```
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage { .. } => 2,
+            Error::Usage { .. } | Error::RunFile { .. } => 2,
             Error::Interrupted(_) => INTERRUPTED,
             _ => 1,
         }

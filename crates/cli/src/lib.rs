@@ -9,7 +9,7 @@
 //! |---|---|
 //! | `lingo ablation` | the attention tutorial: one LSTM encoder–decoder trained without attention, with Luong's dot score and with Bahdanau's additive score on lexicon-translate-then-reverse; validation loss and alignment accuracy against the known anti-diagonal |
 //! | `lingo sort-study` | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at lengths 5 and 10; sequence accuracy, attention entropy per epoch, and the failure modes (duplicates, longer inputs, rare values) |
-//! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set |
+//! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set; `--config run.toml` reads its settings from a file, flags overriding it, and every run writes the settings it used as `config.toml` ([`config`]) |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
 //! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
 //! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
@@ -57,6 +57,7 @@
 mod ablation;
 pub mod args;
 pub mod budget;
+pub mod config;
 mod error;
 mod export;
 mod interrupt;
@@ -130,7 +131,7 @@ pub enum Command {
         allow_negative_numbers = true,
         after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer word --vocab-size 6000 --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive"
     )]
-    Train(TrainArgs),
+    Train(Box<TrainArgs>),
     /// Translate a sentence with a model written by `lingo train`, and show where it looked
     #[command(
         allow_negative_numbers = true,
@@ -172,14 +173,13 @@ pub fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
-        Command::Train(args) => args.check(),
+        Command::Train(_) => Ok(()), // after its --config is read, in train::train
         Command::Translate(_) | Command::Export(_) | Command::Import(_) => Ok(()),
     }?;
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
         Command::Ablation(args) if !args.no_png => Some(run_dir::RunDir::claim(&args.out)?),
         Command::SortStudy(args) if !args.no_png && !args.time_epochs => Some(run_dir::RunDir::claim(&args.out)?),
-        Command::Train(args) => Some(run_dir::RunDir::claim(&args.out)?),
         _ => None,
     };
     match &cli.command {

@@ -11,24 +11,28 @@ use lingo::data::{
     WordTokenizer, corpus_bleu, corpus_chrf,
 };
 use lingo::nn::{
-    AnyConfig, AnyModel, Checkpoint, CheckpointSpec, EncoderDecoder, Next, NormPosition, Progress, Schedule,
-    Seq2SeqConfig, StateDict, TrainConfig, TrainResult, TrainedModel, TransformerConfig, TranslateOptions, Translator,
-    evaluate, load_own, load_resumable, remove_stale_temp_files, train_model_with,
+    Activation, Algorithm, AnyConfig, AnyModel, Checkpoint, CheckpointSpec, EncoderDecoder, Next, NormPosition,
+    Placement, PositionKind, Progress, RnnKind, Schedule, Seq2SeqConfig, StateDict, TrainConfig, TrainResult,
+    TrainedModel, TransformerConfig, TranslateOptions, Translator, evaluate, load_own, load_resumable,
+    remove_stale_temp_files, train_model_with, write_atomic,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
+use crate::ablation::InitChoice;
 use crate::args::{
     AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_DIMENSION, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD,
-    MAX_LAYERS, MAX_LENGTH, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension, positive, positive_real,
-    unit_fraction,
+    MAX_LAYERS, MAX_LENGTH, MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension,
+    non_negative_real, positive, positive_real, unit_fraction,
 };
 use crate::budget;
+use crate::config::{Given, RunFile, at_key, choice_name};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::metrics::{MetricsLog, RoundMetrics};
 use crate::output::{Output, print_err};
+use crate::run_dir::RunDir;
 
 /// Which kind of model `lingo train` trains.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +70,55 @@ impl ModelKind {
     }
 }
 
+/// The recurrent model's cell.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RnnChoice {
+    /// Long short-term memory
+    Lstm,
+    /// Gated recurrent unit
+    Gru,
+}
+
+/// Where the recurrent model's attention sits.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlacementChoice {
+    /// After the decoder's step, read by the output layer (Luong et al., 2015)
+    Luong,
+    /// Before the decoder's step, its context fed to the RNN (Bahdanau et al., 2014)
+    Bahdanau,
+}
+
+/// The Transformer's feed-forward nonlinearity.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActivationChoice {
+    /// max(x, 0)
+    Relu,
+    /// x·Φ(x)
+    Gelu,
+    /// GELU's tanh approximation
+    GeluTanh,
+}
+
+/// The Transformer's positions.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionsChoice {
+    /// Fixed sines and cosines (Vaswani et al., 2017)
+    Sinusoidal,
+    /// A learned embedding per position
+    Learned,
+}
+
+/// The optimizer (PyTorch's, with their default betas and ε).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptimizerChoice {
+    /// Adam; --weight-decay is added to the gradient
+    Adam,
+    /// AdamW; --weight-decay is applied to the weights directly
+    Adamw,
+    /// Stochastic gradient descent, with --momentum
+    Sgd,
+}
+
 /// Word-level or subword vocabulary.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenizerChoice {
@@ -90,9 +143,17 @@ pub enum DecayChoice {
 /// Settings of `lingo train`.
 #[derive(Args, Debug, Clone)]
 pub struct TrainArgs {
+    /// Which of these flags the command line gave (a run file sets the
+    /// others). First: clap takes each value out of its matches as it
+    /// fills the field, and this reads them all.
+    #[command(flatten)]
+    pub given: Given,
     /// Parallel corpus: one `source<TAB>target` pair per line
+    #[arg(long, required_unless_present = "config")]
+    pub data: Option<PathBuf>,
+    /// Run file (TOML) with any of these settings, by section (data, model, train, decode); a flag given here overrides it (see examples/run.toml)
     #[arg(long)]
-    pub data: PathBuf,
+    pub config: Option<PathBuf>,
     /// Directory for checkpoints (`model.ckpt` is the one to translate with)
     #[arg(long, default_value = "target/lingo-out/train")]
     pub out: PathBuf,
@@ -138,6 +199,15 @@ pub struct TrainArgs {
     /// Also read the source backwards; the decoder starts from both directions' last states (rnn)
     #[arg(long)]
     pub bidirectional: bool,
+    /// LSTM or GRU cells (rnn) [default: lstm]
+    #[arg(long, value_enum)]
+    pub rnn: Option<RnnChoice>,
+    /// Where attention sits (rnn) [default: luong]
+    #[arg(long, value_enum)]
+    pub placement: Option<PlacementChoice>,
+    /// Hidden size of the additive scorer, and model size of multi_head attention (rnn) [default: --hidden]
+    #[arg(long, value_parser = dimension)]
+    pub attn_dim: Option<usize>,
     /// Model width: embeddings, attention and every layer's output (transformer) [default: 256]
     #[arg(long, value_parser = dimension)]
     pub d_model: Option<usize>,
@@ -150,6 +220,33 @@ pub struct TrainArgs {
     /// Where the layer norms sit (transformer) [default: pre]
     #[arg(long, value_enum)]
     pub norm: Option<NormChoice>,
+    /// Encoder layers (transformer) [default: --layers]
+    #[arg(long, value_parser = at_most::<MAX_LAYERS>)]
+    pub encoder_layers: Option<usize>,
+    /// Decoder layers (transformer) [default: --layers]
+    #[arg(long, value_parser = at_most::<MAX_LAYERS>)]
+    pub decoder_layers: Option<usize>,
+    /// The feed-forward nonlinearity (transformer) [default: relu]
+    #[arg(long, value_enum)]
+    pub activation: Option<ActivationChoice>,
+    /// Sinusoidal or learned positions (transformer) [default: sinusoidal]
+    #[arg(long, value_enum)]
+    pub positions: Option<PositionsChoice>,
+    /// The longest source or output the positions cover, in tokens (transformer) [default: 1024]
+    #[arg(long, value_parser = at_most::<MAX_POSITION_TABLE>)]
+    pub max_positions: Option<usize>,
+    /// Dropout on the attention weights; above 0 training runs the composed, slower attention (transformer) [default: 0]
+    #[arg(long, value_parser = unit_fraction, allow_hyphen_values = true)]
+    pub attention_dropout: Option<f32>,
+    /// The output layer reuses the target embedding as its weight (transformer)
+    #[arg(long)]
+    pub tie_output: bool,
+    /// The layer norms' ε (transformer) [default: 1e-5]
+    #[arg(long, value_parser = positive_real, allow_hyphen_values = true)]
+    pub layer_norm_eps: Option<f64>,
+    /// How weights start
+    #[arg(long, value_enum, default_value_t = InitChoice::XavierOrthogonal)]
+    pub init: InitChoice,
     /// Dropout on embeddings and before the output layer; a Transformer's also on block outputs and the feed-forward hidden layer [default: 0 for rnn, 0.1 for transformer]
     #[arg(long, value_parser = unit_fraction, allow_hyphen_values = true)]
     pub dropout: Option<f32>,
@@ -162,7 +259,22 @@ pub struct TrainArgs {
     /// Cut each batch into this many row groups trained on parallel threads (data parallelism; results depend on this, not on --threads)
     #[arg(long, default_value = "2", value_parser = at_most::<MAX_SHARDS>)]
     pub shards: usize,
-    /// Adam's learning rate [default: 3e-3 for rnn, 2e-3 for transformer]
+    /// The optimizer
+    #[arg(long, value_enum, default_value_t = OptimizerChoice::Adam)]
+    pub optimizer: OptimizerChoice,
+    /// Weight decay: added to the gradient (adam, sgd) or applied to the weights (adamw)
+    #[arg(long, default_value = "0", value_parser = non_negative_real, allow_hyphen_values = true)]
+    pub weight_decay: f64,
+    /// Momentum (sgd) [default: 0]
+    #[arg(long, value_parser = non_negative_real, allow_hyphen_values = true)]
+    pub momentum: Option<f64>,
+    /// Clip the global gradient norm to this (0: no clipping)
+    #[arg(long, default_value = "5", value_parser = non_negative_real, allow_hyphen_values = true)]
+    pub max_grad_norm: f64,
+    /// Stop after this many rounds without a better validation loss [default: never]
+    #[arg(long, value_parser = at_most::<MAX_EPOCHS>)]
+    pub patience: Option<usize>,
+    /// The learning rate [default: 3e-3 for rnn, 2e-3 for transformer]
     #[arg(long, value_parser = positive_real, allow_hyphen_values = true)]
     pub lr: Option<f64>,
     /// Warm-up: the learning rate rises linearly to --lr over this many steps
@@ -210,6 +322,40 @@ pub struct TrainArgs {
 }
 
 impl TrainArgs {
+    /// These settings with `--config`'s file read in (the flags given on
+    /// the command line override it), and the seed: checked as
+    /// [`TrainArgs::check`] does, an error about a setting of the file
+    /// naming the file, its line and its key.
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let run = dir.path().join("run.toml");
+    /// std::fs::write(&run, "[data]\npath = \"pairs.tsv\"\n[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n").unwrap();
+    /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "train", "--config", run.to_str().unwrap(), "--rounds", "9"]).unwrap();
+    /// let lingo_cli::Command::Train(args) = cli.command else { unreachable!() };
+    /// let (resolved, seed) = args.resolve(0).unwrap();
+    /// assert_eq!((resolved.batch_size, resolved.rounds, seed), (32, 9, 5));
+    /// assert_eq!(resolved.data, Some(dir.path().join("pairs.tsv")));
+    /// ```
+    pub fn resolve(&self, seed: u64) -> Result<(TrainArgs, u64)> {
+        let Some(path) = &self.config else {
+            self.check()?;
+            return Ok((self.clone(), seed));
+        };
+        let (file, text) = RunFile::read(path)?;
+        let (args, seed) = file.apply(self, seed);
+        if args.data.is_none() {
+            return Err(Error::RunFile {
+                path: path.clone(),
+                line: None,
+                message: "no corpus: set path in [data], or pass --data".into(),
+            });
+        }
+        args.check().map_err(|e| at_key(e, path, &text, &self.given))?;
+        Ok((args, seed))
+    }
+
     /// Rejects flags that do not fit together, before any work (a corpus too
     /// small for --test-size and --valid-size is found once it is read).
     ///
@@ -255,6 +401,14 @@ impl TrainArgs {
                     ("--heads", self.heads.is_some()),
                     ("--ff-dim", self.ff_dim.is_some()),
                     ("--norm", self.norm.is_some()),
+                    ("--encoder-layers", self.encoder_layers.is_some()),
+                    ("--decoder-layers", self.decoder_layers.is_some()),
+                    ("--activation", self.activation.is_some()),
+                    ("--positions", self.positions.is_some()),
+                    ("--max-positions", self.max_positions.is_some()),
+                    ("--attention-dropout", self.attention_dropout.is_some()),
+                    ("--tie-output", self.tie_output),
+                    ("--layer-norm-eps", self.layer_norm_eps.is_some()),
                 ]
                 .to_vec(),
             ),
@@ -265,6 +419,9 @@ impl TrainArgs {
                     ("--emb", self.emb.is_some()),
                     ("--hidden", self.hidden.is_some()),
                     ("--bidirectional", self.bidirectional),
+                    ("--rnn", self.rnn.is_some()),
+                    ("--placement", self.placement.is_some()),
+                    ("--attn-dim", self.attn_dim.is_some()),
                 ]
                 .to_vec(),
             ),
@@ -273,6 +430,12 @@ impl TrainArgs {
             return Err(Error::usage(
                 flag,
                 format!("is a setting of --model {other}, not of the model this run trains"),
+            ));
+        }
+        if self.momentum.is_some() && self.optimizer != OptimizerChoice::Sgd {
+            return Err(Error::usage(
+                "--momentum",
+                "is a setting of --optimizer sgd, not of the optimizer this run uses",
             ));
         }
         match self.model {
@@ -284,7 +447,7 @@ impl TrainArgs {
                         "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive",
                     ));
                 }
-                check_heads(&[attention], self.hidden.unwrap_or(HIDDEN))
+                check_heads(&[attention], self.attn_dim())
             }
             ModelKind::Transformer => {
                 let (d, heads) = (self.d_model(), self.heads.unwrap_or(HEADS));
@@ -306,6 +469,10 @@ impl TrainArgs {
         self.attention.unwrap_or(AttentionChoice(Some(Scorer::Dot)))
     }
 
+    fn attn_dim(&self) -> usize {
+        self.attn_dim.or(self.hidden).unwrap_or(HIDDEN)
+    }
+
     fn d_model(&self) -> usize {
         self.d_model.unwrap_or(D_MODEL)
     }
@@ -322,40 +489,107 @@ impl TrainArgs {
         self.dropout.unwrap_or(self.recipe().dropout)
     }
 
-    /// The model the flags describe, for vocabularies of these sizes.
-    fn model_config(&self, src_vocab: usize, tgt_vocab: usize) -> AnyConfig {
+    /// The optimizer with its settings (PyTorch's betas and ε).
+    fn algorithm(&self) -> Algorithm {
+        let mut algorithm = match self.optimizer {
+            OptimizerChoice::Adam => Algorithm::adam(),
+            OptimizerChoice::Adamw => Algorithm::adamw(self.weight_decay),
+            OptimizerChoice::Sgd => Algorithm::sgd(self.momentum.unwrap_or(0.0)),
+        };
+        if let Algorithm::Adam { weight_decay, .. } | Algorithm::Sgd { weight_decay, .. } = &mut algorithm {
+            *weight_decay = self.weight_decay;
+        }
+        algorithm
+    }
+
+    /// These settings with every default made explicit (the recipe's of the
+    /// model kind included): what `config.toml` holds. The settings of the
+    /// other kind of model, and `--momentum` for another optimizer, stay unset.
+    fn explicit(&self) -> TrainArgs {
+        let mut args = self.clone();
+        (args.lr, args.decay, args.dropout) = (Some(self.lr()), Some(self.decay()), Some(self.dropout()));
         match self.model {
             ModelKind::Rnn => {
-                let hidden = self.hidden.unwrap_or(HIDDEN);
-                AnyConfig::Seq2Seq(Seq2SeqConfig {
-                    attention: self.attention().0,
-                    emb_dim: self.emb.unwrap_or(EMB),
-                    hidden_dim: hidden,
-                    num_layers: self.layers,
-                    bidirectional: self.bidirectional,
-                    attn_dim: hidden,
-                    dropout: self.dropout(),
-                    ..Seq2SeqConfig::new(src_vocab, tgt_vocab)
-                })
+                args.attention = Some(self.attention());
+                args.emb = Some(self.emb.unwrap_or(EMB));
+                args.hidden = Some(self.hidden.unwrap_or(HIDDEN));
+                args.attn_dim = Some(self.attn_dim());
+                args.rnn = Some(self.rnn.unwrap_or(RnnChoice::Lstm));
+                args.placement = Some(self.placement.unwrap_or(PlacementChoice::Luong));
             }
             ModelKind::Transformer => {
-                let d_model = self.d_model();
-                AnyConfig::Transformer(TransformerConfig {
-                    d_model,
-                    heads: self.heads.unwrap_or(HEADS),
-                    encoder_layers: self.layers,
-                    decoder_layers: self.layers,
-                    ff_dim: self.ff_dim.unwrap_or(4 * d_model),
-                    norm: match self.norm {
-                        Some(NormChoice::Pre) | None => NormPosition::Pre,
-                        Some(NormChoice::Post) => NormPosition::Post,
-                    },
-                    dropout: self.dropout(),
-                    attention_dropout: 0.0,
-                    max_len: MAX_POSITIONS,
-                    ..TransformerConfig::new(src_vocab, tgt_vocab)
-                })
+                args.d_model = Some(self.d_model());
+                args.heads = Some(self.heads.unwrap_or(HEADS));
+                args.ff_dim = Some(self.ff_dim.unwrap_or(4 * self.d_model()));
+                args.norm = Some(self.norm.unwrap_or(NormChoice::Pre));
+                args.encoder_layers = Some(self.encoder_layers.unwrap_or(self.layers));
+                args.decoder_layers = Some(self.decoder_layers.unwrap_or(self.layers));
+                args.activation = Some(self.activation.unwrap_or(ActivationChoice::Relu));
+                args.positions = Some(self.positions.unwrap_or(PositionsChoice::Sinusoidal));
+                args.max_positions = Some(self.max_positions.unwrap_or(MAX_POSITIONS));
+                args.attention_dropout = Some(self.attention_dropout.unwrap_or(0.0));
+                args.layer_norm_eps = Some(self.layer_norm_eps.unwrap_or(LAYER_NORM_EPS));
             }
+        }
+        if self.optimizer == OptimizerChoice::Sgd {
+            args.momentum = Some(self.momentum.unwrap_or(0.0));
+        }
+        args
+    }
+
+    /// The model the flags describe, for vocabularies of these sizes. It
+    /// reads the explicit settings, so its defaults are those of
+    /// [`TrainArgs::explicit`], which `config.toml` records.
+    fn model_config(&self, src_vocab: usize, tgt_vocab: usize) -> AnyConfig {
+        let explicit = self.explicit();
+        let get = |value: Option<usize>| value.unwrap_or_default();
+        match self.model {
+            ModelKind::Rnn => AnyConfig::Seq2Seq(Seq2SeqConfig {
+                attention: explicit.attention().0,
+                emb_dim: get(explicit.emb),
+                hidden_dim: get(explicit.hidden),
+                num_layers: self.layers,
+                bidirectional: self.bidirectional,
+                attn_dim: get(explicit.attn_dim),
+                dropout: self.dropout(),
+                rnn: match explicit.rnn {
+                    Some(RnnChoice::Lstm) | None => RnnKind::Lstm,
+                    Some(RnnChoice::Gru) => RnnKind::Gru,
+                },
+                placement: match explicit.placement {
+                    Some(PlacementChoice::Luong) | None => Placement::Luong,
+                    Some(PlacementChoice::Bahdanau) => Placement::Bahdanau,
+                },
+                init: self.init.into(),
+                ..Seq2SeqConfig::new(src_vocab, tgt_vocab)
+            }),
+            ModelKind::Transformer => AnyConfig::Transformer(TransformerConfig {
+                d_model: get(explicit.d_model),
+                heads: get(explicit.heads),
+                encoder_layers: get(explicit.encoder_layers),
+                decoder_layers: get(explicit.decoder_layers),
+                ff_dim: get(explicit.ff_dim),
+                norm: match explicit.norm {
+                    Some(NormChoice::Pre) | None => NormPosition::Pre,
+                    Some(NormChoice::Post) => NormPosition::Post,
+                },
+                dropout: self.dropout(),
+                attention_dropout: explicit.attention_dropout.unwrap_or_default(),
+                activation: match explicit.activation {
+                    Some(ActivationChoice::Relu) | None => Activation::Relu,
+                    Some(ActivationChoice::Gelu) => Activation::Gelu,
+                    Some(ActivationChoice::GeluTanh) => Activation::GeluTanh,
+                },
+                positions: match explicit.positions {
+                    Some(PositionsChoice::Sinusoidal) | None => PositionKind::Sinusoidal,
+                    Some(PositionsChoice::Learned) => PositionKind::Learned,
+                },
+                max_len: get(explicit.max_positions),
+                tie_output: self.tie_output,
+                layer_norm_eps: explicit.layer_norm_eps.unwrap_or(LAYER_NORM_EPS) as f32,
+                init: self.init.into(),
+                ..TransformerConfig::new(src_vocab, tgt_vocab)
+            }),
         }
     }
 }
@@ -368,6 +602,8 @@ const D_MODEL: usize = 256;
 const HEADS: usize = 4;
 /// The longest source or output a trained Transformer reads, in tokens.
 const MAX_POSITIONS: usize = 1024;
+/// The layer norms' ε, PyTorch's.
+const LAYER_NORM_EPS: f64 = 1e-5;
 
 /// Pairs encoded for training, with the raw target sentences for BLEU.
 struct Prepared {
@@ -384,13 +620,14 @@ struct Prepared {
 
 /// Reads, filters, splits and encodes the corpus.
 fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
-    let loaded = Corpus::read_tsv(&args.data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
+    let data = args.data.as_deref().ok_or_else(|| Error::usage("--data", "is needed, as a flag or in --config"))?;
+    let loaded = Corpus::read_tsv(data, &ReadOptions { lenient: args.lenient, ..ReadOptions::default() })?;
     // Lenient reading says what it left out, in the note and in the too-few error.
     let skipped = match loaded.skipped.first() {
         Some(first) => format!(
             "; {} malformed lines skipped, the first {}:{}: {}",
             loaded.skipped.len(),
-            args.data.display(),
+            data.display(),
             first.line,
             first.problem
         ),
@@ -398,7 +635,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     };
     if let Some(first) = loaded.extra_columns.first() {
         let lines = loaded.extra_columns.len();
-        out.note(&format!("note: {lines} lines have more than two columns, the first {}:{first}; only the first two (source, target) are read", args.data.display()));
+        out.note(&format!("note: {lines} lines have more than two columns, the first {}:{first}; only the first two (source, target) are read", data.display()));
     }
     let mut corpus = loaded.corpus;
     let read = corpus.len();
@@ -411,7 +648,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
             "--test-size/--valid-size",
             format!(
                 "{}: {} usable pairs (of {read}, up to --max-len {} tokens{skipped}) is too few for --test-size {} and --valid-size {} (at least twice their sum is needed)",
-                args.data.display(),
+                data.display(),
                 corpus.len(),
                 args.max_len,
                 args.test_size,
@@ -425,7 +662,7 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     let (tokenizer, src_vocab, tgt_vocab) = tokenizer_and_vocabs(args, words, &split.train);
     out.note(&format!(
         "{}: {read} pairs read{skipped}, {} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
-        args.data.display(),
+        data.display(),
         corpus.len(),
         args.max_len,
         split.train.len(),
@@ -467,8 +704,11 @@ fn tokenizer_and_vocabs(args: &TrainArgs, words: WordTokenizer, train: &Corpus) 
 /// `lingo train`: prepare, train within the budget, keep the best round,
 /// write `model.ckpt`, score the test set. Each round appends a line to
 /// `metrics.jsonl` and redraws `loss.png` in `--out`.
+/// `--config` is read first, and `--out` claimed once the settings are known.
 pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
-    args.check()?;
+    let (args, seed) = &args.resolve(seed)?;
+    let seed = *seed;
+    let _claimed = RunDir::claim(&args.out)?;
     claim_out_dir(args)?;
     let data = prepare(args, seed, out)?;
     let model_config = args.model_config(data.src_vocab.len(), data.tgt_vocab.len());
@@ -488,6 +728,8 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let slice_sizes = data.train.chunks(args.round_size).map(|c| c.len() as u64).collect();
     let run = Run { args, out, data, model_config, config, spec, slice_sizes };
     let (resume, mut metrics) = run.resume_or_start()?;
+    // After a resume's check, so a refused resume leaves the run's file as it was.
+    write_run_file(args, seed)?;
     let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
     let trained = run.train_rounds(&mut model, resume.as_ref(), &mut metrics, first_round, start)?;
     let kept = run.keep(model, &trained)?;
@@ -517,13 +759,24 @@ fn train_config(args: &TrainArgs, seed: u64, train: &[Example]) -> Result<TrainC
     config.label_smoothing = args.label_smoothing;
     // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
     config.epoch_size = Some(args.round_size);
-    config.max_grad_norm = Some(5.0);
+    config.max_grad_norm = (args.max_grad_norm > 0.0).then_some(args.max_grad_norm);
+    config.algorithm = args.algorithm();
+    config.patience = args.patience;
     config.seed = seed;
     // Only a cosine needs the plan of every round to its end (up to MAX_EPOCHS of them).
     let total_steps = if args.decay() == DecayChoice::Cosine { config.steps_through(train, args.rounds)? } else { 0 };
     config.schedule = schedule(args, total_steps);
     config.extra_settings = run_settings(args, seed, train);
     Ok(config)
+}
+
+/// Writes the run's settings, every one explicit, as `--out/config.toml`,
+/// atomically: `lingo train --config` on it repeats the run.
+fn write_run_file(args: &TrainArgs, seed: u64) -> Result<()> {
+    let text = RunFile::of(&args.explicit(), seed).to_toml()?;
+    let header =
+        "# The settings of this run, every one explicit: `lingo train --config config.toml --out DIR` repeats it.\n";
+    Ok(write_atomic(&args.out.join(CONFIG_FILE), format!("{header}{text}").as_bytes())?)
 }
 
 /// Readies `--out` for the run, only once the corpus is read: a bad --data keeps the old run.
@@ -533,7 +786,7 @@ fn ready_out_dir(args: &TrainArgs, data: &Prepared) -> Result<()> {
     }
     // Half-written files of killed runs: model.ckpt, and metrics.jsonl as a
     // resume rewrites it (train_model clears those of last.ckpt and best.ckpt).
-    for name in ["model.ckpt", "metrics.jsonl"] {
+    for name in ["model.ckpt", "metrics.jsonl", CONFIG_FILE] {
         remove_stale_temp_files(&args.out.join(name))?;
     }
     if args.export_splits {
@@ -761,7 +1014,11 @@ impl Run<'_> {
 }
 
 /// The files of a `lingo train` run, besides the `epoch-<round>.ckpt` it keeps.
-const RUN_FILES: [&str; 6] = ["model.ckpt", "last.ckpt", "best.ckpt", "metrics.jsonl", "loss.png", "test.hyp.txt"];
+const RUN_FILES: [&str; 7] =
+    ["model.ckpt", "last.ckpt", "best.ckpt", "metrics.jsonl", "loss.png", "test.hyp.txt", CONFIG_FILE];
+
+/// The resolved settings of a run, in `--out` ([`crate::config`]).
+const CONFIG_FILE: &str = "config.toml";
 
 /// The checkpoints of an earlier run in `dir`, by name (none: a fresh directory).
 fn previous_run(dir: &Path) -> Vec<String> {
@@ -822,6 +1079,7 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
         ("--vocab-size", args.vocab_size.to_string()),
         ("--model", format!("{:?}", args.model).to_lowercase()),
         ("--layers", args.layers.to_string()),
+        ("--init", choice_name(&args.init)),
     ];
     // The model's sizes by flag, so that a resume names the flag that changed.
     match args.model_config(0, 0) {
@@ -830,12 +1088,23 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
             ("--emb", c.emb_dim.to_string()),
             ("--hidden", c.hidden_dim.to_string()),
             ("--bidirectional", c.bidirectional.to_string()),
+            ("--rnn", format!("{:?}", c.rnn).to_lowercase()),
+            ("--placement", format!("{:?}", c.placement).to_lowercase()),
+            ("--attn-dim", c.attn_dim.to_string()),
         ]),
         AnyConfig::Transformer(c) => flags.extend([
             ("--d-model", c.d_model.to_string()),
             ("--heads", c.heads.to_string()),
             ("--ff-dim", c.ff_dim.to_string()),
             ("--norm", format!("{:?}", c.norm).to_lowercase()),
+            ("--encoder-layers", c.encoder_layers.to_string()),
+            ("--decoder-layers", c.decoder_layers.to_string()),
+            ("--activation", format!("{:?}", c.activation).to_lowercase()),
+            ("--positions", format!("{:?}", c.positions).to_lowercase()),
+            ("--max-positions", c.max_len.to_string()),
+            ("--attention-dropout", c.attention_dropout.to_string()),
+            ("--tie-output", c.tie_output.to_string()),
+            ("--layer-norm-eps", c.layer_norm_eps.to_string()),
         ]),
     }
     flags.extend([
@@ -843,6 +1112,11 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
         ("--batch-size", args.batch_size.to_string()),
         ("--batch-tokens", args.batch_tokens.map_or("none".into(), |n| n.to_string())),
         ("--shards", args.shards.to_string()),
+        ("--optimizer", choice_name(&args.optimizer)),
+        ("--weight-decay", args.weight_decay.to_string()),
+        ("--momentum", args.momentum.map_or("none".into(), |m| m.to_string())),
+        ("--max-grad-norm", args.max_grad_norm.to_string()),
+        ("--patience", args.patience.map_or("none".into(), |n| n.to_string())),
         ("--lr", args.lr().to_string()),
         ("--warmup", args.warmup.to_string()),
         ("--decay", format!("{:?}", args.decay()).to_lowercase()),
@@ -923,7 +1197,7 @@ mod tests {
     fn args(flags: &[&str]) -> TrainArgs {
         let cli = Cli::try_parse_from(["lingo", "train", "--data", "x.tsv"].iter().chain(flags)).unwrap();
         let Command::Train(args) = cli.command else { unreachable!() };
-        args
+        *args
     }
 
     #[test]

@@ -118,6 +118,18 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--model", "transformer", "--attention", "additive"], "--attention"),
     (&["train", "--data", "DATA", "--heads", "8"], "--heads"),
     (&["train", "--data", "DATA", "--norm", "pre"], "--norm"),
+    (&["train", "--data", "DATA", "--attn-dim", "0"], "--attn-dim"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--encoder-layers", "0"], "--encoder-layers"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--decoder-layers", "65"], "--decoder-layers"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--max-positions", "0"], "--max-positions"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--attention-dropout", "1"], "--attention-dropout"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--layer-norm-eps", "0"], "--layer-norm-eps"),
+    (&["train", "--data", "DATA", "--tie-output"], "--tie-output"),
+    (&["train", "--data", "DATA", "--weight-decay", "-1"], "--weight-decay"),
+    (&["train", "--data", "DATA", "--optimizer", "sgd", "--momentum", "nan"], "--momentum"),
+    (&["train", "--data", "DATA", "--momentum", "0.9"], "--momentum"),
+    (&["train", "--data", "DATA", "--max-grad-norm", "-5"], "--max-grad-norm"),
+    (&["train", "--data", "DATA", "--patience", "0"], "--patience"),
     // translate
     (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
@@ -759,11 +771,12 @@ fn an_exploding_learning_rate_is_one_error_naming_epoch_and_step() {
     );
     assert_one_line_error(&train, "loss is NaN at epoch 1, step 1");
     assert_eq!(train.status.code(), Some(1));
-    // Only the directory's lock (see docs/reliability.md).
+    // Only the directory's lock (see docs/reliability.md) and the run's
+    // settings, written before training.
     let written: Vec<_> = std::fs::read_dir(dir.path().join("run"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
-        .filter(|n| n != ".lingo.lock")
+        .filter(|n| n != ".lingo.lock" && n != "config.toml")
         .collect();
     assert!(written.is_empty(), "a broken model was saved: {written:?}");
     // Adam at 1e38 without warm-up: the first step's update already overflows.
