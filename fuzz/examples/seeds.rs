@@ -115,5 +115,10 @@ fn main() {
         write("safetensors", name, &weights);
     }
     std::fs::remove_dir_all(&dir).expect("cleaned up");
+
+    // run_toml: the shipped example, and a Transformer's sections with the keys of every kind of value.
+    write("run_toml", "example", include_bytes!("../../examples/run.toml"));
+    let transformer = "[data]\npath = \"pairs.tsv\"\nsplit_seed = 3\n\n[model]\nkind = \"transformer\"\nd_model = 64\nheads = 4\nactivation = \"gelu-tanh\"\nattention_dropout = 0.1\ntie_output = true\nlayer_norm_eps = 1e-6\n\n[train]\noptimizer = \"sgd\"\nmomentum = 0.9\nlr = 0.1\ndecay = \"cosine\"\npatience = 3\n\n[decode]\nbeam = 1\n";
+    write("run_toml", "transformer", transformer.as_bytes());
     println!("seeds written to {}/corpus", env!("CARGO_MANIFEST_DIR"));
 }
