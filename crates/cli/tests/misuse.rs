@@ -301,6 +301,12 @@ fn every_count_flag_has_a_bound_that_parses_and_one_past_it_that_does_not() {
         (&["train", "--data", "x"], "--batch-tokens", MAX_BATCH),
         (&["train", "--data", "x"], "--average", MAX_AVERAGE),
         (&["train", "--data", "x"], "--beam", MAX_BEAM),
+        (&["train", "--data", "x"], "--layers", MAX_LAYERS),
+        (&["train", "--data", "x"], "--attn-dim", MAX_DIMENSION),
+        (&["train", "--data", "x"], "--encoder-layers", MAX_LAYERS),
+        (&["train", "--data", "x"], "--decoder-layers", MAX_LAYERS),
+        (&["train", "--data", "x"], "--max-positions", MAX_POSITION_TABLE),
+        (&["train", "--data", "x"], "--patience", MAX_EPOCHS),
         (&["translate", "--checkpoint", "x"], "--beam", MAX_BEAM),
         (&["translate", "--checkpoint", "x"], "--batch-size", MAX_BATCH),
         (&["translate", "--checkpoint", "x"], "--max-len", MAX_LENGTH),
@@ -379,7 +385,7 @@ fn zero_fifo(path: &Path) -> std::process::Child {
 }
 
 #[test]
-fn endless_devices_and_pipes_are_refused_as_corpus_and_checkpoint() {
+fn endless_devices_and_pipes_are_refused_as_corpus_run_file_and_checkpoint() {
     let dir = workdir();
     for lenient in [false, true] {
         let extra: &[&str] = if lenient { &["--data", "/dev/zero", "--lenient"] } else { &["--data", "/dev/zero"] };
@@ -396,6 +402,9 @@ fn endless_devices_and_pipes_are_refused_as_corpus_and_checkpoint() {
     );
     let _ = writer.kill();
     let _ = writer.wait();
+    // A run file is read up to 1 MiB, then refused.
+    let config = lingo_command(dir.path(), &["train", "--config", "/dev/zero"]).output().unwrap();
+    common::assert_one_line_error(&config, "/dev/zero: longer than 1048576 bytes");
     for checkpoint in ["/dev/zero", "zeros.tsv"] {
         let out = lingo_command(dir.path(), &["translate", "--checkpoint", checkpoint, "one."]).output().unwrap();
         common::assert_one_line_error(&out, &format!("checkpoint {checkpoint}: not a regular file"));

@@ -125,11 +125,3 @@ fn bad_run_files_are_one_line_errors_naming_file_line_and_key() {
     }
     assert!(seen >= 10, "only {seen} cases in {}", cases.display());
 }
-
-#[test]
-fn an_endless_run_file_is_refused_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = lingo_in(dir.path(), &["train", "--config", "/dev/zero", "--out", "never"]);
-    assert_eq!(stderr(&out), "error: /dev/zero: longer than 1048576 bytes; a run file is a few kilobytes of TOML\n");
-    assert_eq!(out.status.code(), Some(2));
-}
