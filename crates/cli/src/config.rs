@@ -253,9 +253,10 @@ pub(crate) struct DecodeSection {
 }
 
 impl RunFile {
-    /// Reads the run file at `path`; a relative `[data] path` is taken from
-    /// the file's folder, as Cargo takes paths in `Cargo.toml`, so a run
-    /// file works from any directory.
+    /// Reads the run file at `path`, and returns it with its text (for
+    /// errors found later, at the line of their key). A relative `[data]
+    /// path` is taken from the file's folder, as Cargo takes paths in
+    /// `Cargo.toml`, so a run file works from any directory.
     ///
     /// ```
     /// let err = lingo_cli::config::RunFile::read("no/such/run.toml".as_ref()).unwrap_err();
@@ -315,7 +316,8 @@ impl RunFile {
         file.data.path = args.data.as_ref().map(|data| std::path::absolute(data).unwrap_or_else(|_| data.clone()));
         file.data.split_seed = Some(args.split_seed.unwrap_or(seed));
         file.train.seed = Some(seed);
-        // A flag of the other kind of model is refused even when false.
+        // The other kind's switches are off: leave them out, so the file
+        // names only settings of the model it trains.
         match args.model {
             ModelKind::Rnn => file.model.tie_output = None,
             ModelKind::Transformer => file.model.bidirectional = None,

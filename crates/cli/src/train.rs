@@ -1192,12 +1192,50 @@ mod tests {
 
     use super::{TrainArgs, schedule};
     use crate::{Cli, Command};
-    use lingo::nn::Schedule;
+    use lingo::attention::Scorer;
+    use lingo::nn::{Algorithm, AnyConfig, NormPosition, Schedule, Seq2SeqConfig, TransformerConfig};
 
     fn args(flags: &[&str]) -> TrainArgs {
         let cli = Cli::try_parse_from(["lingo", "train", "--data", "x.tsv"].iter().chain(flags)).unwrap();
         let Command::Train(args) = cli.command else { unreachable!() };
         *args
+    }
+
+    #[test]
+    fn the_defaults_build_the_recipes_models() {
+        let AnyConfig::Seq2Seq(rnn) = args(&[]).model_config(9, 9) else { panic!("not rnn") };
+        let want = Seq2SeqConfig {
+            attention: Some(Scorer::Dot),
+            emb_dim: 256,
+            hidden_dim: 384,
+            attn_dim: 384,
+            ..Seq2SeqConfig::new(9, 9)
+        };
+        assert_eq!(rnn, want);
+        let AnyConfig::Transformer(transformer) = args(&["--model", "transformer"]).model_config(9, 9) else {
+            panic!("not a transformer")
+        };
+        let want = TransformerConfig {
+            d_model: 256,
+            encoder_layers: 1,
+            decoder_layers: 1,
+            ff_dim: 1024,
+            norm: NormPosition::Pre,
+            attention_dropout: 0.0,
+            max_len: 1024,
+            ..TransformerConfig::new(9, 9)
+        };
+        assert_eq!(transformer, want);
+    }
+
+    #[test]
+    fn each_optimizer_gets_its_settings() {
+        assert_eq!(args(&[]).algorithm(), Algorithm::adam());
+        assert_eq!(args(&["--optimizer", "adamw", "--weight-decay", "0.01"]).algorithm(), Algorithm::adamw(0.01));
+        let sgd = args(&["--optimizer", "sgd", "--momentum", "0.9", "--weight-decay", "1e-4"]).algorithm();
+        assert_eq!(sgd, Algorithm::Sgd { momentum: 0.9, dampening: 0.0, nesterov: false, weight_decay: 1e-4 });
+        let adam = args(&["--weight-decay", "0.5"]).algorithm();
+        assert!(matches!(adam, Algorithm::Adam { weight_decay: 0.5, beta2: 0.999, .. }), "{adam:?}");
     }
 
     #[test]
