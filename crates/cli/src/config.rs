@@ -13,6 +13,15 @@
 //! shows, not what it computes: `--out`, `--resume`, `--overwrite`,
 //! `--export-splits`, `--show`, `--threads`, `--json`.
 //!
+//! A few fields of lingo-nn's configurations have no key, because `lingo
+//! train` fixes them: batches are always bucketed by length and shuffled;
+//! Adam's betas and ε, and SGD's dampening and Nesterov switch, are
+//! PyTorch's defaults; the time budget is planned per round by the command
+//! (`time_budget`), not `TrainConfig::time_budget`; a Transformer never ties
+//! its source embedding (`tie_source` needs one joint vocabulary, and
+//! `lingo train` builds one per language); and the schedules are the three
+//! of `decay` (no reduce-on-plateau, a cosine down to 0).
+//!
 //! Before training, `lingo train` writes the resolved run (file, flags and
 //! defaults, every key explicit, the data path absolute) to `--out` as
 //! `config.toml`; `lingo train --config OUT/config.toml --out OTHER`
