@@ -165,6 +165,24 @@ pub struct BleuScore {
     pub ref_len: usize,
 }
 
+impl BleuScore {
+    /// What sacrebleu's summary line says after the score (its JSON's
+    /// `verbose_score`): the precisions, the brevity penalty and the lengths.
+    ///
+    /// ```
+    /// let bleu = lingo_data::corpus_bleu(&["a b c"], &["a b c d"]).unwrap();
+    /// assert_eq!(bleu.verbose(), "100.0/100.0/100.0/0.0 (BP = 0.717 ratio = 0.750 hyp_len = 3 ref_len = 4)");
+    /// ```
+    pub fn verbose(&self) -> String {
+        let [p1, p2, p3, p4] = self.precisions;
+        let ratio = if self.ref_len == 0 { 0.0 } else { self.sys_len as f64 / self.ref_len as f64 };
+        format!(
+            "{p1:.1}/{p2:.1}/{p3:.1}/{p4:.1} (BP = {:.3} ratio = {ratio:.3} hyp_len = {} ref_len = {})",
+            self.bp, self.sys_len, self.ref_len
+        )
+    }
+}
+
 impl std::fmt::Display for BleuScore {
     /// sacrebleu's summary line:
     /// `BLEU = 65.87 81.0/67.4/58.2/51.4 (BP = 0.894 ratio = 0.899 hyp_len = 358 ref_len = 398)`.
@@ -175,13 +193,7 @@ impl std::fmt::Display for BleuScore {
     ///     "BLEU = 100.00 100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 4 ref_len = 4)");
     /// ```
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let [p1, p2, p3, p4] = self.precisions;
-        let ratio = if self.ref_len == 0 { 0.0 } else { self.sys_len as f64 / self.ref_len as f64 };
-        write!(
-            f,
-            "BLEU = {:.2} {p1:.1}/{p2:.1}/{p3:.1}/{p4:.1} (BP = {:.3} ratio = {ratio:.3} hyp_len = {} ref_len = {})",
-            self.score, self.bp, self.sys_len, self.ref_len
-        )
+        write!(f, "BLEU = {:.2} {}", self.score, self.verbose())
     }
 }
 
