@@ -11,6 +11,7 @@
 //! | `lingo sort-study` | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at lengths 5 and 10; sequence accuracy, attention entropy per epoch, and the failure modes (duplicates, longer inputs, rare values) |
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
+//! | `lingo score --hyp FILE --ref FILE` | corpus BLEU and chrF of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with its signature; `--lowercase` as sacrebleu's `-lc` and `--chrf-lowercase` |
 //!
 //! Every command takes `--seed` (the same seed gives the same output),
 //! `--threads` (rayon's pool, which also shares out large products) and `--json`.
@@ -62,6 +63,7 @@ mod metrics;
 mod output;
 mod recipe;
 mod run_dir;
+mod score;
 mod sort_study;
 mod train;
 mod translate;
@@ -72,6 +74,7 @@ pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, one_line};
 pub use metrics::RoundMetrics;
 pub use output::{Output, print_err};
+pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;
 pub use train::{TokenizerChoice, TrainArgs};
 pub use translate::TranslateArgs;
@@ -133,6 +136,11 @@ pub enum Command {
         after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\""
     )]
     Translate(TranslateArgs),
+    /// Score translations against references: corpus BLEU and chrF, as sacrebleu computes and prints them
+    #[command(
+        after_help = "Examples:\n  lingo score --hyp test.hyp.txt --ref test.ref.txt\n  lingo score --hyp out.txt --ref ref1.txt --ref ref2.txt --lowercase --json\n  lingo translate --checkpoint model.ckpt --input test.src.txt | lingo score --hyp - --ref test.ref.txt"
+    )]
+    Score(ScoreArgs),
 }
 
 /// Runs a parsed command line: sets up the threads (rayon's pool, which
@@ -159,7 +167,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
         Command::Train(args) => args.check(),
-        Command::Translate(_) => Ok(()),
+        Command::Translate(_) | Command::Score(_) => Ok(()),
     }?;
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
@@ -173,6 +181,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),
         Command::Train(args) => train::train(args, cli.seed, &out),
         Command::Translate(args) => translate::translate(args, &out),
+        Command::Score(args) => score::score(args, &out),
     }
 }
 

@@ -198,7 +198,7 @@ fn written(e: std::io::Error) -> Result<()> {
 /// The lines of `path` (`-`: standard input), read by
 /// [`lingo::data::parse_lines`]: a line that is not text is an error naming
 /// the file and the line, before anything is translated.
-fn read_lines(path: &Path) -> Result<Vec<String>> {
+pub(crate) fn read_lines(path: &Path) -> Result<Vec<String>> {
     let max = ReadOptions::default().max_line_bytes;
     if path == Path::new("-") {
         return Ok(lingo::data::read_lines_from(std::io::stdin().lock(), Path::new("standard input"), max)?);

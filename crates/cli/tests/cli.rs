@@ -42,6 +42,8 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["sort-study", "--threads", "0"], "--threads"),
     (&["train", "--data", "DATA", "--threads", "-2"], "--threads"),
     (&["translate", "--checkpoint", "x.ckpt", "--threads", "0", "hola"], "--threads"),
+    (&["score", "--seed", "x", "--hyp", "h.txt", "--ref", "r.txt"], "--seed"),
+    (&["score", "--hyp", "h.txt", "--ref", "r.txt", "--threads", "0"], "--threads"),
     // ablation
     (&["ablation", "--train-size", "0"], "--train-size"),
     (&["ablation", "--val-size", "0"], "--val-size"),
@@ -462,6 +464,11 @@ fn train_then_translate_end_to_end() {
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(splits.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["tokenizer"], "bpe");
+    // lingo score on the files the run wrote gives the BLEU and chrF it reported.
+    let score =
+        lingo_in(dir.path(), &["score", "--json", "--hyp", "run/test.hyp.txt", "--ref", "run/splits/test.ref.txt"]);
+    let scores = json_lines(&score);
+    assert_eq!((&scores[0]["score"], &scores[1]["score"]), (&result["bleu"], &result["chrf"]));
     let ckpt = dir.path().join("run/model.ckpt");
     assert!(ckpt.exists());
 
