@@ -81,6 +81,8 @@ pub use translate::TranslateArgs;
 
 /// The `lingo` command line: global options and one command.
 ///
+/// `--help` shows a description of its own, not this comment (its example is for rustdoc).
+///
 /// ```
 /// use clap::Parser;
 /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "--seed", "3", "ablation"]).unwrap();
@@ -89,7 +91,7 @@ pub use translate::TranslateArgs;
 /// assert!(err.to_string().contains("--batch-size"));
 /// ```
 #[derive(Parser, Debug)]
-#[command(name = "lingo", version, about = "Attention in neural machine translation, taught and measured.")]
+#[command(name = "lingo", version, about = "Attention in neural machine translation, taught and measured.", long_about = LONG_ABOUT)]
 #[command(
     allow_negative_numbers = true,
     after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data ../shared/data/eng-spa.tsv --time-budget 600\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\""
@@ -108,6 +110,14 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// What `lingo --help` says above the commands; `-h` shows its first line.
+const LONG_ABOUT: &str = "Attention in neural machine translation, taught and measured.
+
+Each command reproduces or extends one of lingo's lessons: the attention ablation, the sorting case study, \
+training a translation model on a real corpus, translating with it, scoring translations. Each prints a table \
+a person can read (or, with --json, one JSON object per line) and writes its pictures to an output directory \
+(target/lingo-out unless --out says otherwise). `lingo COMMAND --help` shows a command's options and examples.";
 
 /// The commands.
 #[derive(Subcommand, Debug)]

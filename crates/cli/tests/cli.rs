@@ -185,6 +185,22 @@ fn help_shows_examples_and_succeeds() {
 }
 
 #[test]
+fn help_is_prose_without_the_doc_comment_s_code() {
+    let root = lingo_cli::Cli::command();
+    for args in [&["--help"][..], &["-h"]] {
+        let out = lingo(args);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(!text.contains("```") && !text.contains("try_parse_from"), "{args:?}: {text}");
+        assert!(text.starts_with("Attention in neural machine translation, taught and measured.\n"), "{text}");
+        for command in root.get_subcommands() {
+            assert!(text.contains(&format!("  {} ", command.get_name())), "{args:?} lists no {}", command.get_name());
+        }
+    }
+    assert!(stdout(&lingo(&["--help"])).contains("Each command reproduces or extends one of lingo's lessons"));
+}
+
+#[test]
 fn missing_and_malformed_files_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.tsv");
