@@ -19,9 +19,11 @@
 //! ## Errors
 //!
 //! Bad arguments are rejected while they are read, before any work, by
-//! clap with a message naming the flag; flags that are each valid but do
-//! not fit together are rejected next, still before any work, also with
-//! status 2 ([`Error::Usage`]); problems found later (a missing
+//! clap with a message naming the flag, and the nearest name for a misspelt
+//! command, flag or value, on one line ([`clap_line`]: `error: unexpected
+//! argument '--dta' found (did you mean '--data'?)`); flags that are each
+//! valid but do not fit together are rejected next, still before any work,
+//! also with status 2 ([`Error::Usage`]); problems found later (a missing
 //! file, a malformed corpus line, a corrupt checkpoint) come back as one
 //! [`Error`], which the binary prints as a single `error: ...` line
 //! ([`one_line`]) before exiting with status 1 (2 for usage errors).
@@ -71,7 +73,7 @@ mod translate;
 use clap::{Parser, Subcommand};
 
 pub use ablation::{AblationArgs, InitChoice};
-pub use error::{Error, Result, one_line};
+pub use error::{Error, Result, clap_line, one_line};
 pub use metrics::RoundMetrics;
 pub use output::{Output, print_err};
 pub use score::ScoreArgs;

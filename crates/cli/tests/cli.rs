@@ -176,6 +176,24 @@ fn unknown_flags_and_commands_are_one_line() {
 }
 
 #[test]
+fn misspellings_keep_clap_s_suggestion_on_the_one_line() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["trian"], "error: unrecognized subcommand 'trian' (did you mean 'train' or 'translate'?)"),
+        (&["train", "--dta", "x"], "error: unexpected argument '--dta' found (did you mean '--data'?)"),
+        (
+            &["train", "--data", "x", "--model", "transfomer"],
+            "error: invalid value 'transfomer' for '--model <MODEL>' [possible values: rnn, transformer] (did you mean 'transformer'?)",
+        ),
+    ];
+    for (args, line) in cases {
+        let out = lingo(args);
+        assert_one_line_error(&out, line);
+        assert_eq!(stderr(&out), format!("{line}\n"), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
 fn help_shows_examples_and_succeeds() {
     for args in [&["--help"][..], &["ablation", "--help"], &["translate", "--help"]] {
         let out = lingo(args);
