@@ -13,8 +13,12 @@
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
 //! | `lingo score --hyp FILE --ref FILE` | corpus BLEU and chrF of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with its signature; `--lowercase` as sacrebleu's `-lc` and `--chrf-lowercase` |
 //!
-//! Every command takes `--seed` (the same seed gives the same output),
-//! `--threads` (rayon's pool, which also shares out large products) and `--json`.
+//! Each command lists only the flags it reads: every command takes `--json`;
+//! the commands that train (`ablation`, `sort-study`, `train`) take `--seed`
+//! (the same seed gives the same output); those that run a model (the three,
+//! and `translate`) take `--threads` (rayon's pool, which also shares out
+//! large products). They are the flag groups of [`args`]: [`args::RunFlags`],
+//! [`args::ComputeFlags`], [`args::JsonFlag`].
 //!
 //! ## Errors
 //!
@@ -81,14 +85,16 @@ pub use sort_study::SortStudyArgs;
 pub use train::{TokenizerChoice, TrainArgs};
 pub use translate::TranslateArgs;
 
-/// The `lingo` command line: global options and one command.
+/// The `lingo` command line: one command and its flags.
 ///
 /// `--help` shows a description of its own, not this comment (its example is for rustdoc).
 ///
 /// ```
 /// use clap::Parser;
-/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "--seed", "3", "ablation"]).unwrap();
-/// assert_eq!(cli.seed, 3);
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--seed", "3"]).unwrap();
+/// let lingo_cli::Command::Ablation(args) = cli.command else { unreachable!() };
+/// assert_eq!(args.run.seed, 3);
+/// assert!(lingo_cli::Cli::try_parse_from(["lingo", "translate", "--seed", "3", "--checkpoint", "m"]).is_err());
 /// let err = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--batch-size", "0"]).unwrap_err();
 /// assert!(err.to_string().contains("--batch-size"));
 /// ```
@@ -99,15 +105,6 @@ pub use translate::TranslateArgs;
     after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data ../shared/data/eng-spa.tsv --time-budget 600\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\""
 )]
 pub struct Cli {
-    /// Seed of every random choice (data, initialisation, batch order)
-    #[arg(long, global = true, default_value_t = 0)]
-    pub seed: u64,
-    /// Worker threads (rayon's pool; it also shares out large products; default: all cores; at most four times the cores)
-    #[arg(long, global = true, value_parser = args::threads)]
-    pub threads: Option<usize>,
-    /// Print one JSON object per line instead of tables
-    #[arg(long, global = true)]
-    pub json: bool,
     /// What to run
     #[command(subcommand)]
     pub command: Command,
@@ -155,6 +152,21 @@ pub enum Command {
     Score(ScoreArgs),
 }
 
+impl Command {
+    /// `--threads` (`None` also for a command without it: rayon's default
+    /// pool) and `--json`.
+    fn threads_and_json(&self) -> (Option<usize>, bool) {
+        let compute = match self {
+            Command::Ablation(args) => args.run.compute,
+            Command::SortStudy(args) => args.run.compute,
+            Command::Train(args) => args.run.compute,
+            Command::Translate(args) => args.compute,
+            Command::Score(args) => return (None, args.output.json),
+        };
+        (compute.threads, compute.output.json)
+    }
+}
+
 /// Runs a parsed command line: sets up the threads (rayon's pool, which
 /// also splits large matrix products), then the command.
 ///
@@ -166,7 +178,8 @@ pub enum Command {
 /// assert_eq!(err.exit_code(), 2);
 /// ```
 pub fn run(cli: &Cli) -> Result<()> {
-    if let Some(threads) = cli.threads {
+    let (threads, json) = cli.command.threads_and_json();
+    if let Some(threads) = threads {
         // Fails only if the global pool already exists (a second call in one process).
         if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()
             && rayon::current_num_threads() != threads
@@ -174,7 +187,7 @@ pub fn run(cli: &Cli) -> Result<()> {
             return Err(Error::Threads(e.to_string()));
         }
     }
-    let out = Output::new(cli.json);
+    let out = Output::new(json);
     match &cli.command {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
@@ -189,9 +202,9 @@ pub fn run(cli: &Cli) -> Result<()> {
         _ => None,
     };
     match &cli.command {
-        Command::Ablation(args) => ablation::run(args, cli.seed, &out),
-        Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),
-        Command::Train(args) => train::train(args, cli.seed, &out),
+        Command::Ablation(args) => ablation::run(args, args.run.seed, &out),
+        Command::SortStudy(args) => sort_study::run(args, args.run.seed, &out),
+        Command::Train(args) => train::train(args, args.run.seed, &out),
         Command::Translate(args) => translate::translate(args, &out),
         Command::Score(args) => score::score(args, &out),
     }

@@ -23,6 +23,9 @@ pub struct ScoreArgs {
     /// Lowercase translations and references before scoring (sacrebleu's `-lc` and `--chrf-lowercase`)
     #[arg(long)]
     pub lowercase: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: crate::args::JsonFlag,
 }
 
 /// A sacrebleu signature: the settings that make a score comparable, as

@@ -207,6 +207,9 @@ pub struct TrainArgs {
     /// Also write the split and its tokens to --out/splits (for training another toolkit on the same pairs)
     #[arg(long)]
     pub export_splits: bool,
+    /// `--seed`, `--threads`, `--json`.
+    #[command(flatten)]
+    pub run: crate::args::RunFlags,
 }
 
 impl TrainArgs {

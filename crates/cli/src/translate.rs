@@ -41,6 +41,9 @@ pub struct TranslateArgs {
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
+    /// `--threads`, `--json`.
+    #[command(flatten)]
+    pub compute: crate::args::ComputeFlags,
 }
 
 /// Loads a `model.ckpt` written by `lingo train`; given a training

@@ -32,18 +32,15 @@ fn keys(map: &serde_json::Map<String, serde_json::Value>) -> Vec<&str> {
 /// that are valid alone but not together: `(command line, flag to name)`.
 /// `DATA` stands for a valid corpus, so the flag is the only problem.
 const BAD_VALUES: &[(&[&str], &str)] = &[
-    // Global options, with each command.
-    (&["--seed", "-1", "ablation"], "--seed"),
+    // The shared flags (crate::args::RunFlags, ComputeFlags), with each command that has them.
+    (&["ablation", "--seed", "-1"], "--seed"),
     (&["ablation", "--seed", "x"], "--seed"),
     (&["sort-study", "--seed", "1.5"], "--seed"),
     (&["train", "--data", "DATA", "--seed", "-3"], "--seed"),
-    (&["translate", "--seed", "", "--checkpoint", "x.ckpt", "hola"], "--seed"),
     (&["ablation", "--threads", "0"], "--threads"),
     (&["sort-study", "--threads", "0"], "--threads"),
     (&["train", "--data", "DATA", "--threads", "-2"], "--threads"),
     (&["translate", "--checkpoint", "x.ckpt", "--threads", "0", "hola"], "--threads"),
-    (&["score", "--seed", "x", "--hyp", "h.txt", "--ref", "r.txt"], "--seed"),
-    (&["score", "--hyp", "h.txt", "--ref", "r.txt", "--threads", "0"], "--threads"),
     // ablation
     (&["ablation", "--train-size", "0"], "--train-size"),
     (&["ablation", "--val-size", "0"], "--val-size"),
@@ -143,12 +140,12 @@ fn every_numeric_flag_rejects_bad_values_before_any_work() {
         assert!(written.is_empty(), "{args:?} wrote {written:?} before failing");
         flags.insert((args[0], flag));
     }
-    // The table misses no numeric flag of any command (global ones included).
+    // The table misses no numeric flag of any command.
     let numeric = [TypeId::of::<usize>(), TypeId::of::<u64>(), TypeId::of::<f32>(), TypeId::of::<f64>()];
     let root = lingo_cli::Cli::command();
     let mut all = 0;
     for command in root.get_subcommands() {
-        for arg in command.get_arguments().chain(root.get_arguments()) {
+        for arg in command.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
             if numeric.iter().any(|t| arg.get_value_parser().type_id() == *t) {
                 all += 1;
@@ -173,6 +170,37 @@ fn unknown_flags_and_commands_are_one_line() {
     assert_one_line_error(&lingo(&["ablation", "--bogus"]), "--bogus");
     assert_one_line_error(&lingo(&["frobnicate"]), "frobnicate");
     assert_one_line_error(&lingo(&["train"]), "--data");
+}
+
+#[test]
+fn each_command_lists_only_the_shared_flags_it_reads() {
+    let root = lingo_cli::Cli::command();
+    assert!(root.get_arguments().all(|a| a.get_long().is_none_or(|l| l == "help" || l == "version")));
+    let trains: &[&str] = &["seed", "threads", "json"];
+    let want: [(&str, &[&str]); 5] = [
+        ("ablation", trains),
+        ("sort-study", trains),
+        ("train", trains),
+        ("translate", &["threads", "json"]),
+        ("score", &["json"]),
+    ];
+    assert_eq!(root.get_subcommands().count(), want.len(), "a new command: say which shared flags it reads");
+    for (name, flags) in want {
+        let command = root.find_subcommand(name).unwrap();
+        let shared: Vec<&str> =
+            command.get_arguments().filter_map(|a| a.get_long()).filter(|l| trains.contains(l)).collect();
+        assert_eq!(shared, flags, "{name}");
+        let help = stdout(&lingo(&[name, "--help"]));
+        for flag in trains {
+            let listed = help.lines().any(|l| l.split_whitespace().next() == Some(&format!("--{flag}")));
+            assert_eq!(listed, flags.contains(flag), "{name} --help and --{flag}");
+        }
+    }
+    let seeded = lingo(&["translate", "--seed", "1", "--checkpoint", "x.ckpt", "hola"]);
+    assert_one_line_error(&seeded, "error: unexpected argument '--seed' found");
+    assert_eq!(seeded.status.code(), Some(2));
+    let before = lingo(&["--seed", "1", "ablation"]);
+    assert_one_line_error(&before, "unexpected argument '--seed' found (tip: 'ablation --seed' exists)");
 }
 
 #[test]
@@ -564,9 +592,9 @@ fn split_seed_fixes_the_held_out_pairs_while_the_seed_changes_the_run() {
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let run = |name: &str, seed: &str, split_seed: Option<&str>| {
         let mut args = vec![
+            "train",
             "--seed",
             seed,
-            "train",
             "--json",
             "--data",
             "numbers.tsv",
