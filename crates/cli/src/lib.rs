@@ -102,7 +102,7 @@ pub use translate::TranslateArgs;
 #[command(name = "lingo", version, about = "Attention in neural machine translation, taught and measured.", long_about = LONG_ABOUT)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data ../shared/data/eng-spa.tsv --time-budget 600\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\""
+    after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data data/eng-spa-sample.tsv --test-size 100 --valid-size 100 --time-budget 60\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\""
 )]
 pub struct Cli {
     /// What to run
@@ -136,7 +136,7 @@ pub enum Command {
     /// Train a translation model on a parallel corpus (TSV) within a time budget; BLEU and chrF on held-out pairs
     #[command(
         allow_negative_numbers = true,
-        after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer word --vocab-size 6000 --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive"
+        after_help = "Examples:\n  lingo train --data data/eng-spa-sample.tsv --test-size 100 --valid-size 100 --time-budget 60\n  lingo train --data data/eng-spa-sample.tsv --test-size 100 --valid-size 100 --tokenizer word --vocab-size 2000 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive"
     )]
     Train(TrainArgs),
     /// Translate a sentence with a model written by `lingo train`, and show where it looked

@@ -247,6 +247,18 @@ fn help_is_prose_without_the_doc_comment_s_code() {
 }
 
 #[test]
+fn help_examples_read_the_sample_the_repository_ships() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut help = stdout(&lingo(&["--help"]));
+    for command in lingo_cli::Cli::command().get_subcommands() {
+        help += &stdout(&lingo(&[command.get_name(), "--help"]));
+    }
+    assert!(!help.contains("shared/data"), "a path a user's clone does not have: {help}");
+    assert!(help.contains("--data data/eng-spa-sample.tsv"), "{help}");
+    assert!(root.join("data/eng-spa-sample.tsv").is_file());
+}
+
+#[test]
 fn missing_and_malformed_files_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.tsv");
