@@ -22,7 +22,7 @@ use lingo::attention::Scorer;
 use lingo::data::{
     Corpus, ReadOptions, SplitFractions, Tokenizer, Vocab, VocabConfig, WordTokenizer, Wrap, corpus_bleu,
 };
-use lingo::nn::{Seq2Seq, Seq2SeqConfig, TrainConfig, greedy_decode, train_model};
+use lingo::nn::{Next, Seq2Seq, Seq2SeqConfig, TrainConfig, greedy_decode, train_model_with};
 use lingo::viz::{TextOptions, format_attention};
 use ndarray::Array2;
 use rand::SeedableRng;
@@ -59,7 +59,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut train_config = TrainConfig::new(4, 2e-3);
     train_config.batching.bucket = true; // similar lengths share a batch: less padding
     train_config.time_budget = Some(Duration::from_secs(180)); // checked after each epoch
-    train_model(&mut model, &train, &valid, &train_config, None)?;
+    // Training prints nothing: each finished epoch's line is printed here.
+    train_model_with(&mut model, &train, &valid, &train_config, None, |report, _| {
+        println!("{report}");
+        Ok::<_, lingo::nn::Error>(Next::Continue)
+    })?;
 
     // Greedy translations of the test sources, one padded batch.
     let sources: Vec<Vec<usize>> =
