@@ -59,3 +59,13 @@ fn crlf_and_bom_are_read_transparently() {
         assert_eq!(loaded.corpus.pairs, want, "{name}");
     }
 }
+
+#[test]
+fn bad_exported_directories_give_their_expected_error() {
+    let cases = cases::exported();
+    assert_eq!(cases.len(), 14);
+    for (dir, message) in cases {
+        let err = lingo::nn::Translator::import(&dir).err().unwrap_or_else(|| panic!("{}: imported", dir.display()));
+        assert_eq!(err.to_string(), message);
+    }
+}

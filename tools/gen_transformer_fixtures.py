@@ -37,14 +37,16 @@ Deterministic: each case draws from a generator seeded by a CRC32 of its name.
 
 import json
 import math
+import sys
 import zlib
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+from lingo_torch import Transformer  # noqa: E402  (lingo's Transformer in PyTorch, under lingo's names)
 OUT_PATH = REPO_ROOT / "crates" / "nn" / "tests" / "fixtures" / "transformer_pytorch.json"
 PAD, SOS, EOS = 0, 2, 3
 LABEL_SMOOTHING = 0.1
@@ -60,52 +62,11 @@ CASES = [
 ]
 
 
-def sinusoids(length, d):
-    """PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i + 1) = cos(the same)."""
-    pos = torch.arange(length, dtype=torch.float64)[:, None]
-    j = torch.arange(d)
-    rate = torch.pow(torch.tensor(10000.0, dtype=torch.float64), -(j - j % 2).double() / d)
-    angle = pos * rate
-    return torch.where(j % 2 == 0, torch.sin(angle), torch.cos(angle))
-
-
-class Model(nn.Module):
-    """The Transformer of crates/nn/src/transformer.rs, in PyTorch."""
-
-    def __init__(self, c):
-        super().__init__()
-        act = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}[c["activation"]]
-        d, first = c["d_model"], c["norm"] == "pre"
-        enc = nn.TransformerEncoderLayer(d, c["heads"], c["ff_dim"], dropout=0.0, activation=act, batch_first=True,
-                                         norm_first=first)
-        dec = nn.TransformerDecoderLayer(d, c["heads"], c["ff_dim"], dropout=0.0, activation=act, batch_first=True,
-                                         norm_first=first)
-        self.encoder = nn.TransformerEncoder(enc, c["encoder_layers"], norm=nn.LayerNorm(d), enable_nested_tensor=False)
-        self.decoder = nn.TransformerDecoder(dec, c["decoder_layers"], norm=nn.LayerNorm(d))
-        self.decoder.embedding = nn.Embedding(c["tgt_vocab"], d, padding_idx=PAD)
-        self.encoder.embedding = self.decoder.embedding if c["tie"] else nn.Embedding(c["src_vocab"], d, padding_idx=PAD)
-        if c["positions"] == "learned":
-            self.encoder.positions = nn.Embedding(MAX_LEN, d)
-            self.decoder.positions = nn.Embedding(MAX_LEN, d)
-        else:
-            self.register_buffer("pe", sinusoids(MAX_LEN, d))
-        self.out = nn.Linear(d, c["tgt_vocab"])
-        if c["tie"]:
-            self.out.weight = self.decoder.embedding.weight
-        self.c = c
-
-    def embed(self, side, ids):
-        x = side.embedding(ids) * math.sqrt(self.c["d_model"])
-        n = ids.shape[1]
-        return x + (side.positions.weight[:n] if self.c["positions"] == "learned" else self.pe[:n].to(x.dtype))
-
-    def forward(self, src, src_pad, tgt_in, tgt_pad):
-        memory = self.encoder(self.embed(self.encoder, src), src_key_padding_mask=src_pad)
-        t = tgt_in.shape[1]
-        causal = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)
-        y = self.decoder(self.embed(self.decoder, tgt_in), memory, tgt_mask=causal, tgt_key_padding_mask=tgt_pad,
-                         memory_key_padding_mask=src_pad)
-        return self.out(y)
+def Model(c):
+    """lingo_torch.Transformer (the model of crates/nn/src/transformer.rs in PyTorch) for a case."""
+    return Transformer(dict(c, activation={"relu": "Relu", "gelu": "Gelu", "gelu_tanh": "GeluTanh"}[c["activation"]],
+                            norm=c["norm"].capitalize(), positions=c["positions"].capitalize(), max_len=MAX_LEN,
+                            dropout=0.0, layer_norm_eps=1e-5, tie_output=c["tie"], tie_source=c["tie"]))
 
 
 def unique_params(model):
@@ -162,7 +123,7 @@ def run(model, pairs, dtype):
     tgt_in, tgt_pad = pad([t[:-1] for _, t in pairs])
     tgt_out, _ = pad([t[1:] for _, t in pairs])
     model = model.to(dtype)
-    return model(src, src_pad, tgt_in, tgt_pad), tgt_out
+    return model(src, (~src_pad).sum(1), tgt_in, (~tgt_pad).sum(1)), tgt_out
 
 
 def case_fixture(c):

@@ -104,6 +104,15 @@ fn main() {
         let file = std::fs::read(dir.join("model.ckpt")).expect("read back");
         write("translator", &format!("{name}-file"), &[&[0u8][..], &file].concat());
         write("translator", &format!("{name}-payload"), &[&[1u8][..], &file[28..]].concat());
+
+        // exported, safetensors: the same translator as lingo export writes it.
+        let translator = Translator::load(dir.join("model.ckpt")).expect("loaded");
+        translator.export(dir.join("exported")).expect("exported");
+        let config = std::fs::read(dir.join("exported/config.json")).expect("read back");
+        let weights = std::fs::read(dir.join("exported/model.safetensors")).expect("read back");
+        write("exported", &format!("{name}-config"), &[&[0u8][..], &config].concat());
+        write("exported", &format!("{name}-dir"), &[&[1u8][..], &config, &[0], &weights].concat());
+        write("safetensors", name, &weights);
     }
     std::fs::remove_dir_all(&dir).expect("cleaned up");
     println!("seeds written to {}/corpus", env!("CARGO_MANIFEST_DIR"));

@@ -155,3 +155,22 @@ fn unreadable(_tmp: &Path) -> Option<PathBuf> {
     eprintln!("skipped the no-read-permission case: file modes are a Unix test");
     None
 }
+
+/// The exported directories of `tests/bad_inputs/export/` (made by
+/// `tools/lingo_torch.py fixtures`), each wrong in one way, with the one
+/// error importing it must give: its `expected` file, `{dir}` standing for
+/// the directory's path.
+pub fn exported() -> Vec<(PathBuf, String)> {
+    let mut cases: Vec<(PathBuf, String)> = std::fs::read_dir(dir().join("export"))
+        .expect("tests/bad_inputs/export/ is there")
+        .map(|entry| {
+            let path = entry.expect("a directory entry").path();
+            let text = std::fs::read_to_string(path.join("expected"))
+                .unwrap_or_else(|e| panic!("{}: no expected file: {e}", path.display()));
+            let message = text.trim_end().replace("{dir}", path.to_str().expect("a UTF-8 path"));
+            (path, message)
+        })
+        .collect();
+    cases.sort();
+    cases
+}

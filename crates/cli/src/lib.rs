@@ -12,6 +12,8 @@
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
 //! | `lingo score --hyp FILE --ref FILE` | corpus BLEU and chrF of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with its signature; `--lowercase` as sacrebleu's `-lc` and `--chrf-lowercase` |
+//! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
+//! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
 //!
 //! Each command lists only the flags it reads: every command takes `--json`;
 //! the commands that train (`ablation`, `sort-study`, `train`) take `--seed`
@@ -63,6 +65,7 @@ mod ablation;
 pub mod args;
 pub mod budget;
 mod error;
+mod export;
 mod interrupt;
 mod measure;
 mod metrics;
@@ -78,6 +81,7 @@ use clap::{Parser, Subcommand};
 
 pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, clap_line, one_line};
+pub use export::{ExportArgs, ImportArgs};
 pub use metrics::RoundMetrics;
 pub use output::{Output, print_err};
 pub use score::ScoreArgs;
@@ -150,6 +154,16 @@ pub enum Command {
         after_help = "Examples:\n  lingo score --hyp test.hyp.txt --ref test.ref.txt\n  lingo score --hyp out.txt --ref ref1.txt --ref ref2.txt --lowercase --json\n  lingo translate --checkpoint model.ckpt --input test.src.txt | lingo score --hyp - --ref test.ref.txt"
     )]
     Score(ScoreArgs),
+    /// Write a model.ckpt as model.safetensors (PyTorch's names and layouts) and config.json, for PyTorch, candle or burn
+    #[command(
+        after_help = "Examples:\n  lingo export --checkpoint target/lingo-out/train/model.ckpt --out /tmp/model\n  python3 tools/lingo_torch.py check /tmp/model   # the same model in PyTorch"
+    )]
+    Export(ExportArgs),
+    /// Make a model.ckpt from a directory of model.safetensors and config.json (from lingo export or PyTorch)
+    #[command(
+        after_help = "Examples:\n  lingo import /tmp/model                      # writes /tmp/model/model.ckpt\n  lingo import /tmp/model --out model.ckpt"
+    )]
+    Import(ImportArgs),
 }
 
 impl Command {
@@ -161,7 +175,9 @@ impl Command {
             Command::SortStudy(args) => args.run.compute,
             Command::Train(args) => args.run.compute,
             Command::Translate(args) => args.compute,
-            Command::Score(args) => return (None, args.output.json),
+            Command::Score(ScoreArgs { output, .. })
+            | Command::Export(ExportArgs { output, .. })
+            | Command::Import(ImportArgs { output, .. }) => return (None, output.json),
         };
         (compute.threads, compute.output.json)
     }
@@ -192,7 +208,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
         Command::Train(args) => args.check(),
-        Command::Translate(_) | Command::Score(_) => Ok(()),
+        Command::Translate(_) | Command::Score(_) | Command::Export(_) | Command::Import(_) => Ok(()),
     }?;
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
@@ -207,6 +223,8 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Train(args) => train::train(args, args.run.seed, &out),
         Command::Translate(args) => translate::translate(args, &out),
         Command::Score(args) => score::score(args, &out),
+        Command::Export(args) => export::export(args, &out),
+        Command::Import(args) => export::import(args, &out),
     }
 }
 

@@ -89,3 +89,15 @@ fn a_file_without_read_permission_is_one_line_error_even_when_tests_run_as_root(
     assert_eq!(out.status.code(), Some(1), "stderr {:?}", stderr(&out));
     assert_one_line_error(&out, &format!("error: {}: Permission denied", data.display()));
 }
+
+#[test]
+fn bad_exported_directories_are_one_line_errors_and_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("model.ckpt");
+    for (dir, message) in cases::exported() {
+        let out = lingo(&["import", dir.to_str().unwrap(), "--out", target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", dir.display());
+        assert_eq!(stderr(&out), format!("error: {message}\n"));
+        assert!(!target.exists(), "{}", dir.display());
+    }
+}

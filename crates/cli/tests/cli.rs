@@ -177,12 +177,14 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
     let root = lingo_cli::Cli::command();
     assert!(root.get_arguments().all(|a| a.get_long().is_none_or(|l| l == "help" || l == "version")));
     let trains: &[&str] = &["seed", "threads", "json"];
-    let want: [(&str, &[&str]); 5] = [
+    let want: [(&str, &[&str]); 7] = [
         ("ablation", trains),
         ("sort-study", trains),
         ("train", trains),
         ("translate", &["threads", "json"]),
         ("score", &["json"]),
+        ("export", &["json"]),
+        ("import", &["json"]),
     ];
     assert_eq!(root.get_subcommands().count(), want.len(), "a new command: say which shared flags it reads");
     for (name, flags) in want {
@@ -868,4 +870,43 @@ fn an_exploding_learning_rate_is_one_error_naming_epoch_and_step() {
     ]);
     assert_one_line_error(&ablation, "at epoch 1, step 1");
     assert!(stderr(&ablation).contains("loss is"), "{}", stderr(&ablation));
+}
+
+#[test]
+fn export_then_import_gives_the_same_model_and_never_overwrites_unasked() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut train = common::tiny_train("1");
+    train.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
+    assert!(lingo_in(dir.path(), &train).status.success());
+
+    let export = ["export", "--json", "--checkpoint", "run/model.ckpt", "--out", "exported", "--reference"];
+    let out = lingo_in(dir.path(), &export);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys(&json_lines(&out)[0]), ["command", "from", "model", "params", "seconds", "to"]);
+    let reference: lingo::nn::Reference =
+        serde_json::from_slice(&std::fs::read(dir.path().join("exported/reference.json")).unwrap()).unwrap();
+    assert_eq!(reference.batch.len(), 8);
+    let longest = reference.batch.iter().map(|p| p.tgt.len() - 1).max().unwrap();
+    let translator = lingo::nn::Translator::load(dir.path().join("run/model.ckpt")).unwrap();
+    assert_eq!(reference.logits_shape, [8, longest, translator.tgt_vocab().len()]);
+    let out = lingo_in(dir.path(), &["import", "exported", "--out", "back.ckpt"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("imported exported -> back.ckpt (rnn, "), "{}", stdout(&out));
+    let bytes = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    assert!(bytes("run/model.ckpt") == bytes("back.ckpt"), "the round trip changes no byte");
+
+    // An export or import over existing files is refused, and changes nothing.
+    let before = bytes("exported/model.safetensors");
+    let again = lingo_in(dir.path(), &export);
+    assert_eq!(again.status.code(), Some(2));
+    assert_one_line_error(&again, "invalid --out: exported/model.safetensors already exists; add --overwrite");
+    assert_one_line_error(
+        &lingo_in(dir.path(), &["import", "exported", "--out", "back.ckpt"]),
+        "back.ckpt already exists",
+    );
+    assert!(bytes("exported/model.safetensors") == before);
+    let mut overwrite = export.to_vec();
+    overwrite.push("--overwrite");
+    assert!(lingo_in(dir.path(), &overwrite).status.success());
 }

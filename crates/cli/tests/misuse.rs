@@ -408,6 +408,30 @@ fn endless_devices_and_pipes_are_refused_as_corpus_and_checkpoint() {
 }
 
 #[test]
+fn endless_devices_and_pipes_are_refused_as_exported_files() {
+    let dir = workdir();
+    assert!(train(dir.path(), &[]).output().unwrap().status.success());
+    let export = ["export", "--checkpoint", "run/model.ckpt", "--out", "exported"];
+    assert!(lingo_command(dir.path(), &export).output().unwrap().status.success());
+    let import = || lingo_command(dir.path(), &["import", "exported", "--out", "back.ckpt"]).output().unwrap();
+    // config.json a link to /dev/zero; then model.safetensors a FIFO fed from it.
+    let config = dir.path().join("exported/config.json");
+    let saved = std::fs::read(&config).unwrap();
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &config).unwrap();
+    common::assert_one_line_error(&import(), "exported/config.json: not a regular file");
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, saved).unwrap();
+    let weights = dir.path().join("exported/model.safetensors");
+    std::fs::remove_file(&weights).unwrap();
+    let mut writer = zero_fifo(&weights);
+    common::assert_one_line_error(&import(), "exported/model.safetensors: not a regular file");
+    let _ = writer.kill();
+    let _ = writer.wait();
+    assert!(!dir.path().join("back.ckpt").exists());
+}
+
+#[test]
 fn unclear_messages_name_the_file_flag_or_line() {
     use std::os::unix::ffi::OsStrExt;
     let dir = workdir();

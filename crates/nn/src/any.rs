@@ -113,6 +113,24 @@ impl AnyModel {
             AnyConfig::Transformer(c) => AnyModel::Transformer(Transformer::new(c, rng)?),
         })
     }
+
+    /// Teacher-forced scores of a batch in evaluation mode, `(batch,
+    /// tgt_len, tgt_vocab)`: what the loss reads, for comparing a model
+    /// with another implementation of it (`tools/lingo_torch.py`).
+    ///
+    /// ```
+    /// use lingo_data::{Batch, Example};
+    /// let model = lingo_nn::translator::doc_translator();
+    /// let batch = Batch::from_examples(&[Example { src: vec![2, 4, 3], tgt: vec![2, 5, 4, 3] }]).unwrap();
+    /// assert_eq!(model.model().logits(&batch).unwrap().shape(), &[1, 3, 6]);
+    /// ```
+    pub fn logits(&self, batch: &Batch) -> Result<Tensor> {
+        let (src, src_lens, tgt_in, tgt_lens) = (&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens);
+        Ok(match self {
+            AnyModel::Seq2Seq(m) => m.forward(src, src_lens, tgt_in, tgt_lens, Mode::Eval)?.logits,
+            AnyModel::Transformer(m) => m.forward(src, src_lens, tgt_in, tgt_lens, Mode::Eval)?.logits,
+        })
+    }
 }
 
 impl From<Seq2Seq> for AnyModel {

@@ -84,6 +84,15 @@ pub enum Error {
         /// What went wrong.
         problem: CheckpointProblem,
     },
+    /// A file of an exported directory (`model.safetensors`, `config.json`)
+    /// could not be written, or read back as a translator.
+    #[error("{}: {problem}", .path.display())]
+    Export {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        problem: ExportProblem,
+    },
 }
 
 /// How a model's parameters and a state dict (or optimizer state) disagree.
@@ -204,6 +213,55 @@ pub enum CheckpointProblem {
     /// resuming from it.
     #[error("not from this run: {0}")]
     OtherRun(String),
+}
+
+/// What is wrong with a file of an exported directory (the path is in
+/// [`Error::Export`]).
+///
+/// ```
+/// let p = lingo_nn::ExportProblem::Dtype { name: "out.weight".into(), dtype: "BF16".into() };
+/// assert_eq!(p.to_string(), "tensor out.weight is BF16; lingo reads F32 only");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportProblem {
+    /// Reading, writing, syncing or renaming failed.
+    #[error("I/O error: {0}")]
+    Io(#[source] std::io::Error),
+    /// A device, a pipe or a directory where a file was expected: never
+    /// read, as an endless device would never end.
+    #[error("not a regular file (a device, a pipe or a directory)")]
+    NotAFile,
+    /// The safetensors header or its offsets are not valid (the safetensors
+    /// crate's message: truncated, oversized, overlapping, out of bounds).
+    #[error("not a valid safetensors file: {0}")]
+    Safetensors(String),
+    /// A tensor of another element type than `f32`.
+    #[error("tensor {name} is {dtype}; lingo reads F32 only")]
+    Dtype {
+        /// The tensor's name.
+        name: String,
+        /// Its element type, as the safetensors header names it.
+        dtype: String,
+    },
+    /// `config.json` is not valid JSON, or not of the expected form
+    /// (serde_json's message, with the line and column).
+    #[error("{0}")]
+    Json(String),
+    /// `config.json` describes something other than a lingo translator, or
+    /// another version of the format.
+    #[error("format {found:?} is not supported (this build reads {supported:?})")]
+    Format {
+        /// The `format` field found.
+        found: String,
+        /// The one this build reads.
+        supported: String,
+    },
+    /// The weights do not fit the model `config.json` describes (a missing,
+    /// extra or misnamed tensor, a shape that disagrees), or the
+    /// configuration itself is not valid.
+    #[error("{0}")]
+    Model(Box<Error>),
 }
 
 /// `Result` with this crate's [`Error`].

@@ -24,6 +24,7 @@
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best, any [`EncoderDecoder`]), both with attention |
 //! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
 //! | [`translator`] | [`Translator`]: a model with its tokenizer and vocabularies, loaded from `model.ckpt`; sentences to [`Translation`]s (text, tokens, log-probabilities, n-best, attention) |
+//! | [`export`] | [`Translator::export`] and [`Translator::import`]: a directory of `model.safetensors` (PyTorch's names and layouts) and `config.json` ([`ExportedConfig`]), which PyTorch reads and writes (`tools/lingo_torch.py`, `docs/interop.md`) |
 //!
 //! ## The translation model in five lines
 //!
@@ -156,13 +157,18 @@
 //! magic header, a format version and a checksum, and [`Checkpoint::load`]
 //! rejects truncated, corrupt, foreign and version-mismatched files with an
 //! error naming the path (the [`checkpoint`] module documents the format).
+//! [`Translator::export`] writes a trained model for other frameworks
+//! instead: safetensors weights under PyTorch's names, and a JSON
+//! configuration; [`Translator::import`] reads such a directory back,
+//! whoever wrote it.
 //!
 //! ## Errors
 //!
 //! One enum, [`Error`]: tensor and data errors pass through, settings out of
 //! range are [`Error::Config`], disagreements between a model and saved state
 //! name the parameter ([`Error::Param`]), checkpoint problems name the file
-//! ([`Error::Checkpoint`]).
+//! ([`Error::Checkpoint`]), and so do problems of an exported directory
+//! ([`Error::Export`]).
 //!
 //! ## Determinism
 //!
@@ -175,6 +181,7 @@ pub mod any;
 pub mod checkpoint;
 pub mod decode;
 mod error;
+pub mod export;
 pub mod init;
 pub mod layers;
 pub mod model;
@@ -191,7 +198,8 @@ pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
 };
 pub use decode::{BeamConfig, Hypothesis, ROWS_PER_GROUP, beam_search, greedy_decode};
-pub use error::{CheckpointProblem, Error, ParamProblem, Result};
+pub use error::{CheckpointProblem, Error, ExportProblem, ParamProblem, Result};
+pub use export::{ExportedConfig, Reference, ReferencePair};
 pub use init::Init;
 pub use layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions, Projected,
