@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, AlignmentAccuracy, Batch, LexiconReverse, Task};
-use lingo::nn::{Mode, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model};
+use lingo::nn::{Mode, Next, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, train_model_with};
 use lingo::tensor::no_grad;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -30,10 +30,14 @@ fn train_one(
     let train_config = TrainConfig {
         label_smoothing: 0.1,
         schedule: Schedule::LinearWarmup { warmup_steps: 4000 },
-        progress: Progress::Lines,
         ..TrainConfig::new(16, 5e-3)
     };
-    let result = train_model(&mut model, train, val, &train_config, None).expect("training runs");
+    // Training prints nothing: each finished epoch's line is printed here.
+    let result = train_model_with(&mut model, train, val, &train_config, None, |report, _| {
+        println!("{report}");
+        Ok::<_, lingo::nn::Error>(Next::Continue)
+    })
+    .expect("training runs");
     let val_loss = *result.val_losses.last().expect("16 epochs");
     (model, val_loss, result.seconds)
 }

@@ -12,7 +12,7 @@
 
 use lingo::attention::Scorer;
 use lingo::data::{Batch, DigitOp, DigitTask, PAD, Task, sequence_accuracy};
-use lingo::nn::{Mode, Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig, greedy_decode, train_model};
+use lingo::nn::{Mode, Next, Placement, RnnKind, Seq2Seq, Seq2SeqConfig, TrainConfig, greedy_decode, train_model_with};
 use lingo::tensor::no_grad;
 use lingo::viz::{CellStyle, TextOptions, format_attention};
 use ndarray::{Array2, Axis};
@@ -36,7 +36,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
     };
     let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(0))?;
-    train_model(&mut model, &train, &val, &TrainConfig::new(8, 3e-3), None)?;
+    // Training prints nothing: each finished epoch's line is printed here.
+    train_model_with(&mut model, &train, &val, &TrainConfig::new(8, 3e-3), None, |report, _| {
+        println!("{report}");
+        Ok::<_, lingo::nn::Error>(Next::Continue)
+    })?;
 
     // Exact match under greedy decoding: every digit and the final <eos> right.
     let batch = Batch::from_examples(&test)?;

@@ -60,15 +60,15 @@ def edit(sentence, vocabulary, rng):
     return " ".join(words)
 
 
-def scores(hyps, refs_per_hyp):
-    """sacrebleu's default corpus BLEU (13a, exp smoothing) and chrF."""
+def scores(hyps, refs_per_hyp, lowercase=False):
+    """sacrebleu's default corpus BLEU (13a, exp smoothing) and chrF, lowercased if asked."""
     n_refs = len(refs_per_hyp[0])
     assert all(len(r) == n_refs for r in refs_per_hyp)
     streams = [[refs[k] for refs in refs_per_hyp] for k in range(n_refs)]
-    bleu = BLEU().corpus_score(hyps, streams)
-    chrf = CHRF().corpus_score(hyps, streams)
+    bleu = BLEU(lowercase=lowercase).corpus_score(hyps, streams)
+    chrf = CHRF(lowercase=lowercase).corpus_score(hyps, streams)
     # The module-level helpers must agree with the metric objects.
-    assert abs(sacrebleu.corpus_bleu(hyps, streams).score - bleu.score) < 1e-12
+    assert abs(sacrebleu.corpus_bleu(hyps, streams, lowercase=lowercase).score - bleu.score) < 1e-12
     return {
         "bleu": {
             "score": bleu.score,
@@ -84,8 +84,10 @@ def scores(hyps, refs_per_hyp):
     }
 
 
-def case(name, hyps, refs_per_hyp):
-    return {"name": name, "hyps": hyps, "refs": refs_per_hyp, **scores(hyps, refs_per_hyp)}
+def case(name, hyps, refs_per_hyp, lowercase=False):
+    # Only lowercased cases say so: the case-sensitive ones stay as first written.
+    flag = {"lowercase": True} if lowercase else {}
+    return {"name": name, "hyps": hyps, "refs": refs_per_hyp, **flag, **scores(hyps, refs_per_hyp, lowercase)}
 
 
 def main():
@@ -130,6 +132,10 @@ def main():
     short_refs = [s for s in sample if len(s.split()) >= 7][:10]
     short_hyps = [" ".join(s.split()[:4]) for s in short_refs]
 
+    # The light edits with their case changed (upper, lower, swapped in turn):
+    # case-sensitive scores drop, lowercased ones see only the edits.
+    recased = [[s.upper, s.lower, s.swapcase][i % 3]() for i, s in enumerate(edited[:20])]
+
     cases = [
         case("eng-spa light edits", edited, [[s] for s in sample]),
         case("identical", sample[:10], [[s] for s in sample[:10]]),
@@ -146,6 +152,8 @@ def main():
              [[s] for s in short_refs[:3]]),
         case("one-word hypotheses", [s.split()[0] for s in sample[:8]], [[s] for s in sample[:8]]),
         case("hypothesis longer than reference", [s + " " + s for s in sample[:5]], [[s] for s in sample[:5]]),
+        case("recased light edits", recased, [[s] for s in sample[:20]]),
+        case("lowercase: recased light edits", recased, [[s] for s in sample[:20]], lowercase=True),
     ]
 
     tokenizer = Tokenizer13a()
@@ -162,7 +170,8 @@ def main():
     fixture = {
         "generator": "tools/gen_bleu_fixtures.py",
         "sacrebleu_version": sacrebleu.__version__,
-        "settings": "BLEU: tokenize=13a, smooth=exp, max order 4, case-sensitive; chrF: char order 6, word order 0, beta 2",
+        "settings": "BLEU: tokenize=13a, smooth=exp, max order 4, case-sensitive; chrF: char order 6, word order 0, beta 2; "
+        "a case with \"lowercase\": true lowercases both metrics (lowercase=True)",
         "attribution": "Attribution: www.manythings.org/anki and tatoeba.org",
         "license": "Sentences from eng-spa (Tatoeba Project via manythings.org/anki), CC BY 2.0, "
         "http://creativecommons.org/licenses/by/2.0; edited hypotheses are derived from them.",

@@ -165,19 +165,23 @@ class Lingo:
     """lingo's side of each workload: {workload name: seconds or milliseconds}."""
 
     def __init__(self, binary, args):
-        self.cmd = [binary, "--threads", str(args.threads), "--json"]
+        self.binary = binary
         self.args = args
         self.engspa_runs = 0
 
+    def cmd(self, command, *flags, json=True):
+        """`lingo COMMAND FLAGS --threads N`, and `--json` unless told otherwise."""
+        return [self.binary, command, *flags, "--threads", str(self.args.threads), *(["--json"] if json else [])]
+
     def ablation(self):
         start = time.perf_counter()
-        rows = json_lines(run(self.cmd + ["ablation", "--no-png"]))
+        rows = json_lines(run(self.cmd("ablation", "--no-png")))
         wall = time.perf_counter() - start
         return {ABLATION_TOTAL: wall, **{f"ablation: {r['config']}": r["train_seconds"] for r in rows}}
 
     def sort(self):
         a = self.args
-        (row,) = json_lines(run(self.cmd + ["sort-study", "--time-epochs", "--lengths", "5", "--train-size", str(a.train_size), "--epochs", str(a.epochs)]))
+        (row,) = json_lines(run(self.cmd("sort-study", "--time-epochs", "--lengths", "5", "--train-size", str(a.train_size), "--epochs", str(a.epochs))))
         return {SORT_EPOCH: row["median_epoch_seconds"]}
 
     def attention(self, kernel):
@@ -194,15 +198,15 @@ class Lingo:
         a = self.args
         self.engspa_runs += 1
         out = os.path.join(a.engspa_workdir, f"lingo-{self.engspa_runs}")
-        train = ["train", "--seed", str(self.engspa_runs - 1), "--split-seed", "0", "--data", a.engspa_data, "--time-budget", str(a.engspa_budget), "--out", out, "--export-splits"]
-        final = json_lines(run(self.cmd + train + ENGSPA_RECIPE))[-1]
+        train = ["--seed", str(self.engspa_runs - 1), "--split-seed", "0", "--data", a.engspa_data, "--time-budget", str(a.engspa_budget), "--out", out, "--export-splits"]
+        final = json_lines(run(self.cmd("train", *train, *ENGSPA_RECIPE)))[-1]
         bleu, chrf = sacrebleu_scores(lines(os.path.join(out, "test.hyp.txt")), lines(os.path.join(out, "splits", "test.ref.txt")))
         # Translation as a user runs it: the whole `lingo translate --input` process.
         sources = os.path.join(out, "splits", "test.src.txt")
         rates = {}
         for name, beam in [(ENGSPA_GREEDY, "1"), (ENGSPA_BEAM, "5")]:
             start = time.perf_counter()
-            run(self.cmd[:3] + ["translate", "--checkpoint", os.path.join(out, "model.ckpt"), "--beam", beam, "--input", sources])
+            run(self.cmd("translate", "--checkpoint", os.path.join(out, "model.ckpt"), "--beam", beam, "--input", sources, json=False))
             rates[name] = len(lines(sources)) / (time.perf_counter() - start)
         return {ENGSPA_PAIRS: final.get("pairs_per_second"), ENGSPA_BLEU: bleu, ENGSPA_CHRF: chrf, ENGSPA_OWN_BLEU: final.get("bleu"), **rates}
 

@@ -77,6 +77,9 @@ pub struct AblationArgs {
     /// Write no pictures
     #[arg(long)]
     pub no_png: bool,
+    /// `--seed`, `--threads`, `--json`.
+    #[command(flatten)]
+    pub run: crate::args::RunFlags,
 }
 
 /// How weights start; see `lingo::nn::init`.

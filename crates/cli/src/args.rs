@@ -101,6 +101,59 @@ pub fn threads(text: &str) -> Result<usize, String> {
     }
 }
 
+/// `--json`, which every command reads.
+///
+/// ```
+/// use clap::Parser;
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "score", "--hyp", "h", "--ref", "r", "--json"]).unwrap();
+/// let lingo_cli::Command::Score(args) = cli.command else { unreachable!() };
+/// assert!(args.output.json);
+/// ```
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct JsonFlag {
+    /// Print one JSON object per line instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--threads` and `--json`: the flags of a command that runs a model
+/// without drawing random numbers (`lingo translate`).
+///
+/// ```
+/// use clap::Parser;
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "translate", "--checkpoint", "m", "--threads", "1"]).unwrap();
+/// let lingo_cli::Command::Translate(args) = cli.command else { unreachable!() };
+/// assert_eq!(args.compute.threads, Some(1));
+/// ```
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct ComputeFlags {
+    /// Worker threads (rayon's pool; it also shares out large products; default: all cores; at most four times the cores)
+    #[arg(long, value_parser = threads)]
+    pub threads: Option<usize>,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: JsonFlag,
+}
+
+/// `--seed`, `--threads` and `--json`: the flags of a command that trains
+/// (`ablation`, `sort-study`, `train`).
+///
+/// ```
+/// use clap::Parser;
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--seed", "3", "--json"]).unwrap();
+/// let lingo_cli::Command::Ablation(args) = cli.command else { unreachable!() };
+/// assert_eq!((args.run.seed, args.run.compute.output.json), (3, true));
+/// ```
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct RunFlags {
+    /// Seed of every random choice (data, initialisation, batch order)
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// `--threads` and `--json`.
+    #[command(flatten)]
+    pub compute: ComputeFlags,
+}
+
 /// Checks that every multi-head scorer among `choices` splits `hidden`
 /// (the attention size) evenly, naming `--hidden`; the commands call it
 /// before any work.

@@ -318,9 +318,10 @@ impl RunFile {
         toml::to_string(self).map_err(|e| Error::invalid("run file", e.to_string()))
     }
 
-    /// The run that `args` (already resolved) and `seed` describe, every
-    /// key explicit: what `lingo train` writes as `config.toml`.
-    pub(crate) fn of(args: &TrainArgs, seed: u64) -> RunFile {
+    /// The run that `args` (already resolved) describe, every key
+    /// explicit: what `lingo train` writes as `config.toml`.
+    pub(crate) fn of(args: &TrainArgs) -> RunFile {
+        let seed = args.run.seed;
         let mut file = fields::to_file(args);
         file.data.path = args.data.as_ref().map(|data| std::path::absolute(data).unwrap_or_else(|_| data.clone()));
         file.data.split_seed = Some(args.split_seed.unwrap_or(seed));
@@ -335,17 +336,17 @@ impl RunFile {
     }
 
     /// `args` with every setting this file has and the command line did
-    /// not give; and the seed: `--seed` when given, else the file's, else
-    /// the default. (The seed is a global flag; this is the one place that
-    /// chooses between it and the file.)
-    pub(crate) fn apply(&self, args: &TrainArgs, seed: u64) -> (TrainArgs, u64) {
+    /// not give. The seed is one of them, set apart only because its flag
+    /// sits with `--threads` and `--json` ([`RunFlags`](crate::args::RunFlags)).
+    pub(crate) fn apply(&self, args: &TrainArgs) -> TrainArgs {
         let mut args = args.clone();
         fields::from_file(self, &mut args);
-        let seed = match self.train.seed {
-            Some(file_seed) if !args.given.has("seed") => file_seed,
-            _ => seed,
-        };
-        (args, seed)
+        if let Some(seed) = self.train.seed
+            && !args.given.has("seed")
+        {
+            args.run.seed = seed;
+        }
+        args
     }
 }
 

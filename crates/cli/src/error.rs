@@ -158,3 +158,42 @@ pub fn one_line(err: &dyn std::error::Error) -> String {
     }
     line.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// clap's error as one `error: ...` line: its first paragraph (the error,
+/// sometimes a list of missing flags or of possible values) and its "did
+/// you mean" suggestions and tips, without the usage and the `--help` hint.
+///
+/// ```
+/// use clap::Parser;
+/// let err = lingo_cli::Cli::try_parse_from(["lingo", "trian"]).unwrap_err();
+/// assert_eq!(
+///     lingo_cli::clap_line(&err),
+///     "error: unrecognized subcommand 'trian' (did you mean 'train' or 'translate'?)"
+/// );
+/// let err = lingo_cli::Cli::try_parse_from(["lingo", "score", "--hyp", "h.txt", "--reff", "r.txt"]).unwrap_err();
+/// assert_eq!(lingo_cli::clap_line(&err), "error: unexpected argument '--reff' found (did you mean '--ref'?)");
+/// ```
+pub fn clap_line(err: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let text = err.render().to_string();
+    let paragraph: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+    let mut line = if paragraph.is_empty() { "error: bad arguments".to_string() } else { paragraph.join(" ") };
+    let mut names = Vec::new();
+    for kind in [ContextKind::SuggestedSubcommand, ContextKind::SuggestedArg, ContextKind::SuggestedValue] {
+        match err.get(kind) {
+            Some(ContextValue::String(name)) => names.push(format!("'{name}'")),
+            // clap lists the closest name last.
+            Some(ContextValue::Strings(list)) => names.extend(list.iter().rev().map(|name| format!("'{name}'"))),
+            _ => {}
+        }
+    }
+    if !names.is_empty() {
+        line.push_str(&format!(" (did you mean {}?)", names.join(" or ")));
+    }
+    if let Some(ContextValue::StyledStrs(tips)) = err.get(ContextKind::Suggested) {
+        for tip in tips {
+            line.push_str(&format!(" (tip: {tip})"));
+        }
+    }
+    line
+}

@@ -33,6 +33,9 @@ pub struct ExportArgs {
     /// Also write reference.json: lingo's logits on eight sentence pairs of random words, which `python3 tools/lingo_torch.py check DIR` compares PyTorch's with
     #[arg(long)]
     pub reference: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: crate::args::JsonFlag,
 }
 
 /// Settings of `lingo import`.
@@ -46,6 +49,9 @@ pub struct ImportArgs {
     /// Replace an existing --out file instead of refusing
     #[arg(long)]
     pub overwrite: bool,
+    /// `--json`.
+    #[command(flatten)]
+    pub output: crate::args::JsonFlag,
 }
 
 /// Runs `lingo export`.

@@ -11,18 +11,25 @@
 //! | `lingo sort-study` | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at lengths 5 and 10; sequence accuracy, attention entropy per epoch, and the failure modes (duplicates, longer inputs, rare values) |
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set; `--config run.toml` reads its settings from a file, flags overriding it, and every run writes the settings it used as `config.toml` ([`config`]) |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
+//! | `lingo score --hyp FILE --ref FILE` | corpus BLEU and chrF of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with its signature; `--lowercase` as sacrebleu's `-lc` and `--chrf-lowercase` |
 //! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
 //! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
 //!
-//! Every command takes `--seed` (the same seed gives the same output),
-//! `--threads` (rayon's pool, which also shares out large products) and `--json`.
+//! Each command lists only the flags it reads: every command takes `--json`;
+//! the commands that train (`ablation`, `sort-study`, `train`) take `--seed`
+//! (the same seed gives the same output); those that run a model (the three,
+//! and `translate`) take `--threads` (rayon's pool, which also shares out
+//! large products). They are the flag groups of [`args`]: [`args::RunFlags`],
+//! [`args::ComputeFlags`], [`args::JsonFlag`].
 //!
 //! ## Errors
 //!
 //! Bad arguments are rejected while they are read, before any work, by
-//! clap with a message naming the flag; flags that are each valid but do
-//! not fit together are rejected next, still before any work, also with
-//! status 2 ([`Error::Usage`]); problems found later (a missing
+//! clap with a message naming the flag, and the nearest name for a misspelt
+//! command, flag or value, on one line ([`clap_line`]: `error: unexpected
+//! argument '--dta' found (did you mean '--data'?)`); flags that are each
+//! valid but do not fit together are rejected next, still before any work,
+//! also with status 2 ([`Error::Usage`]); problems found later (a missing
 //! file, a malformed corpus line, a corrupt checkpoint) come back as one
 //! [`Error`], which the binary prints as a single `error: ...` line
 //! ([`one_line`]) before exiting with status 1 (2 for usage errors).
@@ -66,6 +73,7 @@ mod metrics;
 mod output;
 mod recipe;
 mod run_dir;
+mod score;
 mod sort_study;
 mod train;
 mod translate;
@@ -73,43 +81,47 @@ mod translate;
 use clap::{Parser, Subcommand};
 
 pub use ablation::{AblationArgs, InitChoice};
-pub use error::{Error, Result, one_line};
+pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
 pub use metrics::RoundMetrics;
 pub use output::{Output, print_err};
+pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;
 pub use train::{TokenizerChoice, TrainArgs};
 pub use translate::TranslateArgs;
 
-/// The `lingo` command line: global options and one command.
+/// The `lingo` command line: one command and its flags.
+///
+/// `--help` shows a description of its own, not this comment (its example is for rustdoc).
 ///
 /// ```
 /// use clap::Parser;
-/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "--seed", "3", "ablation"]).unwrap();
-/// assert_eq!(cli.seed, 3);
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--seed", "3"]).unwrap();
+/// let lingo_cli::Command::Ablation(args) = cli.command else { unreachable!() };
+/// assert_eq!(args.run.seed, 3);
+/// assert!(lingo_cli::Cli::try_parse_from(["lingo", "translate", "--seed", "3", "--checkpoint", "m"]).is_err());
 /// let err = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--batch-size", "0"]).unwrap_err();
 /// assert!(err.to_string().contains("--batch-size"));
 /// ```
 #[derive(Parser, Debug)]
-#[command(name = "lingo", version, about = "Attention in neural machine translation, taught and measured.")]
+#[command(name = "lingo", version, about = "Attention in neural machine translation, taught and measured.", long_about = LONG_ABOUT)]
 #[command(
     allow_negative_numbers = true,
-    after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data ../shared/data/eng-spa.tsv --time-budget 600\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\""
+    after_help = "Examples:\n  lingo ablation                       # the tutorial's three runs, PNGs in target/lingo-out\n  lingo ablation --json --threads 2    # one JSON object per configuration\n  lingo sort-study                     # the sorting case study\n  lingo train --data data/eng-spa-sample.tsv --test-size 100 --valid-size 100 --time-budget 60\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\""
 )]
 pub struct Cli {
-    /// Seed of every random choice (data, initialisation, batch order)
-    #[arg(long, global = true, default_value_t = 0)]
-    pub seed: u64,
-    /// Worker threads (rayon's pool; it also shares out large products; default: all cores; at most four times the cores)
-    #[arg(long, global = true, value_parser = args::threads)]
-    pub threads: Option<usize>,
-    /// Print one JSON object per line instead of tables
-    #[arg(long, global = true)]
-    pub json: bool,
     /// What to run
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// What `lingo --help` says above the commands; `-h` shows its first line.
+const LONG_ABOUT: &str = "Attention in neural machine translation, taught and measured.
+
+Each command reproduces or extends one of lingo's lessons: the attention ablation, the sorting case study, \
+training a translation model on a real corpus, translating with it, scoring translations. Each prints a table \
+a person can read (or, with --json, one JSON object per line) and writes its pictures to an output directory \
+(target/lingo-out unless --out says otherwise). `lingo COMMAND --help` shows a command's options and examples.";
 
 /// The commands.
 #[derive(Subcommand, Debug)]
@@ -129,7 +141,7 @@ pub enum Command {
     /// Train a translation model on a parallel corpus (TSV) within a time budget; BLEU and chrF on held-out pairs
     #[command(
         allow_negative_numbers = true,
-        after_help = "Examples:\n  lingo train --data ../shared/data/eng-spa.tsv\n  lingo train --data ../shared/data/eng-spa.tsv --tokenizer word --vocab-size 6000 --time-budget 300 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive"
+        after_help = "Examples:\n  lingo train --data data/eng-spa-sample.tsv --test-size 100 --valid-size 100 --time-budget 60\n  lingo train --data data/eng-spa-sample.tsv --test-size 100 --valid-size 100 --tokenizer word --vocab-size 2000 --json\n  lingo train --data pairs.tsv --test-size 100 --valid-size 100 --attention additive"
     )]
     Train(Box<TrainArgs>),
     /// Translate a sentence with a model written by `lingo train`, and show where it looked
@@ -138,6 +150,11 @@ pub enum Command {
         after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\""
     )]
     Translate(TranslateArgs),
+    /// Score translations against references: corpus BLEU and chrF, as sacrebleu computes and prints them
+    #[command(
+        after_help = "Examples:\n  lingo score --hyp test.hyp.txt --ref test.ref.txt\n  lingo score --hyp out.txt --ref ref1.txt --ref ref2.txt --lowercase --json\n  lingo translate --checkpoint model.ckpt --input test.src.txt | lingo score --hyp - --ref test.ref.txt"
+    )]
+    Score(ScoreArgs),
     /// Write a model.ckpt as model.safetensors (PyTorch's names and layouts) and config.json, for PyTorch, candle or burn
     #[command(
         after_help = "Examples:\n  lingo export --checkpoint target/lingo-out/train/model.ckpt --out /tmp/model\n  python3 tools/lingo_torch.py check /tmp/model   # the same model in PyTorch"
@@ -148,6 +165,23 @@ pub enum Command {
         after_help = "Examples:\n  lingo import /tmp/model                      # writes /tmp/model/model.ckpt\n  lingo import /tmp/model --out model.ckpt"
     )]
     Import(ImportArgs),
+}
+
+impl Command {
+    /// `--threads` (`None` also for a command without it: rayon's default
+    /// pool) and `--json`.
+    fn threads_and_json(&self) -> (Option<usize>, bool) {
+        let compute = match self {
+            Command::Ablation(args) => args.run.compute,
+            Command::SortStudy(args) => args.run.compute,
+            Command::Train(args) => args.run.compute,
+            Command::Translate(args) => args.compute,
+            Command::Score(ScoreArgs { output, .. })
+            | Command::Export(ExportArgs { output, .. })
+            | Command::Import(ImportArgs { output, .. }) => return (None, output.json),
+        };
+        (compute.threads, compute.output.json)
+    }
 }
 
 /// Runs a parsed command line: sets up the threads (rayon's pool, which
@@ -161,7 +195,8 @@ pub enum Command {
 /// assert_eq!(err.exit_code(), 2);
 /// ```
 pub fn run(cli: &Cli) -> Result<()> {
-    if let Some(threads) = cli.threads {
+    let (threads, json) = cli.command.threads_and_json();
+    if let Some(threads) = threads {
         // Fails only if the global pool already exists (a second call in one process).
         if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()
             && rayon::current_num_threads() != threads
@@ -169,12 +204,12 @@ pub fn run(cli: &Cli) -> Result<()> {
             return Err(Error::Threads(e.to_string()));
         }
     }
-    let out = Output::new(cli.json);
+    let out = Output::new(json);
     match &cli.command {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
         Command::Train(_) => Ok(()), // after its --config is read, in train::train
-        Command::Translate(_) | Command::Export(_) | Command::Import(_) => Ok(()),
+        Command::Translate(_) | Command::Score(_) | Command::Export(_) | Command::Import(_) => Ok(()),
     }?;
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
@@ -183,10 +218,11 @@ pub fn run(cli: &Cli) -> Result<()> {
         _ => None,
     };
     match &cli.command {
-        Command::Ablation(args) => ablation::run(args, cli.seed, &out),
-        Command::SortStudy(args) => sort_study::run(args, cli.seed, &out),
-        Command::Train(args) => train::train(args, cli.seed, &out),
+        Command::Ablation(args) => ablation::run(args, args.run.seed, &out),
+        Command::SortStudy(args) => sort_study::run(args, args.run.seed, &out),
+        Command::Train(args) => train::train(args, &out),
         Command::Translate(args) => translate::translate(args, &out),
+        Command::Score(args) => score::score(args, &out),
         Command::Export(args) => export::export(args, &out),
         Command::Import(args) => export::import(args, &out),
     }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
-use lingo_cli::{Cli, one_line, print_err, run};
+use lingo_cli::{Cli, clap_line, one_line, print_err, run};
 
 fn main() -> ExitCode {
     // clap says only that some argument is not UTF-8: say which, after which flag.
@@ -34,11 +34,7 @@ fn main() -> ExitCode {
             };
         }
         Err(e) => {
-            // clap's message is a paragraph (the error, sometimes a list of
-            // missing flags), then usage and a hint: keep the paragraph, as one line.
-            let text = e.render().to_string();
-            let paragraph: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
-            print_err(&if paragraph.is_empty() { "error: bad arguments".to_string() } else { paragraph.join(" ") });
+            print_err(&clap_line(&e));
             return ExitCode::from(2);
         }
     };

@@ -99,6 +99,9 @@ pub struct SortStudyArgs {
     /// The model: the case study's recurrent one (with and without attention), or the Transformer
     #[arg(long, value_enum, default_value_t = StudyModel::Rnn)]
     pub model: StudyModel,
+    /// `--seed`, `--threads`, `--json`.
+    #[command(flatten)]
+    pub run: crate::args::RunFlags,
 }
 
 /// Which model `lingo sort-study` trains.

@@ -319,6 +319,9 @@ pub struct TrainArgs {
     /// Also write the split and its tokens to --out/splits (for training another toolkit on the same pairs)
     #[arg(long)]
     pub export_splits: bool,
+    /// `--seed`, `--threads`, `--json`.
+    #[command(flatten)]
+    pub run: crate::args::RunFlags,
 }
 
 impl TrainArgs {
@@ -334,17 +337,17 @@ impl TrainArgs {
     /// std::fs::write(&run, "[data]\npath = \"pairs.tsv\"\n[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n").unwrap();
     /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "train", "--config", run.to_str().unwrap(), "--rounds", "9"]).unwrap();
     /// let lingo_cli::Command::Train(args) = cli.command else { unreachable!() };
-    /// let (resolved, seed) = args.resolve(0).unwrap();
-    /// assert_eq!((resolved.batch_size, resolved.rounds, seed), (32, 9, 5));
+    /// let resolved = args.resolve().unwrap();
+    /// assert_eq!((resolved.batch_size, resolved.rounds, resolved.run.seed), (32, 9, 5));
     /// assert_eq!(resolved.data, Some(dir.path().join("pairs.tsv")));
     /// ```
-    pub fn resolve(&self, seed: u64) -> Result<(TrainArgs, u64)> {
+    pub fn resolve(&self) -> Result<TrainArgs> {
         let Some(path) = &self.config else {
             self.check()?;
-            return Ok((self.clone(), seed));
+            return Ok(self.clone());
         };
         let (file, text) = RunFile::read(path)?;
-        let (args, seed) = file.apply(self, seed);
+        let args = file.apply(self);
         if args.data.is_none() {
             return Err(Error::RunFile {
                 path: path.clone(),
@@ -353,7 +356,7 @@ impl TrainArgs {
             });
         }
         args.check().map_err(|e| at_key(e, path, &text, &self.given))?;
-        Ok((args, seed))
+        Ok(args)
     }
 
     /// Rejects flags that do not fit together, before any work (a corpus too
@@ -705,9 +708,9 @@ fn tokenizer_and_vocabs(args: &TrainArgs, words: WordTokenizer, train: &Corpus) 
 /// write `model.ckpt`, score the test set. Each round appends a line to
 /// `metrics.jsonl` and redraws `loss.png` in `--out`.
 /// `--config` is read first, and `--out` claimed once the settings are known.
-pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
-    let (args, seed) = &args.resolve(seed)?;
-    let seed = *seed;
+pub(crate) fn train(args: &TrainArgs, out: &Output) -> Result<()> {
+    let args = &args.resolve()?;
+    let seed = args.run.seed;
     let _claimed = RunDir::claim(&args.out)?;
     claim_out_dir(args)?;
     let data = prepare(args, seed, out)?;
@@ -729,7 +732,7 @@ pub(crate) fn train(args: &TrainArgs, seed: u64, out: &Output) -> Result<()> {
     let run = Run { args, out, data, model_config, config, spec, slice_sizes };
     let (resume, mut metrics) = run.resume_or_start()?;
     // After a resume's check, so a refused resume leaves the run's file as it was.
-    write_run_file(args, seed)?;
+    write_run_file(args)?;
     let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
     let trained = run.train_rounds(&mut model, resume.as_ref(), &mut metrics, first_round, start)?;
     let kept = run.keep(model, &trained)?;
@@ -772,8 +775,8 @@ fn train_config(args: &TrainArgs, seed: u64, train: &[Example]) -> Result<TrainC
 
 /// Writes the run's settings, every one explicit, as `--out/config.toml`,
 /// atomically: `lingo train --config` on it repeats the run.
-fn write_run_file(args: &TrainArgs, seed: u64) -> Result<()> {
-    let text = RunFile::of(&args.explicit(), seed).to_toml()?;
+fn write_run_file(args: &TrainArgs) -> Result<()> {
+    let text = RunFile::of(&args.explicit()).to_toml()?;
     let header =
         "# The settings of this run, every one explicit: `lingo train --config config.toml --out DIR` repeats it.\n";
     Ok(write_atomic(&args.out.join(CONFIG_FILE), format!("{header}{text}").as_bytes())?)

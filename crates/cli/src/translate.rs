@@ -41,6 +41,9 @@ pub struct TranslateArgs {
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
+    /// `--threads`, `--json`.
+    #[command(flatten)]
+    pub compute: crate::args::ComputeFlags,
 }
 
 /// Loads a `model.ckpt` written by `lingo train`; given a training
@@ -198,7 +201,7 @@ fn written(e: std::io::Error) -> Result<()> {
 /// The lines of `path` (`-`: standard input), read by
 /// [`lingo::data::parse_lines`]: a line that is not text is an error naming
 /// the file and the line, before anything is translated.
-fn read_lines(path: &Path) -> Result<Vec<String>> {
+pub(crate) fn read_lines(path: &Path) -> Result<Vec<String>> {
     let max = ReadOptions::default().max_line_bytes;
     if path == Path::new("-") {
         return Ok(lingo::data::read_lines_from(std::io::stdin().lock(), Path::new("standard input"), max)?);

@@ -32,12 +32,11 @@ fn keys(map: &serde_json::Map<String, serde_json::Value>) -> Vec<&str> {
 /// that are valid alone but not together: `(command line, flag to name)`.
 /// `DATA` stands for a valid corpus, so the flag is the only problem.
 const BAD_VALUES: &[(&[&str], &str)] = &[
-    // Global options, with each command.
-    (&["--seed", "-1", "ablation"], "--seed"),
+    // The shared flags (crate::args::RunFlags, ComputeFlags), with each command that has them.
+    (&["ablation", "--seed", "-1"], "--seed"),
     (&["ablation", "--seed", "x"], "--seed"),
     (&["sort-study", "--seed", "1.5"], "--seed"),
     (&["train", "--data", "DATA", "--seed", "-3"], "--seed"),
-    (&["translate", "--seed", "", "--checkpoint", "x.ckpt", "hola"], "--seed"),
     (&["ablation", "--threads", "0"], "--threads"),
     (&["sort-study", "--threads", "0"], "--threads"),
     (&["train", "--data", "DATA", "--threads", "-2"], "--threads"),
@@ -153,12 +152,12 @@ fn every_numeric_flag_rejects_bad_values_before_any_work() {
         assert!(written.is_empty(), "{args:?} wrote {written:?} before failing");
         flags.insert((args[0], flag));
     }
-    // The table misses no numeric flag of any command (global ones included).
+    // The table misses no numeric flag of any command.
     let numeric = [TypeId::of::<usize>(), TypeId::of::<u64>(), TypeId::of::<f32>(), TypeId::of::<f64>()];
     let root = lingo_cli::Cli::command();
     let mut all = 0;
     for command in root.get_subcommands() {
-        for arg in command.get_arguments().chain(root.get_arguments()) {
+        for arg in command.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
             if numeric.iter().any(|t| arg.get_value_parser().type_id() == *t) {
                 all += 1;
@@ -186,12 +185,91 @@ fn unknown_flags_and_commands_are_one_line() {
 }
 
 #[test]
+fn each_command_lists_only_the_shared_flags_it_reads() {
+    let root = lingo_cli::Cli::command();
+    assert!(root.get_arguments().all(|a| a.get_long().is_none_or(|l| l == "help" || l == "version")));
+    let trains: &[&str] = &["seed", "threads", "json"];
+    let want: [(&str, &[&str]); 7] = [
+        ("ablation", trains),
+        ("sort-study", trains),
+        ("train", trains),
+        ("translate", &["threads", "json"]),
+        ("score", &["json"]),
+        ("export", &["json"]),
+        ("import", &["json"]),
+    ];
+    assert_eq!(root.get_subcommands().count(), want.len(), "a new command: say which shared flags it reads");
+    for (name, flags) in want {
+        let command = root.find_subcommand(name).unwrap();
+        let shared: Vec<&str> =
+            command.get_arguments().filter_map(|a| a.get_long()).filter(|l| trains.contains(l)).collect();
+        assert_eq!(shared, flags, "{name}");
+        let help = stdout(&lingo(&[name, "--help"]));
+        for flag in trains {
+            let listed = help.lines().any(|l| l.split_whitespace().next() == Some(&format!("--{flag}")));
+            assert_eq!(listed, flags.contains(flag), "{name} --help and --{flag}");
+        }
+    }
+    let seeded = lingo(&["translate", "--seed", "1", "--checkpoint", "x.ckpt", "hola"]);
+    assert_one_line_error(&seeded, "error: unexpected argument '--seed' found");
+    assert_eq!(seeded.status.code(), Some(2));
+    let before = lingo(&["--seed", "1", "ablation"]);
+    assert_one_line_error(&before, "unexpected argument '--seed' found (tip: 'ablation --seed' exists)");
+}
+
+#[test]
+fn misspellings_keep_clap_s_suggestion_on_the_one_line() {
+    let cases: [(&[&str], &str); 3] = [
+        (&["trian"], "error: unrecognized subcommand 'trian' (did you mean 'train' or 'translate'?)"),
+        (&["train", "--dta", "x"], "error: unexpected argument '--dta' found (did you mean '--data'?)"),
+        (
+            &["train", "--data", "x", "--model", "transfomer"],
+            "error: invalid value 'transfomer' for '--model <MODEL>' [possible values: rnn, transformer] (did you mean 'transformer'?)",
+        ),
+    ];
+    for (args, line) in cases {
+        let out = lingo(args);
+        assert_one_line_error(&out, line);
+        assert_eq!(stderr(&out), format!("{line}\n"), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
 fn help_shows_examples_and_succeeds() {
     for args in [&["--help"][..], &["ablation", "--help"], &["translate", "--help"]] {
         let out = lingo(args);
         assert!(out.status.success(), "{args:?}");
         assert!(stdout(&out).contains("Examples:"), "{args:?}");
     }
+}
+
+#[test]
+fn help_is_prose_without_the_doc_comment_s_code() {
+    let root = lingo_cli::Cli::command();
+    for args in [&["--help"][..], &["-h"]] {
+        let out = lingo(args);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(!text.contains("```") && !text.contains("try_parse_from"), "{args:?}: {text}");
+        assert!(text.starts_with("Attention in neural machine translation, taught and measured.\n"), "{text}");
+        for command in root.get_subcommands() {
+            assert!(text.contains(&format!("  {} ", command.get_name())), "{args:?} lists no {}", command.get_name());
+        }
+    }
+    assert!(stdout(&lingo(&["--help"])).contains("Each command reproduces or extends one of lingo's lessons"));
+}
+
+#[test]
+fn help_examples_read_the_sample_the_repository_ships() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut help = stdout(&lingo(&["--help"]));
+    for command in lingo_cli::Cli::command().get_subcommands() {
+        help += &stdout(&lingo(&[command.get_name(), "--help"]));
+    }
+    assert!(!help.contains("shared/data"), "a path a user's clone does not have: {help}");
+    assert!(help.contains("--data data/eng-spa-sample.tsv"), "{help}");
+    assert!(root.join("data/eng-spa-sample.tsv").is_file());
 }
 
 #[test]
@@ -474,6 +552,11 @@ fn train_then_translate_end_to_end() {
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(splits.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["tokenizer"], "bpe");
+    // lingo score on the files the run wrote gives the BLEU and chrF it reported.
+    let score =
+        lingo_in(dir.path(), &["score", "--json", "--hyp", "run/test.hyp.txt", "--ref", "run/splits/test.ref.txt"]);
+    let scores = json_lines(&score);
+    assert_eq!((&scores[0]["score"], &scores[1]["score"]), (&result["bleu"], &result["chrf"]));
     let ckpt = dir.path().join("run/model.ckpt");
     assert!(ckpt.exists());
 
@@ -535,9 +618,9 @@ fn split_seed_fixes_the_held_out_pairs_while_the_seed_changes_the_run() {
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let run = |name: &str, seed: &str, split_seed: Option<&str>| {
         let mut args = vec![
+            "train",
             "--seed",
             seed,
-            "train",
             "--json",
             "--data",
             "numbers.tsv",

@@ -318,8 +318,8 @@ fn every_count_flag_has_a_bound_that_parses_and_one_past_it_that_does_not() {
         assert!(err.contains(flag) && err.contains(&format!("must be at most {max}")), "{err}");
     }
     let cores = std::thread::available_parallelism().unwrap().get();
-    assert!(Cli::try_parse_from(["lingo", "--threads", &(4 * cores).to_string(), "ablation"]).is_ok());
-    assert!(Cli::try_parse_from(["lingo", "--threads", &(4 * cores + 1).to_string(), "ablation"]).is_err());
+    assert!(Cli::try_parse_from(["lingo", "ablation", "--threads", &(4 * cores).to_string()]).is_ok());
+    assert!(Cli::try_parse_from(["lingo", "ablation", "--threads", &(4 * cores + 1).to_string()]).is_err());
 }
 
 #[test]

@@ -87,18 +87,18 @@ fn flags_given_override_the_file_and_defaults_do_not() {
     let run = run.to_str().unwrap();
     // --batch-size 64 is the default, given on purpose: it still wins.
     let args = train_args(&["--data", "x.tsv", "--config", run, "--batch-size", "64", "--seed", "1"]);
-    // The seed is a global flag: `lingo_cli::run` hands its value to `resolve`.
-    let (resolved, seed) = args.resolve(1).unwrap();
-    assert_eq!((resolved.batch_size, resolved.rounds, resolved.beam, seed), (64, 7, 3, 1));
+    let resolved = args.resolve().unwrap();
+    assert_eq!((resolved.batch_size, resolved.rounds, resolved.beam, resolved.run.seed), (64, 7, 3, 1));
     assert_eq!(resolved.data.as_deref(), Some(Path::new("x.tsv")));
-    let (resolved, seed) = train_args(&["--data", "x.tsv", "--config", run]).resolve(0).unwrap();
-    assert_eq!((resolved.batch_size, resolved.rounds, seed), (32, 7, 5));
+    let resolved = train_args(&["--data", "x.tsv", "--config", run]).resolve().unwrap();
+    assert_eq!((resolved.batch_size, resolved.rounds, resolved.run.seed), (32, 7, 5));
 }
 
 #[test]
 fn the_example_run_file_loads_and_names_the_sample() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/run.toml");
-    let (args, seed) = train_args(&["--config", example.to_str().unwrap()]).resolve(7).unwrap();
+    let args = train_args(&["--config", example.to_str().unwrap()]).resolve().unwrap();
+    let seed = args.run.seed;
     assert!(args.data.as_ref().unwrap().ends_with("data/eng-spa-sample.tsv"));
     assert!(args.data.as_ref().unwrap().is_file());
     assert_eq!((args.test_size, args.valid_size, args.time_budget, seed), (100, 100, 120.0, 0));

@@ -22,6 +22,7 @@
 //! ```
 
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -31,6 +32,30 @@ const BLEU_ORDER: usize = 4;
 const CHRF_ORDER: usize = 6;
 /// chrF weighs recall `β` times as much as precision.
 const CHRF_BETA: f64 = 2.0;
+
+/// How BLEU and chrF read the text, where sacrebleu offers a choice.
+///
+/// ```
+/// use lingo_data::{ScoreOptions, corpus_bleu_with};
+/// let refs = vec![vec!["the cat sat on the mat"]];
+/// let mixed = corpus_bleu_with(&["The Cat sat on the mat"], &refs, ScoreOptions::default()).unwrap();
+/// let lower = corpus_bleu_with(&["The Cat sat on the mat"], &refs, ScoreOptions { lowercase: true }).unwrap();
+/// assert!(mixed.score < 100.0 && (lower.score - 100.0).abs() < 1e-9);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScoreOptions {
+    /// Lowercase hypotheses and references before scoring, as sacrebleu's
+    /// `lowercase=True` does (`case:lc` in its signature); off by default.
+    pub lowercase: bool,
+}
+
+impl ScoreOptions {
+    /// `text` as the metrics read it: lowercased if asked (Unicode's full
+    /// mapping, as Python's `str.lower`).
+    fn read<'a>(self, text: &'a str) -> Cow<'a, str> {
+        if self.lowercase { Cow::Owned(text.to_lowercase()) } else { Cow::Borrowed(text) }
+    }
+}
 
 /// Python's `str.isspace`, which is what `str.split()` and `str.rstrip()`
 /// in sacrebleu use: Unicode whitespace plus the ASCII separators 0x1C-0x1F.
@@ -140,6 +165,24 @@ pub struct BleuScore {
     pub ref_len: usize,
 }
 
+impl BleuScore {
+    /// What sacrebleu's summary line says after the score (its JSON's
+    /// `verbose_score`): the precisions, the brevity penalty and the lengths.
+    ///
+    /// ```
+    /// let bleu = lingo_data::corpus_bleu(&["a b c"], &["a b c d"]).unwrap();
+    /// assert_eq!(bleu.verbose(), "100.0/100.0/100.0/0.0 (BP = 0.717 ratio = 0.750 hyp_len = 3 ref_len = 4)");
+    /// ```
+    pub fn verbose(&self) -> String {
+        let [p1, p2, p3, p4] = self.precisions;
+        let ratio = if self.ref_len == 0 { 0.0 } else { self.sys_len as f64 / self.ref_len as f64 };
+        format!(
+            "{p1:.1}/{p2:.1}/{p3:.1}/{p4:.1} (BP = {:.3} ratio = {ratio:.3} hyp_len = {} ref_len = {})",
+            self.bp, self.sys_len, self.ref_len
+        )
+    }
+}
+
 impl std::fmt::Display for BleuScore {
     /// sacrebleu's summary line:
     /// `BLEU = 65.87 81.0/67.4/58.2/51.4 (BP = 0.894 ratio = 0.899 hyp_len = 358 ref_len = 398)`.
@@ -150,13 +193,7 @@ impl std::fmt::Display for BleuScore {
     ///     "BLEU = 100.00 100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 4 ref_len = 4)");
     /// ```
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let [p1, p2, p3, p4] = self.precisions;
-        let ratio = if self.ref_len == 0 { 0.0 } else { self.sys_len as f64 / self.ref_len as f64 };
-        write!(
-            f,
-            "BLEU = {:.2} {p1:.1}/{p2:.1}/{p3:.1}/{p4:.1} (BP = {:.3} ratio = {ratio:.3} hyp_len = {} ref_len = {})",
-            self.score, self.bp, self.sys_len, self.ref_len
-        )
+        write!(f, "BLEU = {:.2} {}", self.score, self.verbose())
     }
 }
 
@@ -198,13 +235,30 @@ pub fn corpus_bleu<H: AsRef<str>, R: AsRef<str>>(hyps: &[H], refs: &[R]) -> Resu
 /// assert_eq!((bleu.sys_len, bleu.ref_len), (2, 2));
 /// ```
 pub fn corpus_bleu_multi<H: AsRef<str>, R: AsRef<str>>(hyps: &[H], refs: &[Vec<R>]) -> Result<BleuScore> {
+    corpus_bleu_with(hyps, refs, ScoreOptions::default())
+}
+
+/// [`corpus_bleu_multi`] with [`ScoreOptions`]; equal to sacrebleu's
+/// `BLEU(lowercase=...).corpus_score(hyps, refs)`.
+///
+/// ```
+/// use lingo_data::{ScoreOptions, corpus_bleu_with};
+/// let refs = vec![vec!["Hola mundo ."]];
+/// let lower = corpus_bleu_with(&["HOLA MUNDO ."], &refs, ScoreOptions { lowercase: true }).unwrap();
+/// assert_eq!(lower.counts, [3, 2, 1, 0]);
+/// ```
+pub fn corpus_bleu_with<H: AsRef<str>, R: AsRef<str>>(
+    hyps: &[H],
+    refs: &[Vec<R>],
+    options: ScoreOptions,
+) -> Result<BleuScore> {
     check_refs(hyps, refs)?;
     let (mut sys_len, mut ref_len) = (0, 0);
     let (mut counts, mut totals) = ([0; BLEU_ORDER], [0; BLEU_ORDER]);
     for (hyp, refs) in hyps.iter().zip(refs) {
-        let hyp = tokenize_13a(hyp.as_ref());
+        let hyp = tokenize_13a(&options.read(hyp.as_ref()));
         let hyp_tokens: Vec<&str> = hyp.split(' ').filter(|t| !t.is_empty()).collect();
-        let ref_strings: Vec<String> = refs.iter().map(|r| tokenize_13a(r.as_ref())).collect();
+        let ref_strings: Vec<String> = refs.iter().map(|r| tokenize_13a(&options.read(r.as_ref()))).collect();
         let ref_tokens: Vec<Vec<&str>> =
             ref_strings.iter().map(|r| r.split(' ').filter(|t| !t.is_empty()).collect()).collect();
         // Largest count of each n-gram over the references.
@@ -330,8 +384,26 @@ pub fn corpus_chrf<H: AsRef<str>, R: AsRef<str>>(hyps: &[H], refs: &[R]) -> Resu
 /// assert!((best - 100.0).abs() < 1e-9);
 /// ```
 pub fn corpus_chrf_multi<H: AsRef<str>, R: AsRef<str>>(hyps: &[H], refs: &[Vec<R>]) -> Result<f64> {
+    corpus_chrf_with(hyps, refs, ScoreOptions::default())
+}
+
+/// [`corpus_chrf_multi`] with [`ScoreOptions`]; equal to sacrebleu's
+/// `CHRF(lowercase=...).corpus_score(hyps, refs)`.
+///
+/// ```
+/// use lingo_data::{ScoreOptions, corpus_chrf_with};
+/// let refs = vec![vec!["el gato"]];
+/// let mixed = corpus_chrf_with(&["EL GATO"], &refs, ScoreOptions::default()).unwrap();
+/// let lower = corpus_chrf_with(&["EL GATO"], &refs, ScoreOptions { lowercase: true }).unwrap();
+/// assert_eq!((mixed, lower), (0.0, 100.0));
+/// ```
+pub fn corpus_chrf_with<H: AsRef<str>, R: AsRef<str>>(
+    hyps: &[H],
+    refs: &[Vec<R>],
+    options: ScoreOptions,
+) -> Result<f64> {
     check_refs(hyps, refs)?;
-    let no_space = |s: &str| s.chars().filter(|&c| !is_py_space(c)).collect::<Vec<char>>();
+    let no_space = |s: &str| options.read(s).chars().filter(|&c| !is_py_space(c)).collect::<Vec<char>>();
     let mut total: ChrfStats = [[0; 3]; CHRF_ORDER];
     for (hyp, refs) in hyps.iter().zip(refs) {
         let hyp = no_space(hyp.as_ref());

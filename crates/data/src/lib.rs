@@ -17,7 +17,7 @@
 //!   example carries the gold source positions of every output token.
 //! * **Metrics**: alignment accuracy with its chance level, attention
 //!   entropy, token and sequence accuracy, and corpus BLEU and chrF that
-//!   match sacrebleu.
+//!   match sacrebleu, case-sensitive or lowercased ([`ScoreOptions`]).
 //!
 //! ## From a TSV file to batches
 //!
@@ -80,7 +80,10 @@ mod tokenize;
 mod vocab;
 
 pub use batch::{Batch, BatchConfig, Example, SeqPair};
-pub use bleu::{BleuScore, corpus_bleu, corpus_bleu_multi, corpus_chrf, corpus_chrf_multi, tokenize_13a};
+pub use bleu::{
+    BleuScore, ScoreOptions, corpus_bleu, corpus_bleu_multi, corpus_bleu_with, corpus_chrf, corpus_chrf_multi,
+    corpus_chrf_with, tokenize_13a,
+};
 pub use bpe::{Bpe, BpeConfig, END_OF_WORD};
 pub use corpus::{
     Corpus, Loaded, MAX_LINE_SEARCH, Pair, ReadOptions, SkippedRow, Split, SplitFractions, parse_lines, read_lines_from,

@@ -2,53 +2,18 @@
 //! (fixture written by tools/gen_bleu_fixtures.py; sentences from eng-spa,
 //! CC BY 2.0, Attribution: www.manythings.org/anki and tatoeba.org).
 
-use lingo_data::{corpus_bleu, corpus_bleu_multi, corpus_chrf, corpus_chrf_multi, tokenize_13a};
-use serde::Deserialize;
+use lingo_data::{
+    ScoreOptions, corpus_bleu, corpus_bleu_multi, corpus_bleu_with, corpus_chrf, corpus_chrf_multi, corpus_chrf_with,
+    tokenize_13a,
+};
 
-#[derive(Deserialize)]
-struct Fixture {
-    tokenize_13a: Vec<Tokenized>,
-    cases: Vec<Case>,
-}
+mod sacrebleu;
 
-#[derive(Deserialize)]
-struct Tokenized {
-    input: String,
-    output: String,
-}
+use sacrebleu::{Case, case, fixture};
 
-#[derive(Deserialize)]
-struct Case {
-    name: String,
-    hyps: Vec<String>,
-    /// `refs[i]`: the references of `hyps[i]`.
-    refs: Vec<Vec<String>>,
-    bleu: Bleu,
-    chrf: f64,
-}
-
-#[derive(Deserialize)]
-struct Bleu {
-    score: f64,
-    counts: Vec<usize>,
-    totals: Vec<usize>,
-    precisions: Vec<f64>,
-    bp: f64,
-    sys_len: usize,
-    ref_len: usize,
-    /// sacrebleu's `str(score)`.
-    formatted: String,
-}
-
-impl Case {
-    /// The references as a flat list when every hypothesis has exactly one.
-    fn single_refs(&self) -> Option<Vec<&str>> {
-        self.refs.iter().map(|r| (r.len() == 1).then(|| r[0].as_str())).collect()
-    }
-}
-
-fn fixture() -> Fixture {
-    serde_json::from_str(include_str!("fixtures/bleu_sacrebleu.json")).expect("fixture parses")
+/// The options a case was scored with.
+fn options(case: &Case) -> ScoreOptions {
+    ScoreOptions { lowercase: case.lowercase }
 }
 
 #[test]
@@ -64,7 +29,7 @@ fn tokenize_13a_matches_sacrebleu() {
 fn corpus_bleu_matches_sacrebleu() {
     for case in fixture().cases {
         let (name, want) = (&case.name, &case.bleu);
-        let got = corpus_bleu_multi(&case.hyps, &case.refs).unwrap();
+        let got = corpus_bleu_with(&case.hyps, &case.refs, options(&case)).unwrap();
         assert_eq!(got.counts.to_vec(), want.counts, "{name}: counts");
         assert_eq!(got.totals.to_vec(), want.totals, "{name}: totals");
         assert_eq!((got.sys_len, got.ref_len), (want.sys_len, want.ref_len), "{name}: lengths");
@@ -77,6 +42,7 @@ fn corpus_bleu_matches_sacrebleu() {
         assert_eq!(got.to_string(), want.formatted, "{name}: summary line");
         if let Some(single) = case.single_refs() {
             assert_eq!(corpus_bleu(&case.hyps, &single).unwrap(), got, "{name}: single-reference entry point");
+            assert_eq!(corpus_bleu_multi(&case.hyps, &case.refs).unwrap(), got, "{name}: default options");
         }
     }
 }
@@ -84,12 +50,21 @@ fn corpus_bleu_matches_sacrebleu() {
 #[test]
 fn corpus_chrf_matches_sacrebleu() {
     for case in fixture().cases {
-        let got = corpus_chrf_multi(&case.hyps, &case.refs).unwrap();
+        let got = corpus_chrf_with(&case.hyps, &case.refs, options(&case)).unwrap();
         assert!((got - case.chrf).abs() < 1e-6, "{}: chrF {got} vs sacrebleu {}", case.name, case.chrf);
         if let Some(single) = case.single_refs() {
             assert_eq!(corpus_chrf(&case.hyps, &single).unwrap(), got);
+            assert_eq!(corpus_chrf_multi(&case.hyps, &case.refs).unwrap(), got);
         }
     }
+}
+
+#[test]
+fn lowercasing_scores_the_recased_edits_as_the_edits_alone() {
+    let (mixed, lower) = (case("recased light edits"), case("lowercase: recased light edits"));
+    assert!(lower.lowercase && !mixed.lowercase);
+    assert_eq!((&lower.hyps, &lower.refs), (&mixed.hyps, &mixed.refs), "one pair of files, two settings");
+    assert!(lower.bleu.score > mixed.bleu.score + 20.0 && lower.chrf > mixed.chrf + 20.0);
 }
 
 #[test]

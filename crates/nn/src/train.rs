@@ -13,7 +13,7 @@
 //! resumed from the checkpoint of epoch `e` replays epochs `e+1, ...` exactly
 //! as the uninterrupted run did, with no RNG state to save.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,21 +37,20 @@ use crate::seq2seq::Seq2SeqConfig;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// How progress is reported.
+/// What training shows while an epoch runs. Training prints nothing else,
+/// and nothing on standard output: a program sees each finished epoch
+/// through [`train_model_with`]'s call, an [`EpochReport`] (whose `Display`
+/// is the line `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`), and prints
+/// what it wants.
 ///
 /// ```
-/// assert_eq!(lingo_nn::Progress::default(), lingo_nn::Progress::Auto);
+/// assert_eq!(lingo_nn::Progress::default(), lingo_nn::Progress::Bar);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Progress {
-    /// A progress bar over each epoch's steps when standard error is a
-    /// terminal, then the epoch's line; only the lines otherwise (logs, CI).
+    /// A progress bar over each epoch's steps on standard error when it is
+    /// a terminal, cleared when the epoch ends; nothing otherwise (logs, CI).
     #[default]
-    Auto,
-    /// One line per epoch on standard output: `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`.
-    Lines,
-    /// The bar of [`Progress::Auto`] in a terminal, and no lines: for a
-    /// caller that prints its own line per epoch (`lingo train`).
     Bar,
     /// Nothing.
     Silent,
@@ -60,21 +59,12 @@ pub enum Progress {
 impl Progress {
     /// A bar over one epoch's `steps`, when this mode shows one.
     fn bar(self, epoch: u64, epochs: usize, steps: usize) -> Option<ProgressBar> {
-        (matches!(self, Progress::Auto | Progress::Bar) && std::io::stderr().is_terminal()).then(|| {
+        (self == Progress::Bar && std::io::stderr().is_terminal()).then(|| {
             let style = ProgressStyle::with_template("Epoch {prefix} [{bar:30}] {pos}/{len} | loss {msg}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> ");
             ProgressBar::new(steps as u64).with_style(style).with_prefix(format!("{epoch}/{epochs}"))
         })
-    }
-
-    /// A finished epoch's line, `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`,
-    /// when this mode prints one.
-    fn epoch_line(self, epoch: u64, epochs: usize, train_loss: f32, val_loss: f32) {
-        if matches!(self, Progress::Auto | Progress::Lines) {
-            // A closed standard output (`| head`) must not stop training.
-            let _ = writeln!(std::io::stdout(), "Epoch {epoch}/{epochs} | Train: {train_loss:.4} | Val: {val_loss:.4}");
-        }
     }
 }
 
@@ -136,7 +126,7 @@ impl CheckpointSpec {
 /// setting of the run is left out: [`TrainConfig::checkpoints`] (paths and
 /// vocabularies, which the run makes), [`TrainConfig::progress`] (how it is
 /// shown) and [`TrainConfig::stop`] (a live flag); they read back as
-/// `None`, [`Progress::Auto`] and `None`.
+/// `None`, [`Progress::Bar`] and `None`.
 ///
 /// ```
 /// let mut c = lingo_nn::TrainConfig::new(4, 1e-3);
@@ -172,7 +162,7 @@ pub struct TrainConfig {
     pub checkpoints: Option<CheckpointSpec>,
     /// Seeds batching and dropout (initialisation is seeded where the model is built).
     pub seed: u64,
-    /// How to report progress.
+    /// Whether to show a progress bar in a terminal.
     #[serde(skip)]
     pub progress: Progress,
     /// Training examples per epoch; `None`: the whole training set. With a
@@ -202,8 +192,8 @@ pub struct TrainConfig {
 
 impl TrainConfig {
     /// Adam at `lr`, constant schedule, batches of 64, no smoothing, no
-    /// clipping, no early stopping, no checkpoints, seed 0, progress shown
-    /// as [`Progress::Auto`] (a bar in a terminal, else a line per epoch).
+    /// clipping, no early stopping, no checkpoints, seed 0, a progress bar
+    /// in a terminal ([`Progress::Bar`]; training prints nothing else).
     ///
     /// ```
     /// let c = lingo_nn::TrainConfig::new(16, 5e-3);
@@ -222,7 +212,7 @@ impl TrainConfig {
             time_budget: None,
             checkpoints: None,
             seed: 0,
-            progress: Progress::Auto,
+            progress: Progress::Bar,
             shards: 1,
             epoch_size: None,
             extra_settings: Vec::new(),
@@ -593,11 +583,14 @@ pub fn evaluate<M: EncoderDecoder>(model: &M, batches: &[Batch], label_smoothing
     })
 }
 
-/// The numbers of one finished epoch, as [`train_model_with`] reports them.
+/// The numbers of one finished epoch, as [`train_model_with`] reports them:
+/// how a program follows training (the library prints no line of its own).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EpochReport {
     /// The epoch, 1-based.
     pub epoch: usize,
+    /// The most epochs training runs, [`TrainConfig::epochs`].
+    pub epochs: usize,
     /// Mean training loss over the epoch's batches.
     pub train_loss: f32,
     /// Validation loss after the epoch.
@@ -606,6 +599,18 @@ pub struct EpochReport {
     pub steps: u64,
     /// Seconds since the call started.
     pub seconds: f64,
+}
+
+impl std::fmt::Display for EpochReport {
+    /// The epoch's line: `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`.
+    ///
+    /// ```
+    /// let report = lingo_nn::EpochReport { epoch: 3, epochs: 16, train_loss: 2.98172, val_loss: 2.93591, steps: 141, seconds: 2.5 };
+    /// assert_eq!(report.to_string(), "Epoch 3/16 | Train: 2.9817 | Val: 2.9359");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Epoch {}/{} | Train: {:.4} | Val: {:.4}", self.epoch, self.epochs, self.train_loss, self.val_loss)
+    }
 }
 
 /// Whether training goes on after an epoch.
@@ -658,7 +663,8 @@ pub fn train_model<M: EncoderDecoder, E: SeqPair>(
 
 /// [`train_model`] with a call after every epoch (once its checkpoint is
 /// written), which sees the numbers and the model and says whether to go on:
-/// the place to measure something per epoch, or to stop on a condition of
+/// the place to show progress (`println!("{report}")` prints the epoch's
+/// line), to measure something per epoch, or to stop on a condition of
 /// your own. Its errors pass through, so its error type `F` only needs to
 /// take this crate's errors.
 ///
@@ -866,7 +872,6 @@ impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
         self.scheduler.observe(f64::from(val_loss));
         self.run.train_losses.push(train_loss);
         self.run.val_losses.push(val_loss);
-        self.config.progress.epoch_line(epoch, self.config.epochs, train_loss, val_loss);
         Ok(val_loss)
     }
 
@@ -916,6 +921,7 @@ impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
     fn report(&self, epoch: u64, train_loss: f32, val_loss: f32) -> EpochReport {
         EpochReport {
             epoch: epoch as usize,
+            epochs: self.config.epochs,
             train_loss,
             val_loss,
             steps: self.step,
