@@ -209,7 +209,7 @@ impl Translator {
         let config = serde_json::to_vec_pretty(&ExportedConfig::of(self)).map_err(encode_error)?;
         for (name, bytes) in [(WEIGHTS_FILE, weights), (CONFIG_FILE, config)] {
             let path = dir.join(name);
-            write_atomic(&path, &bytes).map_err(|e| as_export_error(e, &path))?;
+            write_file(&path, &bytes)?;
         }
         Ok(())
     }
@@ -279,7 +279,7 @@ impl Translator {
         let json = serde_json::to_vec(&reference).map_err(encode_error)?;
         std::fs::create_dir_all(dir).map_err(|e| export_error(dir, ExportProblem::Io(e)))?;
         let path = dir.join(REFERENCE_FILE);
-        write_atomic(&path, &json).map_err(|e| as_export_error(e, &path))?;
+        write_file(&path, &json)?;
         Ok(reference)
     }
 }
@@ -295,10 +295,10 @@ fn encode_error(e: impl ToString) -> Error {
     Error::Config { what: "export", reason: e.to_string() }
 }
 
-/// [`write_atomic`]'s I/O error as one of the exported file's.
-fn as_export_error(e: Error, path: &Path) -> Error {
-    match e {
+/// [`write_atomic`], with an I/O error as the exported file's, not a checkpoint's.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic(path, bytes).map_err(|e| match e {
         Error::Checkpoint { problem: CheckpointProblem::Io(io), .. } => export_error(path, ExportProblem::Io(io)),
         other => other,
-    }
+    })
 }
