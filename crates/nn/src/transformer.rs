@@ -338,9 +338,16 @@ impl TransformerContext {
 /// The decoder's cache: each layer's self-attention keys and values of the
 /// positions decoded so far. [`DecoderState::default`] is the empty cache
 /// of the first step.
+///
+/// Choosing rows ([`DecoderState::select_rows`], a beam step keeping its
+/// best continuations) copies nothing: the order is kept, and the next
+/// step applies it while it appends its own keys and values
+/// ([`Tensor::select_cat`]), so the cache is copied once per step, not twice.
 #[derive(Debug, Clone, Default)]
 pub struct DecoderState {
     layers: Vec<Kv>,
+    /// Row `i` of the cache is row `order[i]` of `layers` (`None`: as stored).
+    order: Option<Vec<usize>>,
 }
 
 impl DecoderState {
@@ -369,7 +376,11 @@ impl DecoderState {
     /// assert!(empty.select_rows(&[0, 0]).unwrap().is_empty());
     /// ```
     pub fn select_rows(&self, rows: &[usize]) -> Result<DecoderState> {
-        Ok(DecoderState { layers: self.layers.iter().map(|kv| kv.select_rows(rows)).collect::<Result<_>>()? })
+        let order = match &self.order {
+            Some(order) => rows.iter().map(|&r| order[r]).collect(),
+            None => rows.to_vec(),
+        };
+        Ok(DecoderState { layers: self.layers.clone(), order: Some(order) })
     }
 }
 
@@ -592,27 +603,31 @@ impl Transformer {
         })
     }
 
-    /// One decoder layer over `y (batch, len, d)`: with `cache`, `y` is the
-    /// next position and attends to the cached positions and itself; without,
-    /// `y` is the whole target under the causal mask. Returns the output,
-    /// this layer's self-attention keys and values (the cache, extended) and
-    /// the self- and cross-attention weights.
+    /// One decoder layer over `y (batch, len, d)`: with `cache` (and the
+    /// order its rows are to take), `y` is the next position and attends to
+    /// the cached positions and itself; without, `y` is the whole target
+    /// under the causal mask. Returns the output, this layer's self-attention
+    /// keys and values (the cache, extended) and the self- and
+    /// cross-attention weights.
     fn decoder_layer(
         &self,
         layer: &DecoderLayer,
         y: &Tensor,
         memory: &Kv,
         masks: (Option<&Array2<bool>>, &Array2<bool>),
-        cache: Option<&Kv>,
+        cache: Option<(&Kv, Option<&[usize]>)>,
         mut mode: Mode<'_>,
     ) -> Result<(Tensor, Kv, ArrayD<f32>, ArrayD<f32>)> {
         let (c, (tgt_pad_mask, src_pad_mask)) = (&self.config, masks);
         let (y, (kv, self_w)) = block(c.norm, &self.dropout, &layer.norm1, y, mode.reborrow(), |x, mode| {
             let p = layer.self_attn.project_self(x)?;
+            // The cache in its rows' order, grown by this position: one copy.
+            let grown = |past: &Tensor, order: Option<&[usize]>, new: Tensor| match order {
+                Some(rows) => past.select_cat(rows, &new),
+                None => Tensor::cat(&[past.clone(), new], 1),
+            };
             let kv = match cache {
-                Some(past) => {
-                    Kv { k: Tensor::cat(&[past.k.clone(), p.k], 1)?, v: Tensor::cat(&[past.v.clone(), p.v], 1)? }
-                }
+                Some((past, order)) => Kv { k: grown(&past.k, order, p.k)?, v: grown(&past.v, order, p.v)? },
                 None => Kv { k: p.k, v: p.v },
             };
             // The cached positions all precede the new one; a whole target needs the causal mask.
@@ -731,7 +746,7 @@ impl Transformer {
         let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, &ids, state.len(), mode.reborrow())?;
         let (mut layers, mut cross_w) = (Vec::with_capacity(self.decoder.len()), Vec::new());
         for (i, (layer, memory)) in self.decoder.iter().zip(&ctx.memory).enumerate() {
-            let cache = state.layers.get(i);
+            let cache = state.layers.get(i).map(|kv| (kv, state.order.as_deref()));
             let (out, kv, _, c) =
                 self.decoder_layer(layer, &y, memory, (None, &ctx.src_pad_mask), cache, mode.reborrow())?;
             y = out;
@@ -743,7 +758,11 @@ impl Transformer {
         let vocab = logits.shape()[2];
         // (layers, heads, batch, 1, src_len) without the one target position
         let cross_weights = stack_layers(cross_w)?.index_axis_move(Axis(3), 0);
-        Ok(TransformerStep { logits: logits.reshape(&[batch, vocab])?, cross_weights, state: DecoderState { layers } })
+        Ok(TransformerStep {
+            logits: logits.reshape(&[batch, vocab])?,
+            cross_weights,
+            state: DecoderState { layers, order: None },
+        })
     }
 
     /// The output layer's weight: its own, or the target embedding when tied.

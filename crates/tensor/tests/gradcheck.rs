@@ -127,6 +127,10 @@ proptest! {
         let table = values(&[rows, cols], -1.0, 1.0, seed);
         let picks: Vec<usize> = picks.into_iter().map(|p| p % rows).collect();
         check(|t| t[0].index_select(0, &picks), &[table.clone()])?;
+        // select_cat: the picked rows (repeats included) of a (rows, cols, 2) cache, a column appended
+        let cache = values(&[rows, cols, 2], -1.0, 1.0, seed ^ 1);
+        let appended = values(&[picks.len(), 1, 2], -1.0, 1.0, seed ^ 2);
+        check(|t| t[0].select_cat(&picks, &t[1]), &[cache, appended])?;
         let ids = ArrayD::from_shape_vec(IxDyn(&[1, picks.len()]), picks.clone()).expect("shape");
         check(|t| t[0].embedding(ids.view(), None), &[table.clone()])?;
         // With a padding row, the gradient is the same except that row's, which is zero
