@@ -196,3 +196,25 @@ fn dropout_masks_come_from_one_key_and_drop_about_p() {
     let other = x.dropout(0.5, &mut StdRng::seed_from_u64(2)).unwrap().to_vec();
     assert_ne!(other, x.dropout(0.5, &mut StdRng::seed_from_u64(1)).unwrap().to_vec(), "another key, another mask");
 }
+
+#[test]
+fn a_weight_used_for_inference_gives_the_bits_of_training_and_follows_updates() {
+    // Products big enough for the packed path (where the CPU has it), with
+    // and without a bias: under `no_grad` the weight keeps `Wᵀ` packed, so
+    // the second call reads the kept panels; an update must drop them.
+    let value = |i: usize| ((i * 37 % 101) as f32 / 50.0 - 1.0) * 0.3;
+    let x = Tensor::new(ArrayD::from_shape_fn(vec![96, 160], |ix| value(ix[0] * 160 + ix[1] + 5)));
+    let mut w = Param::new("w", ArrayD::from_shape_fn(vec![200, 160], |ix| value(ix[0] * 160 + ix[1])));
+    let b = Tensor::new(ArrayD::from_shape_fn(vec![200], |ix| value(ix[0] + 11)));
+    let bits = |t: Tensor| t.to_vec().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    for bias in [Some(&b), None] {
+        for round in 0..2 {
+            let recorded = bits(x.linear(w.tensor(), bias).unwrap());
+            for _ in 0..2 {
+                let inferred = bits(no_grad(|| x.linear(w.tensor(), bias).unwrap()));
+                assert!(inferred == recorded, "round {round}, bias {}: inference differs", bias.is_some());
+            }
+            w.update(|d| d.mapv_inplace(|v| v * 1.5 - 0.01)); // in place: this handle is the only one
+        }
+    }
+}

@@ -173,24 +173,44 @@ pub(crate) fn gemm_prepared(
     a: ArrayView2<'_, f32>,
     b: &Prepared<'_>,
     beta: f32,
+    c: ArrayViewMut2<'_, f32>,
+) {
+    gemm_with_panels(alpha, a, b.view(), || b.panels.as_ref(), beta, c);
+}
+
+/// `b (k, n)` in the panels the AVX-512 path reads, made once and read by
+/// many products: a weight keeps its own for inference (`Tensor::linear`).
+pub(crate) use panel_tiles::Packed as Panels;
+
+/// [`gemm`], reading `b`'s panels from `panels` when the product takes the
+/// panel path (and asking for them only then): the same product and bits.
+/// `panels` must give `b` packed ([`Panels::new`]), or `None` to pack as
+/// [`gemm`] does.
+pub(crate) fn gemm_with_panels<'p>(
+    alpha: f32,
+    a: ArrayView2<'_, f32>,
+    b: ArrayView2<'_, f32>,
+    panels: impl FnOnce() -> Option<&'p Panels>,
+    beta: f32,
     mut c: ArrayViewMut2<'_, f32>,
 ) {
-    let k = checked_dims(a, b.view(), c.dim());
-    match (&b.panels, Path::of(a, b.view(), c.strides())) {
-        (Some(panels), Path::Kernel(Kernel::Panels)) if k > 0 => {
-            debug_assert_eq!(panels.dim(), b.view().dim());
-            let out = Out::new(c.as_mut_ptr(), c.dim(), c.strides());
-            // SAFETY: `c` is a unique view of written floats, so `Out` describes
-            // memory the kernel may read and write and no operand aliases; each
-            // block writes only its part of it.
-            let block = |rows: Range<usize>, cols, c| unsafe {
-                panel_tiles::gemm(alpha, a.slice(s![rows, ..]), panel_tiles::Rhs::Packed(panels, cols), beta, c)
-            };
-            // SAFETY: as above.
-            unsafe { shared((a.nrows(), k, b.view().ncols()), out, block) }
-        }
-        _ => gemm(alpha, a, b.view(), beta, c),
+    let k = checked_dims(a, b, c.dim());
+    if let (Path::Kernel(Kernel::Panels), true) = (Path::of(a, b, c.strides()), k > 0)
+        && let Some(panels) = panels()
+    {
+        debug_assert_eq!(panels.dim(), b.dim());
+        let out = Out::new(c.as_mut_ptr(), c.dim(), c.strides());
+        // SAFETY: `c` is a unique view of written floats, so `Out` describes
+        // memory the kernel may read and write and no operand aliases; each
+        // block writes only its part of it.
+        let block = |rows: Range<usize>, cols, c| unsafe {
+            panel_tiles::gemm(alpha, a.slice(s![rows, ..]), panel_tiles::Rhs::Packed(panels, cols), beta, c)
+        };
+        // SAFETY: as above.
+        unsafe { shared((a.nrows(), k, b.ncols()), out, block) };
+        return;
     }
+    gemm(alpha, a, b, beta, c);
 }
 
 /// `b (k, n)`, whose columns are contiguous, copied into a row-major array

@@ -4,11 +4,11 @@
 //! For `C = A·B` the backward rules are `dA = dC·Bᵀ` and `dB = Aᵀ·dC`; the
 //! transposes are stride swaps, never copies.
 
-use ndarray::{Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
+use ndarray::{Array2, Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
 
 use crate::error::{Result, bad_shape, mismatch};
-use crate::gemm::{gemm, gemm_new};
-use crate::tensor::Tensor;
+use crate::gemm::{gemm, gemm_new, gemm_with_panels};
+use crate::tensor::{Tensor, is_grad_enabled};
 
 /// Views a 2-D or 3-D array as `(batch, rows, cols)`; a 2-D one has batch 1.
 fn as_batched(a: &ArrayD<f32>) -> ArrayView3<'_, f32> {
@@ -114,18 +114,19 @@ impl Tensor {
         let rows = self.len() / n_in.max(1);
         let x = flat_rows(self.data(), rows, n_in);
         let w = weight.data().view().into_dimensionality::<Ix2>().expect("rank checked before");
+        // In inference the weight keeps `Wᵀ` packed for the many products it meets.
+        let panels = || weight.inference_panels();
         let y = match bias {
             // y = b, then y += x·Wᵀ
             Some(b) => {
-                let mut y = b
-                    .data()
-                    .view()
-                    .into_shape_with_order((1, n_out))
-                    .expect("same element count")
-                    .broadcast((rows, n_out))
-                    .expect("shapes checked before")
-                    .to_owned();
-                gemm(1.0, x.view(), w.t(), 1.0, y.view_mut());
+                let b: Vec<f32> = b.data().iter().copied().collect();
+                let mut y = Array2::from_shape_vec((rows, n_out), b.repeat(rows)).expect("rows · n_out values");
+                gemm_with_panels(1.0, x.view(), w.t(), panels, 1.0, y.view_mut());
+                y
+            }
+            None if !is_grad_enabled() => {
+                let mut y = Array2::zeros((rows, n_out));
+                gemm_with_panels(1.0, x.view(), w.t(), panels, 0.0, y.view_mut());
                 y
             }
             None => gemm_new(1.0, x.view(), w.t()),
