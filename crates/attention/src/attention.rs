@@ -6,6 +6,7 @@ use ndarray::{Array2, ArrayD, IxDyn};
 use rand::Rng;
 
 use crate::error::{Error, Result, mismatch};
+use crate::intervene::Intervention;
 use crate::kernel::{additive::additive, bahdanau::bahdanau_gru, dot::dot_product};
 use crate::mask::Masking;
 use crate::output::{AttentionOutput, Recurrence};
@@ -338,7 +339,15 @@ impl Attention {
                 (keys.linear(w_k.tensor(), None)?, values.linear(w_v.tensor(), None)?, step)
             }
         };
-        Ok(Prepared { scorer: self.config.scorer, query_dim: self.config.query_dim, keys, values, mask, step })
+        Ok(Prepared {
+            scorer: self.config.scorer,
+            query_dim: self.config.query_dim,
+            keys,
+            values,
+            mask,
+            step,
+            intervention: None,
+        })
     }
 }
 
@@ -388,6 +397,8 @@ pub struct Prepared {
     values: Tensor,
     mask: Masking,
     step: Step,
+    /// What replaces the weights, if anything ([`Prepared::intervene`]).
+    intervention: Option<Intervention>,
 }
 
 impl Prepared {
@@ -417,7 +428,28 @@ impl Prepared {
             values: self.values.index_select(0, rows)?,
             mask: self.mask.select_rows(rows),
             step: self.step.clone(),
+            intervention: self.intervention.as_ref().map(|i| i.select_rows(rows)),
         })
+    }
+
+    /// The same source with its attention weights replaced by `intervention`
+    /// at every [`attend`](Self::attend) (see [`crate::intervene`]); `None`
+    /// restores the model's own.
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, Intervention, Scorer};
+    /// use lingo_tensor::Tensor;
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = AttentionConfig { scorer: Scorer::Dot, query_dim: 4, key_dim: 4, attn_dim: 0 };
+    /// let attn = Attention::new("attn", &config, &mut rng).unwrap();
+    /// let enc_out = Tensor::randn(&[1, 4, 4], 1.0, &mut rng).unwrap();
+    /// let query = Tensor::randn(&[1, 1, 4], 1.0, &mut rng).unwrap();
+    /// let probed = attn.prepare(&enc_out, &enc_out, None).unwrap().intervene(Some(Intervention::Uniform));
+    /// assert_eq!(probed.attend(&query, false).unwrap().weights.to_vec(), vec![0.25; 4]);
+    /// ```
+    pub fn intervene(self, intervention: Option<Intervention>) -> Prepared {
+        Prepared { intervention, ..self }
     }
 
     /// Attends `queries (batch, tgt_len, d_q)` to the prepared source; see
@@ -437,6 +469,28 @@ impl Prepared {
     /// assert!((out.weights.data()[[0, 0, 0]] - 0.2).abs() < 1e-6);          // a zero query: uniform
     /// ```
     pub fn attend(&self, queries: &Tensor, causal: bool) -> Result<AttentionOutput> {
+        self.attend_at(queries, causal, 0)
+    }
+
+    /// [`attend`](Self::attend) for queries at target positions
+    /// `first_position..`: a decoder step at position `t` passes `t`, so that
+    /// a [`Gold`](Intervention::Gold) intervention finds its links. Without an
+    /// intervention the position changes nothing.
+    ///
+    /// ```
+    /// use lingo_attention::{Attention, AttentionConfig, GoldLinks, Intervention, Scorer};
+    /// use lingo_tensor::Tensor;
+    /// use rand::SeedableRng;
+    /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let config = AttentionConfig { scorer: Scorer::Dot, query_dim: 2, key_dim: 2, attn_dim: 0 };
+    /// let attn = Attention::new("attn", &config, &mut rng).unwrap();
+    /// let enc_out = Tensor::randn(&[1, 3, 2], 1.0, &mut rng).unwrap();
+    /// let gold = Intervention::Gold(GoldLinks::new(vec![vec![vec![2], vec![1]]])); // position 0 → 2, 1 → 1
+    /// let source = attn.prepare(&enc_out, &enc_out, None).unwrap().intervene(Some(gold));
+    /// let step_1 = source.attend_at(&Tensor::zeros(&[1, 1, 2]), false, 1).unwrap();
+    /// assert_eq!(step_1.weights.to_vec(), vec![0.0, 1.0, 0.0]);
+    /// ```
+    pub fn attend_at(&self, queries: &Tensor, causal: bool, first_position: usize) -> Result<AttentionOutput> {
         let (qs, ks) = (queries.shape(), self.keys.shape());
         if qs.len() != 3 || qs[0] != ks[0] || qs[2] != self.query_dim {
             return Err(mismatch(
@@ -447,13 +501,22 @@ impl Prepared {
             ));
         }
         let mask = self.mask.with_causal(causal);
-        match &self.step {
-            Step::Dot { scale } => dot_product(queries, &self.keys, &self.values, 1, *scale, &mask),
-            Step::Additive { w_q, v } => additive(&queries.linear(w_q, None)?, &self.keys, v, &self.values, &mask),
-            Step::MultiHead { w_q, w_o, heads, scale } => {
-                let out = dot_product(&queries.linear(w_q, None)?, &self.keys, &self.values, *heads, *scale, &mask)?;
-                Ok(AttentionOutput { context: out.context.linear(w_o, None)?, ..out })
+        let (out, heads) = match &self.step {
+            Step::Dot { scale } => (dot_product(queries, &self.keys, &self.values, 1, *scale, &mask)?, 1),
+            Step::Additive { w_q, v } => {
+                (additive(&queries.linear(w_q, None)?, &self.keys, v, &self.values, &mask)?, 1)
             }
+            Step::MultiHead { w_q, heads, scale, .. } => {
+                (dot_product(&queries.linear(w_q, None)?, &self.keys, &self.values, *heads, *scale, &mask)?, *heads)
+            }
+        };
+        let out = match &self.intervention {
+            Some(intervention) => intervention.replace_masked(out, &self.values, heads, &mask, first_position)?,
+            None => out,
+        };
+        match &self.step {
+            Step::MultiHead { w_o, .. } => Ok(AttentionOutput { context: out.context.linear(w_o, None)?, ..out }),
+            _ => Ok(out),
         }
     }
 
@@ -491,6 +554,13 @@ impl Prepared {
     /// assert_eq!(grads.get(&w_ih).unwrap().shape(), &[3 * h, e + 8]);
     /// ```
     pub fn gru_recurrence(&self, x: &Tensor, h0: &Tensor, w: RnnWeights<'_>) -> Result<Recurrence> {
+        if let Some(intervention) = &self.intervention {
+            return Err(Error::Intervention {
+                name: intervention.to_string(),
+                why: "the fused Bahdanau recurrence keeps its own weights; step with Prepared::attend_at instead"
+                    .into(),
+            });
+        }
         match &self.step {
             Step::Additive { w_q, v } => bahdanau_gru(x, h0, &self.keys, &self.values, (w_q, v), w, &self.mask),
             _ => Err(Error::BadConfig {

@@ -35,6 +35,14 @@ pub enum Error {
         /// What is wrong and what to do instead.
         why: String,
     },
+    /// An [`crate::Intervention`] that cannot be built or applied.
+    #[error("attention intervention {name}: {why}")]
+    Intervention {
+        /// The intervention, as its name.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

@@ -101,6 +101,7 @@
 
 mod attention;
 mod error;
+pub mod intervene;
 mod kernel;
 mod mask;
 mod output;
@@ -111,5 +112,6 @@ pub use attention::{
     Attention, AttentionConfig, Flops, Prepared, additive_attention, bahdanau_recurrence, dot_product_attention,
 };
 pub use error::{Error, Result};
+pub use intervene::{GoldLinks, Intervention};
 pub use output::{AttentionOutput, Recurrence};
 pub use scorer::Scorer;

@@ -83,6 +83,13 @@ pub(crate) struct RowMask<'a> {
     pub(crate) limit: usize,
 }
 
+impl RowMask<'_> {
+    /// Whether source position `s` is visible: before the causal limit and not padding.
+    pub(crate) fn visible(&self, s: usize) -> bool {
+        s < self.limit && !self.pad.is_some_and(|pad| pad[s])
+    }
+}
+
 /// `e⁻⁶⁴ ≈ 1.6·10⁻²⁸`: a score this far below its row's maximum gets weight
 /// exactly 0. Its true weight is under `1.6·10⁻²⁸`, invisible in `f32` next
 /// to the maximum's (at least `1/S`), and keeping it would feed subnormal
