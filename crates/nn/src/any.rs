@@ -14,6 +14,7 @@
 //! assert!(out[0].tokens.len() <= 4);
 //! ```
 
+use lingo_attention::Intervention;
 use lingo_data::Batch;
 use lingo_tensor::{Module, Param, Tensor};
 use ndarray::{Array2, Array3};
@@ -21,9 +22,9 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::layers::{Mode, RnnState};
+use crate::layers::Mode;
 use crate::model::{EncoderDecoder, ModelConfig, SelectRows, Step};
-use crate::seq2seq::{DecoderContext, Seq2Seq, Seq2SeqConfig};
+use crate::seq2seq::{DecoderContext, Seq2Seq, Seq2SeqConfig, Seq2SeqState};
 use crate::state_dict::StateDict;
 use crate::transformer::{DecoderState, Transformer, TransformerConfig, TransformerContext};
 
@@ -187,8 +188,8 @@ pub enum AnyContext {
 /// What one decoder step of either kind hands the next.
 #[derive(Debug, Clone)]
 pub enum AnyState {
-    /// The recurrent decoder's `h` (and `c`) and last attentional output.
-    Seq2Seq(RnnState),
+    /// The recurrent decoder's `h` (and `c`) and its position.
+    Seq2Seq(Seq2SeqState),
     /// The Transformer decoder's cached keys and values.
     Transformer(DecoderState),
 }
@@ -269,6 +270,13 @@ impl EncoderDecoder for AnyModel {
                 what: "decoder step",
                 reason: "the context or state comes from another kind of model than this one".into(),
             }),
+        }
+    }
+
+    fn intervene(&self, intervention: Option<Intervention>) -> AnyModel {
+        match self {
+            AnyModel::Seq2Seq(m) => AnyModel::Seq2Seq(m.intervene(intervention)),
+            AnyModel::Transformer(m) => AnyModel::Transformer(m.intervene(intervention)),
         }
     }
 }

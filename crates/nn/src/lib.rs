@@ -208,7 +208,7 @@ pub use layers::{
 pub use model::{EncoderDecoder, ModelConfig, SelectRows, Step};
 pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
 pub use schedule::{Schedule, Scheduler};
-pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig};
+pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Seq2SeqState};
 pub use state_dict::{NamedTensor, StateDict};
 pub use train::{
     CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate,

@@ -17,6 +17,7 @@
 use std::fmt::Debug;
 use std::path::Path;
 
+use lingo_attention::Intervention;
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{CrossEntropy, Module, Param, Tensor};
 use ndarray::{Array2, Array3};
@@ -189,6 +190,25 @@ pub trait EncoderDecoder: Module + Sized + Sync {
     /// One decoder step (evaluation mode): the previous tokens `prev (batch)`
     /// to the next-token scores, the attention and the next state.
     fn step(&self, ctx: &Self::Context, state: &Self::State, prev: &[usize]) -> Result<Step<Self::State>>;
+
+    /// The same model with its attention weights replaced by `intervention`
+    /// wherever the decoder attends to the source (every cross-attention
+    /// layer and head of a Transformer), in [`loss`](Self::loss),
+    /// [`attention`](Self::attention) and every decoding step; `None`
+    /// restores its own. For probing a trained model (`lingo probe`): the
+    /// replaced context carries no gradient. The weights are shared, not copied.
+    ///
+    /// ```
+    /// use lingo_attention::Intervention;
+    /// use lingo_nn::{EncoderDecoder, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let config = Seq2SeqConfig { attention: Some("dot".parse().unwrap()), ..Seq2SeqConfig::new(9, 9) };
+    /// let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let batch = lingo_data::Batch::from_examples(&[lingo_data::Example { src: vec![2, 5, 6, 3], tgt: vec![2, 6, 3] }]).unwrap();
+    /// let uniform = model.intervene(Some(Intervention::Uniform)).attention(&batch).unwrap().unwrap();
+    /// assert!(uniform.iter().all(|&w| w == 0.25));
+    /// ```
+    fn intervene(&self, intervention: Option<Intervention>) -> Self;
 
     /// Rebuilds the model a checkpoint holds: `config` (the checkpoint's own
     /// model configuration) must agree with the checkpoint's vocabularies,

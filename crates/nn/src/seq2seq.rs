@@ -32,7 +32,7 @@
 //! and nothing else ever reads `enc_out`: one vector per source token is
 //! computed and thrown away.
 
-use lingo_attention::{Attention, AttentionConfig, Prepared, Scorer};
+use lingo_attention::{Attention, AttentionConfig, Intervention, Prepared, Scorer};
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{Module, Param, SeqInput, Tensor};
 use ndarray::{Array2, Array3, Axis};
@@ -230,7 +230,37 @@ struct StepFeatures {
     /// This step's attention, `(batch, 1, src_len)`.
     weights: Option<Tensor>,
     /// The decoder state after the step.
-    state: RnnState,
+    state: Seq2SeqState,
+}
+
+/// What one recurrent decoder step hands the next: the RNN's state, and
+/// the target position the next step predicts (0 before the first), by
+/// which a [`Gold`](Intervention::Gold) intervention finds its links.
+///
+/// ```
+/// use lingo_nn::{Mode, RnnConfig, RnnKind, RnnState, Seq2SeqState};
+/// let state = Seq2SeqState::from(RnnState::zeros(&RnnConfig::new(RnnKind::Gru, 3, 4), 2));
+/// assert_eq!((state.position, state.rnn.h.shape()), (0, &[1, 2, 4][..]));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Seq2SeqState {
+    /// The decoder RNN's `h` (and `c`).
+    pub rnn: RnnState,
+    /// The target position the next step predicts.
+    pub position: usize,
+}
+
+impl From<RnnState> for Seq2SeqState {
+    /// The state before the first step (position 0).
+    fn from(rnn: RnnState) -> Seq2SeqState {
+        Seq2SeqState { rnn, position: 0 }
+    }
+}
+
+impl SelectRows for Seq2SeqState {
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        Ok(Seq2SeqState { rnn: self.rnn.select_rows(rows)?, position: self.position })
+    }
 }
 
 /// An encoder–decoder translation model; see the [module docs](self).
@@ -247,6 +277,7 @@ struct StepFeatures {
 /// assert_eq!(out.logits.shape(), &[2, 3, 20]);
 /// assert_eq!(out.weights.unwrap().shape(), &[2, 3, 4]);           // (batch, tgt_len, src_len)
 /// ```
+#[derive(Debug, Clone)]
 pub struct Seq2Seq {
     config: Seq2SeqConfig,
     src_embedding: Embedding,
@@ -260,6 +291,8 @@ pub struct Seq2Seq {
     combine: Option<Linear>,
     out: Linear,
     dropout: Dropout,
+    /// What replaces the attention weights, if anything ([`EncoderDecoder::intervene`]).
+    intervention: Option<Intervention>,
 }
 
 impl Seq2Seq {
@@ -321,7 +354,19 @@ impl Seq2Seq {
             .transpose()?;
         let out = Linear::build("out", h, c.tgt_vocab, true, weights)?;
         let dropout = Dropout::new(c.dropout)?;
-        Ok(Seq2Seq { config, src_embedding, encoder, bridge, tgt_embedding, decoder, attention, combine, out, dropout })
+        Ok(Seq2Seq {
+            config,
+            src_embedding,
+            encoder,
+            bridge,
+            tgt_embedding,
+            decoder,
+            attention,
+            combine,
+            out,
+            dropout,
+            intervention: None,
+        })
     }
 
     /// Builds the model `config` describes straight from saved weights, with
@@ -462,13 +507,8 @@ impl Seq2Seq {
         let (features, weights) = match &self.attention {
             None => (dec_out, None), // enc_out is not read: the bottleneck
             Some(attention) => {
-                let a = attention.forward(
-                    &dec_out,
-                    &encoded.enc_out,
-                    &encoded.enc_out,
-                    Some(&encoded.src_pad_mask),
-                    false,
-                )?;
+                let source = attention.prepare(&encoded.enc_out, &encoded.enc_out, Some(&encoded.src_pad_mask))?;
+                let a = source.intervene(self.intervention.clone()).attend(&dec_out, false)?;
                 (self.combined(&dec_out, &a.context)?, Some(a.weights))
             }
         };
@@ -499,7 +539,8 @@ impl Seq2Seq {
         let ctx = self.decoder_context(&encoded)?;
         let fused = self.config.attention == Some(Scorer::Additive)
             && self.config.rnn == RnnKind::Gru
-            && self.config.num_layers == 1;
+            && self.config.num_layers == 1
+            && self.intervention.is_none();
         let (features, weights) = match &ctx.prepared {
             Some(prepared) if fused => {
                 // x_t = embed(y_{t-1}), dropped out when training: (batch, tgt_len, E)
@@ -511,7 +552,7 @@ impl Seq2Seq {
                 (out.output, Some(out.weights))
             }
             _ => {
-                let mut state = encoded.state;
+                let mut state = Seq2SeqState::from(encoded.state);
                 let (mut features, mut weights) = (Vec::new(), Vec::new());
                 for column in tgt_in.columns() {
                     let prev: Vec<usize> = column.to_vec();
@@ -536,7 +577,7 @@ impl Seq2Seq {
     /// # let model = Seq2Seq::new(Seq2SeqConfig::new(8, 8), &mut rng).unwrap();
     /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 4, 3]]), &[3], Mode::Eval).unwrap();
     /// let ctx = model.decoder_context(&enc).unwrap();
-    /// let step = model.decode_step(&ctx, &enc.state, &[lingo_data::SOS], Mode::Eval).unwrap();
+    /// let step = model.decode_step(&ctx, &enc.state.clone().into(), &[lingo_data::SOS], Mode::Eval).unwrap();
     /// assert_eq!(step.logits.shape(), &[1, 8]);
     /// ```
     pub fn decoder_context(&self, encoded: &Encoded) -> Result<DecoderContext> {
@@ -544,7 +585,8 @@ impl Seq2Seq {
             .attention
             .as_ref()
             .map(|a| a.prepare(&encoded.enc_out, &encoded.enc_out, Some(&encoded.src_pad_mask)))
-            .transpose()?;
+            .transpose()?
+            .map(|p| p.intervene(self.intervention.clone()));
         Ok(DecoderContext { prepared })
     }
 
@@ -561,7 +603,7 @@ impl Seq2Seq {
     /// let model = Seq2Seq::new(config, &mut rng).unwrap();
     /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 4, 3], [2, 5, 3]]), &[3, 3], Mode::Eval).unwrap();
     /// let ctx = model.decoder_context(&enc).unwrap();
-    /// let first = model.decode_step(&ctx, &enc.state, &[lingo_data::SOS; 2], Mode::Eval).unwrap();
+    /// let first = model.decode_step(&ctx, &enc.state.clone().into(), &[lingo_data::SOS; 2], Mode::Eval).unwrap();
     /// let second = model.decode_step(&ctx, &first.state, &[6, 7], Mode::Eval).unwrap();
     /// assert_eq!(second.logits.shape(), &[2, 8]);            // (batch, tgt_vocab)
     /// assert_eq!(second.weights.unwrap().shape(), &[2, 3]);  // (batch, src_len)
@@ -569,10 +611,10 @@ impl Seq2Seq {
     pub fn decode_step(
         &self,
         ctx: &DecoderContext,
-        state: &RnnState,
+        state: &Seq2SeqState,
         prev: &[usize],
         mut mode: Mode<'_>,
-    ) -> Result<Step<RnnState>> {
+    ) -> Result<Step<Seq2SeqState>> {
         let step = self.step_features(ctx, state, prev, mode.reborrow())?;
         let logits = self.out.forward(&self.dropout.forward(&step.features, mode)?)?;
         let squeeze = |t: Tensor| -> Result<Tensor> {
@@ -587,10 +629,11 @@ impl Seq2Seq {
     fn step_features(
         &self,
         ctx: &DecoderContext,
-        state: &RnnState,
+        state: &Seq2SeqState,
         prev: &[usize],
         mut mode: Mode<'_>,
     ) -> Result<StepFeatures> {
+        let Seq2SeqState { rnn: state, position } = state;
         let batch = prev.len();
         let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).expect("batch × 1 ids");
         let ones = vec![1; batch];
@@ -607,13 +650,13 @@ impl Seq2Seq {
                 match prepared {
                     None => (out.output, None, out.state),
                     Some(prepared) => {
-                        let a = prepared.attend(&out.output, false)?;
+                        let a = prepared.attend_at(&out.output, false, *position)?;
                         (self.combined(&out.output, &a.context)?, Some(a.weights), out.state)
                     }
                 }
             }
             (Some(prepared), Placement::Bahdanau) => {
-                let a = prepared.attend(&self.top_state(state)?, false)?; // query: s_{t-1}
+                let a = prepared.attend_at(&self.top_state(state)?, false, *position)?; // query: s_{t-1}
                 // The RNN reads [embed(y_{t-1}); context_t] (batch, 1, E + D·H): the
                 // context as features after the tokens, or concatenated to the
                 // embeddings when those are dropped out.
@@ -624,7 +667,7 @@ impl Seq2Seq {
                 (out.output, Some(a.weights), out.state)
             }
         };
-        Ok(StepFeatures { features, weights, state })
+        Ok(StepFeatures { features, weights, state: Seq2SeqState { rnn: state, position: position + 1 } })
     }
 
     /// Embeddings of `ids` with dropout applied, when dropout is active
@@ -751,7 +794,7 @@ impl SelectRows for DecoderContext {
 impl EncoderDecoder for Seq2Seq {
     type Config = Seq2SeqConfig;
     type Context = DecoderContext;
-    type State = RnnState;
+    type State = Seq2SeqState;
 
     fn config(&self) -> Seq2SeqConfig {
         Seq2Seq::config(self).clone()
@@ -772,17 +815,25 @@ impl EncoderDecoder for Seq2Seq {
         Ok(out.weights_array())
     }
 
-    fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(DecoderContext, RnnState)> {
+    fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(DecoderContext, Seq2SeqState)> {
         let mut encoded = self.encode_source(src, src_lens, Mode::Eval)?;
+        let rows = copies_of(src.nrows(), copies);
         if copies > 1 {
             // Copied before the keys are prepared, as beam search always did,
             // so that its outputs keep their bits.
-            encoded = encoded.select_rows(&copies_of(src.nrows(), copies))?;
+            encoded = encoded.select_rows(&rows)?;
         }
-        Ok((self.decoder_context(&encoded)?, encoded.state))
+        let mut ctx = self.decoder_context(&encoded)?;
+        // The intervention's rows are the sources': copy them as the encodings were.
+        ctx.prepared = ctx.prepared.map(|p| p.intervene(self.intervention.as_ref().map(|i| i.select_rows(&rows))));
+        Ok((ctx, encoded.state.into()))
     }
 
-    fn step(&self, ctx: &DecoderContext, state: &RnnState, prev: &[usize]) -> Result<Step<RnnState>> {
+    fn step(&self, ctx: &DecoderContext, state: &Seq2SeqState, prev: &[usize]) -> Result<Step<Seq2SeqState>> {
         self.decode_step(ctx, state, prev, Mode::Eval)
+    }
+
+    fn intervene(&self, intervention: Option<Intervention>) -> Seq2Seq {
+        Seq2Seq { intervention, ..self.clone() }
     }
 }

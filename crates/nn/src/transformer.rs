@@ -47,6 +47,7 @@
 //! cross-attention keys and values of the source are projected once, in
 //! [`Transformer::decoder_context`].
 
+use lingo_attention::Intervention;
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{Module, Param, Tensor};
 use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix4, RemoveAxis};
@@ -312,6 +313,8 @@ struct Decoded {
 pub struct TransformerContext {
     memory: Vec<Kv>,
     src_pad_mask: Array2<bool>,
+    /// What replaces the cross-attention weights, rows matching the memory's.
+    intervention: Option<Intervention>,
 }
 
 impl TransformerContext {
@@ -331,6 +334,7 @@ impl TransformerContext {
         Ok(TransformerContext {
             memory: self.memory.iter().map(|kv| kv.select_rows(rows)).collect::<Result<_>>()?,
             src_pad_mask: self.src_pad_mask.select(Axis(0), rows),
+            intervention: self.intervention.as_ref().map(|i| i.select_rows(rows)),
         })
     }
 }
@@ -425,6 +429,9 @@ pub struct Transformer {
     out_weight: Option<Param>,
     out_bias: Param,
     dropout: Dropout,
+    /// What replaces the cross-attention weights of every layer, if anything
+    /// ([`EncoderDecoder::intervene`]).
+    intervention: Option<Intervention>,
 }
 
 impl Transformer {
@@ -516,6 +523,7 @@ impl Transformer {
             out_weight,
             out_bias,
             dropout,
+            intervention: None,
         })
     }
 
@@ -613,12 +621,12 @@ impl Transformer {
         &self,
         layer: &DecoderLayer,
         y: &Tensor,
-        memory: &Kv,
-        masks: (Option<&Array2<bool>>, &Array2<bool>),
+        (memory, ctx): (&Kv, &TransformerContext),
+        tgt_pad_mask: Option<&Array2<bool>>,
         cache: Option<(&Kv, Option<&[usize]>)>,
         mut mode: Mode<'_>,
     ) -> Result<(Tensor, Kv, ArrayD<f32>, ArrayD<f32>)> {
-        let (c, (tgt_pad_mask, src_pad_mask)) = (&self.config, masks);
+        let (c, src_pad_mask) = (&self.config, &ctx.src_pad_mask);
         let (y, (kv, self_w)) = block(c.norm, &self.dropout, &layer.norm1, y, mode.reborrow(), |x, mode| {
             let p = layer.self_attn.project_self(x)?;
             // The cache in its rows' order, grown by this position: one copy.
@@ -636,7 +644,21 @@ impl Transformer {
         })?;
         let (y, cross_w) = block(c.norm, &self.dropout, &layer.norm2, &y, mode.reborrow(), |x, mode| {
             let q = layer.cross_attn.project_query(x)?;
-            let h = layer.cross_attn.attend(&q, &memory.k, &memory.v, Some(src_pad_mask), false, mode)?;
+            let h = match &ctx.intervention {
+                // The cache holds the positions before this one.
+                Some(intervention) => {
+                    let position = cache.map_or(0, |(past, _)| past.k.shape()[1]);
+                    layer.cross_attn.attend_intervened(
+                        &q,
+                        &memory.k,
+                        &memory.v,
+                        Some(src_pad_mask),
+                        intervention,
+                        position,
+                    )?
+                }
+                None => layer.cross_attn.attend(&q, &memory.k, &memory.v, Some(src_pad_mask), false, mode)?,
+            };
             Ok((h.out, h.weights))
         })?;
         let (y, ()) = block(c.norm, &self.dropout, &layer.norm3, &y, mode.reborrow(), |x, mode| {
@@ -663,7 +685,11 @@ impl Transformer {
             .iter()
             .map(|layer| layer.cross_attn.project_memory(&encoded.enc_out).map(|(k, v)| Kv { k, v }))
             .collect::<Result<_>>()?;
-        Ok(TransformerContext { memory, src_pad_mask: encoded.src_pad_mask.clone() })
+        Ok(TransformerContext {
+            memory,
+            src_pad_mask: encoded.src_pad_mask.clone(),
+            intervention: self.intervention.clone(),
+        })
     }
 
     /// The teacher-forced forward pass: logits for every target position
@@ -705,8 +731,8 @@ impl Transformer {
         let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, tgt_in, 0, mode.reborrow())?;
         let (mut self_w, mut cross_w) = (Vec::new(), Vec::new());
         for (layer, memory) in self.decoder.iter().zip(&ctx.memory) {
-            let masks = (Some(&tgt_pad_mask), &ctx.src_pad_mask);
-            let (out, _, s, c) = self.decoder_layer(layer, &y, memory, masks, None, mode.reborrow())?;
+            let (out, _, s, c) =
+                self.decoder_layer(layer, &y, (memory, &ctx), Some(&tgt_pad_mask), None, mode.reborrow())?;
             y = out;
             self_w.push(s);
             cross_w.push(c);
@@ -747,8 +773,7 @@ impl Transformer {
         let (mut layers, mut cross_w) = (Vec::with_capacity(self.decoder.len()), Vec::new());
         for (i, (layer, memory)) in self.decoder.iter().zip(&ctx.memory).enumerate() {
             let cache = state.layers.get(i).map(|kv| (kv, state.order.as_deref()));
-            let (out, kv, _, c) =
-                self.decoder_layer(layer, &y, memory, (None, &ctx.src_pad_mask), cache, mode.reborrow())?;
+            let (out, kv, _, c) = self.decoder_layer(layer, &y, (memory, ctx), None, cache, mode.reborrow())?;
             y = out;
             layers.push(kv);
             cross_w.push(c);
@@ -949,5 +974,9 @@ impl EncoderDecoder for Transformer {
         let step = self.decode_step(ctx, state, prev, Mode::Eval)?;
         let weights = Tensor::new(last_layer_mean(&step.cross_weights).into_dyn());
         Ok(Step { logits: step.logits, weights: Some(weights), state: step.state })
+    }
+
+    fn intervene(&self, intervention: Option<Intervention>) -> Transformer {
+        Transformer { intervention, ..self.clone() }
     }
 }

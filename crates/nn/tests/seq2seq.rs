@@ -105,7 +105,7 @@ fn whole_and_stepwise(model: &Seq2Seq, batch: &Batch) -> (TwoWays, Option<TwoWay
         let whole = model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &full, Mode::Eval).unwrap();
         let enc = model.encode_source(&batch.src, &batch.src_lens, Mode::Eval).unwrap();
         let ctx = model.decoder_context(&enc).unwrap();
-        let mut state = enc.state.clone();
+        let mut state = lingo_nn::Seq2SeqState::from(enc.state.clone());
         let (mut logits, mut weights) = (vec![], vec![]);
         for column in batch.tgt_in.columns() {
             let step = model.decode_step(&ctx, &state, &column.to_vec(), Mode::Eval).unwrap();
@@ -614,7 +614,7 @@ fn bad_configurations_are_rejected_at_construction() {
     let rng = &mut StdRng::seed_from_u64(19);
     let dot_bidir =
         Seq2SeqConfig { bidirectional: true, ..tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong) };
-    let err = Seq2Seq::new(dot_bidir, rng).err().expect("dot needs equal sizes").to_string();
+    let err = Seq2Seq::new(dot_bidir, rng).expect_err("dot needs equal sizes").to_string();
     assert!(err.contains("general") && err.contains("additive"), "{err}");
     let heads = Seq2SeqConfig {
         attn_dim: 15,

@@ -12,7 +12,7 @@
 //! `W_v` are the three row blocks of one `in_proj_weight (3d, d)`, as in
 //! PyTorch, so self-attention projects all three with one product.
 
-use lingo_attention::{AttentionOutput, dot_product_attention, plain};
+use lingo_attention::{AttentionOutput, Intervention, dot_product_attention, plain};
 use lingo_tensor::init::xavier_uniform;
 use lingo_tensor::{Module, Param, Tensor};
 use ndarray::{Array2, ArrayD, Axis, IxDyn};
@@ -232,6 +232,40 @@ impl MultiheadAttention {
             }
             _ => dot_product_attention(q, k, v, heads, scale, key_pad_mask, causal)?,
         };
+        self.finish(AttentionOutput { context, weights, head_weights })
+    }
+
+    /// [`attend`](Self::attend) in evaluation, with the weights replaced by
+    /// `intervention` (queries at target positions `first_position..`) and
+    /// the context computed from the new ones; see [`lingo_attention::intervene`].
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 4, 2, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// let enc_out = lingo_tensor::Tensor::randn(&[1, 4, 4], 1.0, &mut rng).unwrap();
+    /// let (k, v) = attn.project_memory(&enc_out).unwrap();
+    /// let q = attn.project_query(&lingo_tensor::Tensor::ones(&[1, 1, 4])).unwrap();
+    /// let uniform = lingo_attention::Intervention::Uniform;
+    /// let out = attn.attend_intervened(&q, &k, &v, None, &uniform, 0).unwrap();
+    /// assert!(out.weights.iter().all(|&w| w == 0.25));                 // every head, every position
+    /// ```
+    pub fn attend_intervened(
+        &self,
+        q: &Tensor,
+        k: &Tensor,
+        v: &Tensor,
+        key_pad_mask: Option<&Array2<bool>>,
+        intervention: &Intervention,
+        first_position: usize,
+    ) -> Result<HeadsOutput> {
+        let scale = 1.0 / ((self.dim() / self.heads) as f32).sqrt();
+        let out = dot_product_attention(q, k, v, self.heads, scale, key_pad_mask, false)?;
+        self.finish(intervention.replace(out, v, self.heads, key_pad_mask, first_position)?)
+    }
+
+    /// The heads' context through `out_proj`, and their weights `(batch, heads, tgt_len, src_len)`.
+    fn finish(&self, AttentionOutput { context, weights, head_weights }: AttentionOutput) -> Result<HeadsOutput> {
         // One head: the ops return its weights alone, (batch, tgt_len, src_len).
         let weights = head_weights.map_or_else(|| weights.data().clone().insert_axis(Axis(1)), |w| w.data().clone());
         Ok(HeadsOutput { out: self.out_proj.forward(&context)?, weights })
