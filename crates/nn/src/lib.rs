@@ -186,6 +186,7 @@ pub mod init;
 pub mod layers;
 pub mod model;
 pub mod optim;
+pub mod probe;
 pub mod schedule;
 pub mod seq2seq;
 pub mod state_dict;
@@ -207,6 +208,7 @@ pub use layers::{
 };
 pub use model::{EncoderDecoder, ModelConfig, SelectRows, Step};
 pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
+pub use probe::{Probe, ProbeScore, Probed, probe};
 pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Seq2SeqState};
 pub use state_dict::{NamedTensor, StateDict};
