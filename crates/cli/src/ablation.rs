@@ -8,7 +8,8 @@ use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
 use lingo::nn::{
-    EncoderDecoder, Init, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer, train_model,
+    EncoderDecoder, Init, Probe, ProbeScore, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer,
+    probe, train_model,
 };
 use lingo::viz::{HeatmapOptions, Series, TextOptions};
 use ndarray::s;
@@ -77,6 +78,10 @@ pub struct AblationArgs {
     /// Write no pictures
     #[arg(long)]
     pub no_png: bool,
+    /// After training, probe each model: its attention replaced by uniform, shuffled, one-hot and gold
+    /// weights and by a zero context, on the alignment sentences
+    #[arg(long)]
+    pub probe: bool,
     /// `--seed`, `--threads`, `--json`.
     #[command(flatten)]
     pub run: crate::args::RunFlags,
@@ -112,6 +117,14 @@ impl Trained {
         Ok(match self {
             Trained::Recurrent(model) => model.attention(batch)?,
             Trained::Transformer(model) => model.attention(batch)?,
+        })
+    }
+
+    /// [`probe`]: the model evaluated as trained or with its attention replaced.
+    fn probe(&self, examples: &[AlignedExample], which: Probe) -> Result<ProbeScore> {
+        Ok(match self {
+            Trained::Recurrent(model) => probe(model, examples, which)?,
+            Trained::Transformer(model) => probe(model, examples, which)?,
         })
     }
 
@@ -234,6 +247,9 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
         }));
     }
     print_table(&rows, total.elapsed().as_secs_f64(), out);
+    if args.probe {
+        probe_table(&rows, &probe, out)?;
+    }
     let example = task.sample(&mut StdRng::seed_from_u64(seed.wrapping_add(7)));
     show_example(args, &task, &example, &rows, out)
 }
@@ -330,6 +346,61 @@ fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
         lines.push(format!("best: {name} ({:.1}%)", 100.0 * accuracy));
     }
     out.say(&lines.join("\n"));
+}
+
+/// Every model under every probe (one probe, the model as trained, for a
+/// model without attention), as a table and JSON lines: how much each loses
+/// when its attention is replaced after training. The share of attention's
+/// loss gain lost compares each loss with the unchanged model's and with the
+/// model without attention, when the run trained one.
+fn probe_table(rows: &[Row], examples: &[AlignedExample], out: &Output) -> Result<()> {
+    let baseline = rows
+        .iter()
+        .find(|r| r.choice == ModelChoice::Recurrent(AttentionChoice(None)))
+        .map(|r| r.model.probe(examples, Probe::Unchanged))
+        .transpose()?;
+    let mut lines = vec![format!(
+        "\nprobes on {} alignment sentences (greedy decoding; gain lost: share of the loss gain over no attention)",
+        examples.len()
+    )];
+    lines.push(format!(
+        "{:<27} {:<13} {:>9} {:>10} {:>9} {:>7} {:>10}",
+        "configuration", "attention", "loss", "tokens", "exact", "BLEU", "gain lost"
+    ));
+    for row in rows {
+        let probes: &[Probe] = if row.measures.alignment.is_some() { &Probe::ALL } else { &[Probe::Unchanged] };
+        let scores: Vec<(Probe, ProbeScore)> =
+            probes.iter().map(|&p| row.model.probe(examples, p).map(|s| (p, s))).collect::<Result<_>>()?;
+        let own = scores[0].1.loss;
+        for (which, score) in &scores {
+            // (L_probe − L_own) / (L_none − L_own): 0 loses nothing, 1 all attention gave.
+            let lost = baseline
+                .filter(|b| b.loss > own && row.measures.alignment.is_some())
+                .map(|b| (score.loss - own) / (b.loss - own));
+            let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+            lines.push(format!(
+                "{:<27} {:<13} {:>9.4} {:>10} {:>9} {:>7.1} {:>10}",
+                row.choice.label(),
+                which.to_string(),
+                score.loss,
+                pct(score.token_accuracy),
+                pct(score.sequence_accuracy),
+                score.bleu,
+                lost.map_or("".into(), pct)
+            ));
+            out.json(&json!({
+                "config": row.choice.to_string(),
+                "probe": which.to_string(),
+                "loss": score.loss,
+                "token_accuracy": score.token_accuracy,
+                "sequence_accuracy": score.sequence_accuracy,
+                "bleu": score.bleu,
+                "gain_lost": lost,
+            }));
+        }
+    }
+    out.say(&lines.join("\n"));
+    Ok(())
 }
 
 /// The best-aligned head, named `layer L head H` (1-based), and its accuracy;
