@@ -14,7 +14,8 @@
 //!   teacher-forcing shift, bucketing by length, a cap on padded tokens per
 //!   batch, seeded batch order.
 //! * **Tasks with known answers** ([`LexiconReverse`], [`DigitTask`]): each
-//!   example carries the gold source positions of every output token.
+//!   example carries the gold source positions of every output token, as
+//!   possible links and the sure links among them.
 //! * **Metrics**: alignment accuracy with its chance level, attention
 //!   entropy, token and sequence accuracy, and corpus BLEU and chrF that
 //!   match sacrebleu, case-sensitive or lowercased ([`ScoreOptions`]).

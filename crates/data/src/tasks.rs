@@ -6,6 +6,12 @@
 //! output position (a row of [`crate::Batch::tgt_out`], `y1 .. ym <eos>`),
 //! listing the source positions (indices into the source row, where `<sos>`
 //! is index 0) that the output token comes from; `<eos>` has none.
+//!
+//! Those gold sets are the *possible* links of Och and Ney's alignment
+//! error rate: every position an output may correctly attend to. The
+//! *sure* links, a subset, are the ones every correct alignment must
+//! have; they differ only where the answer is ambiguous, as for the sort's
+//! equal digits.
 
 use crate::batch::SeqPair;
 use crate::error::{Error, Result};
@@ -21,7 +27,15 @@ pub struct AlignedExample {
     pub tgt: Vec<usize>,
     /// `gold[j]`: the source positions that output row `j` (token `y_{j+1}`,
     /// or `<eos>` for `j = m`) comes from. `gold.len() == tgt.len() - 1`.
+    ///
+    /// These are the possible links: alignment accuracy counts a peak on
+    /// any of them as a hit.
     pub gold: Vec<Vec<usize>>,
+    /// `sure[j] ⊆ gold[j]`: the links of row `j` that are not in doubt.
+    /// Equal to `gold` except where the source does not decide which
+    /// position an output comes from (a sorted digit that occurs twice has
+    /// no sure link). `sure.len() == gold.len()`.
+    pub sure: Vec<Vec<usize>>,
 }
 
 impl SeqPair for AlignedExample {
@@ -229,7 +243,7 @@ fn reverse_translation(words: &[(usize, usize)]) -> AlignedExample {
     // sits at source position n - j because <sos> takes position 0.
     let mut gold: Vec<Vec<usize>> = (0..n).map(|j| vec![n - j]).collect();
     gold.push(Vec::new());
-    AlignedExample { src, tgt, gold }
+    AlignedExample { src, tgt, sure: gold.clone(), gold }
 }
 
 /// `<sos> ids <eos>`.
@@ -250,6 +264,7 @@ pub enum DigitOp {
     Reverse,
     /// Output = input sorted ascending; output `j` comes from **every**
     /// source position holding the same digit (duplicates make it a set).
+    /// Only a digit that occurs once has a sure link.
     Sort,
 }
 
@@ -302,6 +317,9 @@ impl DigitTask {
     /// let ex = task.example(&[7, 2, 5, 2, 9]).unwrap();
     /// assert_eq!(task.tgt_vocab().decode(&ex.tgt, true), ["2", "2", "5", "7", "9"]);
     /// assert_eq!(ex.gold[0], [2, 4]);
+    /// // The two 2s could each have come from either place: nothing is sure.
+    /// assert!(ex.sure[0].is_empty());
+    /// assert_eq!(ex.sure[2], [3]);
     /// assert!(task.example(&[10]).is_err());
     /// ```
     pub fn example(&self, digits: &[usize]) -> Result<AlignedExample> {
@@ -336,7 +354,10 @@ impl DigitTask {
             }
         };
         gold.push(Vec::new());
-        AlignedExample { src, tgt, gold }
+        // A repeated digit's link is a guess between equal positions, so it
+        // is possible but not sure; a unique digit's link is both.
+        let sure = gold.iter().map(|g| if g.len() == 1 { g.clone() } else { Vec::new() }).collect();
+        AlignedExample { src, tgt, gold, sure }
     }
 }
 
