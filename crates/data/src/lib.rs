@@ -16,9 +16,11 @@
 //! * **Tasks with known answers** ([`LexiconReverse`], [`DigitTask`]): each
 //!   example carries the gold source positions of every output token, as
 //!   possible links and the sure links among them.
-//! * **Metrics**: alignment accuracy with its chance level, attention
-//!   entropy, token and sequence accuracy, and corpus BLEU and chrF that
-//!   match sacrebleu, case-sensitive or lowercased ([`ScoreOptions`]).
+//! * **Metrics**: alignment accuracy with its chance level, alignment error
+//!   rate against sure and possible links ([`AlignmentErrorRate`]), hard
+//!   alignments as Pharaoh links, attention entropy, token and sequence
+//!   accuracy, and corpus BLEU and chrF that match sacrebleu,
+//!   case-sensitive or lowercased ([`ScoreOptions`]).
 //!
 //! ## From a TSV file to batches
 //!
@@ -91,8 +93,8 @@ pub use corpus::{
 };
 pub use error::{Error, Result, RowProblem};
 pub use metrics::{
-    Accuracy, AlignmentAccuracy, AlignmentScore, attention_entropy, mean_attention_entropy, sequence_accuracy,
-    token_accuracy,
+    Accuracy, AerScore, AlignmentAccuracy, AlignmentErrorRate, AlignmentScore, attention_entropy, format_pharaoh,
+    hard_alignment, mean_attention_entropy, pharaoh_links, sequence_accuracy, token_accuracy,
 };
 pub use tasks::{AlignedExample, DEFAULT_LEXICON, DigitOp, DigitTask, LexiconReverse, Task};
 pub use tokenize::{TextTokenizer, Tokenizer, WordTokenizer};

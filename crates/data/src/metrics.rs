@@ -1,5 +1,6 @@
-//! Attention and accuracy metrics: alignment accuracy against gold
-//! positions, attention entropy, token and sequence accuracy.
+//! Attention and accuracy metrics: alignment accuracy and alignment error
+//! rate against gold positions, hard (argmax) alignments and their Pharaoh
+//! links, attention entropy, token and sequence accuracy.
 //!
 //! Attention weights come in per example as `ArrayView2<f32>`
 //! `(tgt_len, src_len)`: row `j` is the distribution over source positions
@@ -122,6 +123,270 @@ fn argmax(values: impl Iterator<Item = f32>) -> usize {
         }
     }
     best.0
+}
+
+/// Alignment error rate with the counts it comes from.
+///
+/// With `A` the hard alignment, `S` the sure and `P` the possible links,
+/// precision is `possible_hits / links` and recall `sure_hits / sure`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AerScore {
+    /// `1 − (|A∩S| + |A∩P|) / (|A| + |S|)`: 0 when every link is possible
+    /// and every sure link is found, 1 when no link is possible. 1 when
+    /// nothing was scored, as accuracy is then 0.
+    pub aer: f64,
+    /// `|A|`: links of the hard alignment on scored rows.
+    pub links: usize,
+    /// `|S|`: sure gold links.
+    pub sure: usize,
+    /// `|A∩S|`: links that are sure.
+    pub sure_hits: usize,
+    /// `|A∩P|`: links that are possible.
+    pub possible_hits: usize,
+}
+
+/// Accumulates the alignment error rate (Och and Ney, 2003) over examples
+/// (and batches).
+///
+/// Each example brings sure links `S` and possible links `P ⊇ S`, one set
+/// per output row (for a task example, its `sure` and `gold`), and a hard
+/// alignment `A`. [`add`](Self::add) takes `A` from attention weights: the
+/// peak `(j, argmax_i weights[j, i])` over the valid source positions of
+/// every scored row, a row with a non-empty possible set (so not `<eos>`).
+/// [`add_links`](Self::add_links) takes any link sets. The counts add up
+/// over examples and
+/// `AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|)`.
+///
+/// With one link per row and `S = P`, AER is `1 − accuracy`. A row with
+/// two sure links, as in a many-to-one phrase, costs a one-peak alignment
+/// a missed sure link even when [`AlignmentAccuracy`] counts its peak as a
+/// hit.
+///
+/// ```
+/// use ndarray::array;
+/// use lingo_data::AlignmentErrorRate;
+/// // Source "<sos> a b <eos>"; row 0 may come from a or b but surely from b,
+/// // row 1 surely from a, row 2 is <eos>.
+/// let weights = array![[0.1f32, 0.7, 0.1, 0.1], [0.1, 0.6, 0.2, 0.1], [0.0, 0.0, 0.0, 1.0]];
+/// let sure = [vec![2], vec![1], vec![]];
+/// let possible = [vec![1, 2], vec![1], vec![]];
+/// let mut aer = AlignmentErrorRate::new();
+/// aer.add(weights.view(), &sure, &possible, 4).unwrap();
+/// let score = aer.score();
+/// // A = {(0, 1), (1, 1)}: both possible, one sure; |S| = 2.
+/// assert_eq!((score.links, score.sure, score.sure_hits, score.possible_hits), (2, 2, 1, 2));
+/// assert_eq!(score.aer, 1.0 - 3.0 / 4.0);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AlignmentErrorRate {
+    links: usize,
+    sure: usize,
+    sure_hits: usize,
+    possible_hits: usize,
+}
+
+impl AlignmentErrorRate {
+    /// An empty accumulator.
+    ///
+    /// ```
+    /// assert_eq!(lingo_data::AlignmentErrorRate::new().score().links, 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Scores one example's attention: `weights` `(tgt_len, src_len_padded)`,
+    /// the sure and possible sets of each output row (`sure.len() ==
+    /// possible.len() <= tgt_len`; extra weight rows are padding), and
+    /// `src_len` valid source positions. Every sure set must lie within its
+    /// possible set, which also catches the two passed the wrong way round.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use lingo_data::AlignmentErrorRate;
+    /// let mut aer = AlignmentErrorRate::new();
+    /// let weights = array![[0.2f32, 0.8, 0.0]];
+    /// // Sure {1, 2} is not within possible {1}.
+    /// assert!(aer.add(weights.view(), &[vec![1, 2]], &[vec![1]], 3).is_err());
+    /// aer.add(weights.view(), &[vec![1]], &[vec![1, 2]], 3).unwrap();
+    /// assert_eq!(aer.score().aer, 0.0);
+    /// ```
+    pub fn add(
+        &mut self,
+        weights: ArrayView2<f32>,
+        sure: &[Vec<usize>],
+        possible: &[Vec<usize>],
+        src_len: usize,
+    ) -> Result<()> {
+        if possible.len() > weights.nrows() {
+            return Err(Error::invalid(
+                "gold",
+                format!("{} rows of gold for {} rows of weights", possible.len(), weights.nrows()),
+            ));
+        }
+        let peaks = hard_alignment(weights, src_len)?;
+        let links: Vec<Vec<usize>> = peaks.into_iter().take(possible.len()).map(|i| vec![i]).collect();
+        self.add_links(&links, sure, possible, src_len)
+    }
+
+    /// Scores one example's hard alignment given as link sets:
+    /// `links[j]` holds the source positions output row `j` is aligned to
+    /// (any number, repeats counted once). Rows past `possible.len()` and
+    /// rows with an empty possible set are not scored, so links there do
+    /// not count.
+    ///
+    /// ```
+    /// use lingo_data::AlignmentErrorRate;
+    /// // Row 0 comes from two source words, both sure: both links are needed for 0.
+    /// let gold = [vec![1, 2], vec![3], vec![]];
+    /// let mut both = AlignmentErrorRate::new();
+    /// both.add_links(&[vec![1, 2], vec![3], vec![4]], &gold, &gold, 5).unwrap();
+    /// assert_eq!(both.score().aer, 0.0);
+    /// let mut one = AlignmentErrorRate::new();
+    /// one.add_links(&[vec![2], vec![3], vec![]], &gold, &gold, 5).unwrap();
+    /// assert_eq!(one.score().aer, 1.0 - 4.0 / 5.0);
+    /// ```
+    pub fn add_links(
+        &mut self,
+        links: &[Vec<usize>],
+        sure: &[Vec<usize>],
+        possible: &[Vec<usize>],
+        src_len: usize,
+    ) -> Result<()> {
+        if sure.len() != possible.len() {
+            return Err(Error::invalid(
+                "gold",
+                format!("{} rows of sure links for {} rows of possible links", sure.len(), possible.len()),
+            ));
+        }
+        if links.len() < possible.len() {
+            return Err(Error::invalid(
+                "links",
+                format!("{} rows of links for {} rows of gold", links.len(), possible.len()),
+            ));
+        }
+        if src_len == 0 {
+            return Err(Error::invalid("src_len", "must be at least 1"));
+        }
+        let mut every = links.iter().take(possible.len()).chain(possible).flatten();
+        if let Some(&bad) = every.find(|&&i| i >= src_len) {
+            return Err(Error::invalid("alignment", format!("position {bad} is past src_len {src_len}")));
+        }
+        if let Some(j) = (0..sure.len()).find(|&j| sure[j].iter().any(|i| !possible[j].contains(i))) {
+            return Err(Error::invalid(
+                "gold",
+                format!("row {j}: sure links {:?} are not within possible links {:?}", sure[j], possible[j]),
+            ));
+        }
+        for ((row, sure_row), possible_row) in links.iter().zip(sure).zip(possible) {
+            if possible_row.is_empty() {
+                continue;
+            }
+            let mut row = row.clone();
+            row.sort_unstable();
+            row.dedup();
+            self.links += row.len();
+            self.sure += sure_row.len();
+            self.sure_hits += row.iter().filter(|i| sure_row.contains(i)).count();
+            self.possible_hits += row.iter().filter(|i| possible_row.contains(i)).count();
+        }
+        Ok(())
+    }
+
+    /// The score so far; AER is 1 if nothing was scored.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// let mut aer = lingo_data::AlignmentErrorRate::new();
+    /// assert_eq!(aer.score().aer, 1.0);
+    /// aer.add(array![[0.2f32, 0.8]].view(), &[vec![1]], &[vec![1]], 2).unwrap();
+    /// assert_eq!(aer.score().aer, 0.0);
+    /// ```
+    pub fn score(&self) -> AerScore {
+        let total = self.links + self.sure;
+        let aer = if total == 0 { 1.0 } else { 1.0 - (self.sure_hits + self.possible_hits) as f64 / total as f64 };
+        AerScore {
+            aer,
+            links: self.links,
+            sure: self.sure,
+            sure_hits: self.sure_hits,
+            possible_hits: self.possible_hits,
+        }
+    }
+}
+
+/// The hard alignment of an attention matrix: for every row, the source
+/// position in `0..src_len` with the most weight (the first on ties; NaN
+/// never wins). `<sos>` and `<eos>` are positions like any other here, so
+/// a row parked on them is aligned to them.
+///
+/// ```
+/// use ndarray::array;
+/// let weights = array![[0.1f32, 0.2, 0.7, 0.0], [0.1, 0.8, 0.1, 0.9]];
+/// // Column 3 is padding: src_len 3 leaves it out.
+/// assert_eq!(lingo_data::hard_alignment(weights.view(), 3).unwrap(), [2, 1]);
+/// assert!(lingo_data::hard_alignment(weights.view(), 5).is_err());
+/// ```
+pub fn hard_alignment(weights: ArrayView2<f32>, src_len: usize) -> Result<Vec<usize>> {
+    let cols = weights.ncols();
+    if src_len == 0 || src_len > cols {
+        return Err(Error::invalid("src_len", format!("{src_len} not in 1..={cols}")));
+    }
+    Ok(weights.rows().into_iter().map(|row| argmax(row.iter().take(src_len).copied())).collect())
+}
+
+/// The hard alignment as Pharaoh word links `(i, j)`: target word `j` is
+/// aligned to source word `i`, both 0-based word indices without `<sos>`
+/// (source position `i + 1`, output row `j`).
+///
+/// Rows `0..tgt_words` hold the target words (`tgt_words = tgt.len() - 2`);
+/// the `<eos>` row after them is not read. Each row's peak is taken over
+/// the `src_len` valid source positions, `<sos>` and `<eos>` included, as
+/// for [`AlignmentErrorRate`]; a peak on either of them aligns the word to
+/// no source word, so it leaves no link. Links come in target order.
+///
+/// ```
+/// use ndarray::array;
+/// use lingo_data::{format_pharaoh, pharaoh_links};
+/// // Source "<sos> a b <eos>", target "B A C <eos>": C's row peaks on <eos>.
+/// let weights = array![
+///     [0.1f32, 0.1, 0.7, 0.1],
+///     [0.1, 0.6, 0.2, 0.1],
+///     [0.1, 0.1, 0.1, 0.7],
+///     [0.0, 0.0, 0.0, 1.0],
+/// ];
+/// let links = pharaoh_links(weights.view(), 4, 3).unwrap();
+/// assert_eq!(links, [(1, 0), (0, 1)]);
+/// assert_eq!(format_pharaoh(&links), "1-0 0-1");
+/// ```
+pub fn pharaoh_links(weights: ArrayView2<f32>, src_len: usize, tgt_words: usize) -> Result<Vec<(usize, usize)>> {
+    if tgt_words > weights.nrows() {
+        return Err(Error::invalid("tgt_words", format!("{tgt_words} words for {} rows of weights", weights.nrows())));
+    }
+    if src_len < 2 {
+        return Err(Error::invalid("src_len", format!("{src_len} cannot hold <sos> and <eos>")));
+    }
+    let peaks = hard_alignment(weights, src_len)?;
+    // Positions 1..src_len - 1 are words; 0 and src_len - 1 are <sos> and <eos>.
+    let words = 1..src_len - 1;
+    Ok(peaks
+        .into_iter()
+        .take(tgt_words)
+        .enumerate()
+        .filter(|(_, i)| words.contains(i))
+        .map(|(j, i)| (i - 1, j))
+        .collect())
+}
+
+/// Pharaoh's text form of word links: `i-j` pairs separated by spaces, the
+/// line fast_align and the alignment scorers read.
+///
+/// ```
+/// assert_eq!(lingo_data::format_pharaoh(&[(0, 0), (2, 1)]), "0-0 2-1");
+/// assert_eq!(lingo_data::format_pharaoh(&[]), "");
+/// ```
+pub fn format_pharaoh(links: &[(usize, usize)]) -> String {
+    links.iter().map(|(i, j)| format!("{i}-{j}")).collect::<Vec<_>>().join(" ")
 }
 
 /// Entropy of each attention row in nats, `H_j = -Σ_i w_ji ln w_ji`
