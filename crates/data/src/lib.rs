@@ -16,6 +16,9 @@
 //! * **Tasks with known answers** ([`LexiconReverse`], [`DigitTask`]): each
 //!   example carries the gold source positions of every output token, as
 //!   possible links and the sure links among them.
+//! * **The alignment suite** ([`Phenomenon`], [`SuiteTask`]): one task per
+//!   kind of alignment (copy, reversal, swaps, many-to-one, one-to-many,
+//!   fillers, sorting with duplicates).
 //! * **Metrics**: alignment accuracy with its chance level, alignment error
 //!   rate against sure and possible links ([`AlignmentErrorRate`]), hard
 //!   alignments as Pharaoh links, attention entropy, token and sequence
@@ -78,6 +81,7 @@ mod corpus;
 mod error;
 mod hash;
 mod metrics;
+mod suite;
 mod tasks;
 mod tokenize;
 mod vocab;
@@ -96,6 +100,7 @@ pub use metrics::{
     Accuracy, AerScore, AlignmentAccuracy, AlignmentErrorRate, AlignmentScore, attention_entropy, format_pharaoh,
     hard_alignment, mean_attention_entropy, pharaoh_links, sequence_accuracy, token_accuracy,
 };
+pub use suite::{Phenomenon, SuiteConfig, SuiteTask};
 pub use tasks::{AlignedExample, DEFAULT_LEXICON, DigitOp, DigitTask, LexiconReverse, Task};
 pub use tokenize::{TextTokenizer, Tokenizer, WordTokenizer};
 pub use vocab::{EOS, PAD, SOS, SPECIALS, UNK, Vocab, VocabConfig, Wrap, count_tokens, until_eos};
