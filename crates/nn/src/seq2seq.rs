@@ -214,7 +214,7 @@ impl DecoderContext {
     /// let model = Seq2Seq::new(config, &mut rng).unwrap();
     /// let enc = model.encode_source(&ndarray::arr2(&[[2_usize, 4, 3], [2, 5, 3]]), &[3, 3], Mode::Eval).unwrap();
     /// let second = model.decoder_context(&enc).unwrap().select_rows(&[1]).unwrap();
-    /// let state = enc.state.select_rows(&[1]).unwrap();
+    /// let state = enc.state.select_rows(&[1]).unwrap().into();
     /// let step = model.decode_step(&second, &state, &[lingo_data::SOS], Mode::Eval).unwrap();
     /// assert_eq!(step.logits.shape(), &[1, 8]);
     /// ```
