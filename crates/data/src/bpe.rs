@@ -368,4 +368,23 @@ impl Tokenizer for Bpe {
         }
         text
     }
+
+    /// A subword ending in `</w>` ends its word, as in [`detokenize`](Tokenizer::detokenize).
+    ///
+    /// ```
+    /// use lingo_data::{Bpe, BpeConfig, Tokenizer};
+    /// let bpe = Bpe::learn(["hola hola"], &BpeConfig::default());
+    /// assert_eq!(bpe.word_indices(&["ho", "la</w>", "x</w>", "y"]), [0, 0, 1, 2]);
+    /// ```
+    fn word_indices(&self, tokens: &[&str]) -> Vec<usize> {
+        let mut word = 0;
+        tokens
+            .iter()
+            .map(|token| {
+                let this = word;
+                word += usize::from(token.ends_with(END_OF_WORD));
+                this
+            })
+            .collect()
+    }
 }

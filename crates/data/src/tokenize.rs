@@ -41,6 +41,18 @@ pub trait Tokenizer {
         tokens
     }
 
+    /// The word each token belongs to, counted from 0: how token-level
+    /// results (alignment links) become word-level ones. Every token is a
+    /// word of its own unless the tokenizer splits words ([`crate::Bpe`]).
+    ///
+    /// ```
+    /// use lingo_data::{Tokenizer, WordTokenizer};
+    /// assert_eq!(WordTokenizer::new().word_indices(&["hola", ",", "tom"]), [0, 1, 2]);
+    /// ```
+    fn word_indices(&self, tokens: &[&str]) -> Vec<usize> {
+        (0..tokens.len()).collect()
+    }
+
     /// Counts the tokens of `text` without storing them.
     ///
     /// ```
@@ -191,6 +203,13 @@ impl Tokenizer for TextTokenizer {
         match self {
             TextTokenizer::Word(t) => t.for_each_token(text, f),
             TextTokenizer::Bpe(t) => t.for_each_token(text, f),
+        }
+    }
+
+    fn word_indices(&self, tokens: &[&str]) -> Vec<usize> {
+        match self {
+            TextTokenizer::Word(t) => t.word_indices(tokens),
+            TextTokenizer::Bpe(t) => t.word_indices(tokens),
         }
     }
 
