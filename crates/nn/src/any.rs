@@ -50,6 +50,21 @@ impl AnyConfig {
             AnyConfig::Transformer(_) => "transformer",
         }
     }
+
+    /// Whether the decoder attends to the source: always for a Transformer,
+    /// for a recurrent model when it has a scorer.
+    ///
+    /// ```
+    /// use lingo_nn::{AnyConfig, Seq2SeqConfig, TransformerConfig};
+    /// assert!(!AnyConfig::from(Seq2SeqConfig::new(5, 5)).has_attention());
+    /// assert!(AnyConfig::from(TransformerConfig::new(5, 5)).has_attention());
+    /// ```
+    pub fn has_attention(&self) -> bool {
+        match self {
+            AnyConfig::Seq2Seq(c) => c.attention.is_some(),
+            AnyConfig::Transformer(_) => true,
+        }
+    }
 }
 
 impl From<Seq2SeqConfig> for AnyConfig {

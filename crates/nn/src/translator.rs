@@ -26,7 +26,7 @@
 
 use std::path::Path;
 
-use lingo_data::{PAD, TextTokenizer, Tokenizer, Vocab, Wrap};
+use lingo_data::{PAD, TextTokenizer, Tokenizer, Vocab, Wrap, pharaoh_links};
 use ndarray::{Array2, s};
 use serde::{Deserialize, Serialize};
 
@@ -131,6 +131,13 @@ pub struct Translation {
     /// Attention over the source for each output token, `(tokens, source_tokens)`,
     /// when asked for and the model has attention.
     pub attention: Option<Array2<f32>>,
+    /// With the attention, its argmax alignment as Pharaoh word links `(i,
+    /// j)`: output word `j` looked hardest at source word `i` (0-based words,
+    /// without `<sos>` and `<eos>`; a word split into subwords is aligned
+    /// wherever any of its pieces is). An output word whose peak is on
+    /// `<sos>` or `<eos>` has no link. [`format_pharaoh`](lingo_data::format_pharaoh)
+    /// writes them as `i-j` pairs.
+    pub alignment: Option<Vec<(usize, usize)>>,
 }
 
 /// A model with the tokenizer and vocabularies it was trained with.
@@ -305,7 +312,7 @@ impl Translator {
         for chunk in order.chunks(options.sentences_per_batch()) {
             let rows: Vec<&[usize]> = chunk.iter().map(|&i| encoded[i].as_slice()).collect();
             for (&i, candidates) in chunk.iter().zip(self.decode(&rows, options)?) {
-                out[i] = candidates.into_iter().map(|hyp| self.translation(&encoded[i], hyp)).collect();
+                out[i] = candidates.into_iter().map(|hyp| self.translation(&encoded[i], hyp)).collect::<Result<_>>()?;
             }
             done(chunk.len());
         }
@@ -327,18 +334,37 @@ impl Translator {
     }
 
     /// A hypothesis for the source `src` as text and tokens.
-    fn translation(&self, src: &[usize], hyp: Hypothesis) -> Translation {
-        Translation {
+    fn translation(&self, src: &[usize], hyp: Hypothesis) -> Result<Translation> {
+        let finished = hyp.finished();
+        let tokens: Vec<&str> = self.tgt_vocab.decode(&hyp.tokens, false);
+        let source_tokens = self.src_vocab.decode(src, false);
+        // The batch's padding columns are not this sentence's.
+        let attention = hyp.attention.map(|a| a.slice(s![.., ..src.len()]).to_owned());
+        let words = tokens.len() - usize::from(finished);
+        let alignment = attention.as_ref().map(|a| self.word_links(a, &source_tokens, &tokens[..words])).transpose()?;
+        Ok(Translation {
             text: self.tokenizer.detokenize(&self.tgt_vocab.decode(&hyp.tokens, true)),
-            tokens: self.tgt_vocab.decode(&hyp.tokens, false).into_iter().map(str::to_owned).collect(),
-            source_tokens: self.source_tokens(src),
+            tokens: tokens.into_iter().map(str::to_owned).collect(),
+            source_tokens: source_tokens.into_iter().map(str::to_owned).collect(),
             log_prob: hyp.log_prob,
             score: hyp.score,
-            finished: hyp.finished(),
-            // The batch's padding columns are not this sentence's.
-            attention: hyp.attention.map(|a| a.slice(s![.., ..src.len()]).to_owned()),
+            finished,
+            attention,
+            alignment,
             ids: hyp.tokens,
-        }
+        })
+    }
+
+    /// The argmax token links of `attention (output tokens, source tokens)`
+    /// as word links; `words` are the output tokens that are words (no `<eos>`).
+    fn word_links(&self, attention: &Array2<f32>, source: &[&str], words: &[&str]) -> Result<Vec<(usize, usize)>> {
+        let token_links = pharaoh_links(attention.view(), source.len(), words.len())?;
+        let src_word = self.tokenizer.word_indices(&source[1..source.len() - 1]); // without <sos>, <eos>
+        let tgt_word = self.tokenizer.word_indices(words);
+        let mut links: Vec<(usize, usize)> = token_links.into_iter().map(|(i, j)| (src_word[i], tgt_word[j])).collect();
+        links.sort_by_key(|&(i, j)| (j, i));
+        links.dedup();
+        Ok(links)
     }
 
     /// The translation of a source without tokens: nothing.
@@ -352,6 +378,7 @@ impl Translator {
             score: 0.0,
             finished: true,
             attention: None,
+            alignment: None,
         }
     }
 

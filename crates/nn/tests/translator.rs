@@ -226,3 +226,66 @@ fn a_damaged_or_inconsistent_model_file_is_one_error_naming_it() {
     let err = Translator::load(&path).unwrap_err().to_string();
     assert!(err.contains("model.ckpt: inconsistent: the model configuration has a target vocabulary of"), "{err}");
 }
+
+/// Each output word's links, found the slow way: every one of its tokens'
+/// attention peaks on a source word token, mapped to that token's word.
+fn links_by_hand(
+    translation: &lingo_nn::Translation,
+    src_word: &[usize],
+    tgt_word: &[usize],
+) -> std::collections::BTreeSet<(usize, usize)> {
+    let attention = translation.attention.as_ref().unwrap();
+    let src_len = translation.source_tokens.len();
+    let mut links = std::collections::BTreeSet::new();
+    for (j, row) in attention.rows().into_iter().enumerate().take(tgt_word.len()) {
+        let peak = (0..src_len).fold(0, |best, s| if row[s] > row[best] { s } else { best });
+        if peak != 0 && peak != src_len - 1 {
+            links.insert((src_word[peak - 1], tgt_word[j]));
+        }
+    }
+    links
+}
+
+#[test]
+fn alignments_are_the_attention_peaks_as_word_links() {
+    let task = LexiconReverse::default();
+    let sentences = ["the cat sees a dog", "a bird", "the woman sees the child and the fish"];
+    let config = configs(&task)[0].clone();
+    let words = TextTokenizer::Word(WordTokenizer::lowercased());
+    // Subwords of the task's own words: "sees" may be "se es</w>", two tokens of one word.
+    let bpe = lingo_data::Bpe::learn(
+        sentences.iter().copied(),
+        &lingo_data::BpeConfig { merges: 12, min_count: 1, ..Default::default() },
+    );
+    let bpe = TextTokenizer::Bpe(Box::new(bpe));
+    let mut split_a_word = false;
+    for tokenizer in [words, bpe] {
+        let tokens = |text: &str| lingo_data::Tokenizer::tokenize(&tokenizer, text);
+        let src_vocab = lingo_data::Vocab::from_tokens(sentences.iter().flat_map(|s| tokens(s)));
+        let tgt_vocab = src_vocab.clone();
+        let sizes = AnyConfig::Seq2Seq(Seq2SeqConfig {
+            src_vocab: src_vocab.len(),
+            tgt_vocab: tgt_vocab.len(),
+            ..match &config {
+                AnyConfig::Seq2Seq(c) => c.clone(),
+                AnyConfig::Transformer(_) => unreachable!("the first configuration is recurrent"),
+            }
+        });
+        let model = AnyModel::new(sizes, &mut StdRng::seed_from_u64(5)).unwrap();
+        let translator = Translator::new(model, tokenizer.clone(), src_vocab, tgt_vocab).unwrap();
+        let options = TranslateOptions { beam: 2, max_len_a: 0.0, max_len_b: 8, attention: true, ..Default::default() };
+        for (sentence, t) in sentences.iter().zip(translator.translate(&sentences, &options).unwrap()) {
+            let source: Vec<&str> = t.source_tokens.iter().map(String::as_str).collect();
+            let output: Vec<&str> = t.tokens.iter().map(String::as_str).collect();
+            let output = &output[..output.len() - usize::from(t.finished)];
+            let src_word = lingo_data::Tokenizer::word_indices(&tokenizer, &source[1..source.len() - 1]);
+            let tgt_word = lingo_data::Tokenizer::word_indices(&tokenizer, output);
+            split_a_word |= src_word.windows(2).any(|w| w[0] == w[1]);
+            assert_eq!(src_word.last().map_or(0, |w| w + 1), sentence.split(' ').count(), "{sentence}");
+            let links: std::collections::BTreeSet<_> = t.alignment.clone().unwrap().into_iter().collect();
+            assert_eq!(links, links_by_hand(&t, &src_word, &tgt_word), "{} {sentence}", tokenizer.kind());
+            assert!(t.alignment.unwrap().is_sorted_by_key(|&(i, j)| (j, i)), "links in target order");
+        }
+    }
+    assert!(split_a_word, "the subword tokenizer split no word: the merge is untested");
+}
