@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use lingo::data::ReadOptions;
+use lingo::data::{ReadOptions, format_pharaoh};
 use lingo::nn::{CheckpointProblem, EncoderDecoder, TranslateOptions, Translation, Translator};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
@@ -41,6 +41,11 @@ pub struct TranslateArgs {
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
+    /// Also write each sentence's argmax alignment to this file, one line per
+    /// sentence in the input's order, as Pharaoh `i-j` word links (source word
+    /// i, output word j, from 0)
+    #[arg(long)]
+    pub alignments: Option<PathBuf>,
     /// `--threads`, `--json`.
     #[command(flatten)]
     pub compute: crate::args::ComputeFlags,
@@ -85,27 +90,38 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     let flag = if args.batch_size.is_some() { "--batch-size" } else { "--beam" };
     let config = translator.model().config();
     budget::fits(&[(flag, budget::decoding_bytes(&config, rows, args.max_len, args::MAX_LENGTH))])?;
-    match &args.sentence {
-        Some(sentence) => translate_one(args, sentence, &translator, out),
-        None => translate_lines(args, &translator, out),
+    if args.alignments.is_some() && !config.has_attention() {
+        return Err(Error::invalid("--alignments", "this model has no attention to align with"));
     }
+    let alignments = match &args.sentence {
+        Some(sentence) => vec![translate_one(args, sentence, &translator, out)?],
+        None => translate_lines(args, &translator, out)?,
+    };
+    if let Some(path) = &args.alignments {
+        let lines: String = alignments.iter().map(|links| format!("{}\n", format_pharaoh(links))).collect();
+        lingo::nn::write_atomic(path, lines.as_bytes())?;
+        out.note(&format!("wrote {}", path.display()));
+    }
+    Ok(())
 }
 
-/// One sentence: its translation, then its attention as a text heatmap (and a PNG with `--png`).
-fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, out: &Output) -> Result<()> {
+/// One sentence: its translation, then its attention as a text heatmap (and
+/// a PNG with `--png`); returns its alignment.
+fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, out: &Output) -> Result<Links> {
     if translator.encode(sentence).len() <= 2 {
         return Err(Error::invalid("sentence", format!("{sentence:?} has no tokens")));
     }
     let translation = translator.translate(&[sentence], &options(args, true))?.remove(0);
     out.say(&translation.text);
     out.json(&translation_json(sentence, &translation));
+    let links = translation.alignment.clone().unwrap_or_default();
     if let Some(e) = out.stdout_lost() {
         // `| head -1` took the translation and left: the heatmap is for nobody.
-        return written(std::io::Error::new(e.kind(), e.to_string()));
+        return written(std::io::Error::new(e.kind(), e.to_string())).map(|()| links);
     }
     let Some(weights) = &translation.attention else {
         out.note("(this model has no attention to show)");
-        return Ok(());
+        return Ok(links);
     };
     // Columns are the source tokens, rows the decoder's inputs (`<sos>`, then the output but its last token).
     let src_tokens: Vec<&str> = translation.source_tokens.iter().map(String::as_str).collect();
@@ -133,13 +149,13 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
         }
         out.note(&format!("wrote {}", path.display()));
     }
-    Ok(())
+    Ok(links)
 }
 
 /// One translation as JSON: the text, every output token (`<unk>` and the
 /// final `<eos>` included), their log-probability, whether `<eos>` was
 /// reached, and the attention: one row per output token over the source
-/// tokens, with their labels.
+/// tokens, with their labels, and its argmax alignment as Pharaoh links.
 fn translation_json(source: &str, translation: &Translation) -> serde_json::Value {
     let attention =
         translation.attention.as_ref().map(|w| w.rows().into_iter().map(|r| r.to_vec()).collect::<Vec<_>>());
@@ -151,13 +167,15 @@ fn translation_json(source: &str, translation: &Translation) -> serde_json::Valu
         "finished": translation.finished,
         "source_tokens": translation.source_tokens,
         "attention": attention,
+        "alignment": translation.alignment.as_deref().map(format_pharaoh),
     })
 }
 
 /// Every line of `--input` (or standard input): one translation per line,
 /// in the input's order, decoded in batches of similar length; a progress
-/// bar on standard error when reading a file and it is a terminal.
-fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) -> Result<()> {
+/// bar on standard error when reading a file and it is a terminal. Returns
+/// each line's alignment.
+fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) -> Result<Vec<Links>> {
     let path = args.input.clone().unwrap_or_else(|| PathBuf::from("-"));
     let lines = read_lines(&path)?;
     let bar = (path != Path::new("-") && std::io::stderr().is_terminal()).then(|| {
@@ -166,7 +184,8 @@ fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) 
         ProgressBar::new(lines.len() as u64).with_style(style.progress_chars("=> "))
     });
     let sentences: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let translations = translator.translate_n_best_with(&sentences, &options(args, out.is_json()), |n| {
+    let attention = out.is_json() || args.alignments.is_some();
+    let translations = translator.translate_n_best_with(&sentences, &options(args, attention), |n| {
         if let Some(bar) = &bar {
             bar.inc(n as u64);
         }
@@ -186,11 +205,16 @@ fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) 
             best.text.clone()
         };
         if let Err(e) = writeln!(w, "{text}") {
-            return written(e);
+            written(e)?;
+            break;
         }
     }
-    w.flush().or_else(written)
+    w.flush().or_else(written)?;
+    Ok(translations.into_iter().map(|mut candidates| candidates.swap_remove(0).alignment.unwrap_or_default()).collect())
 }
+
+/// Pharaoh links `(source word, output word)`.
+type Links = Vec<(usize, usize)>;
 
 /// A failed write to standard output: a reader that went away (`| head`) is
 /// not an error, anything else is.

@@ -802,6 +802,15 @@ fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) 
                 "one column per source token"
             );
         }
+        // --alignments: one Pharaoh line per input line, the JSON's alignment, in order.
+        let mut aligned = args.to_vec();
+        aligned.extend(["--alignments", "align.txt"]);
+        let out = lingo_in(dir, &aligned[..]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let file = std::fs::read_to_string(dir.join("align.txt")).unwrap();
+        let want: Vec<&str> = lines.iter().map(|l| l["alignment"].as_str().unwrap_or("")).collect();
+        // (This tiny model's words are few; the links themselves are checked in lingo-nn's translator tests.)
+        assert_eq!(file.lines().collect::<Vec<_>>(), want, "beam {beam}");
     }
     // Text mode, from standard input: one translation per line.
     let mut child = common::lingo_command(dir, &["translate", "--checkpoint", "run/model.ckpt"])
@@ -922,4 +931,21 @@ fn export_then_import_gives_the_same_model_and_never_overwrites_unasked() {
     let mut overwrite = export.to_vec();
     overwrite.push("--overwrite");
     assert!(lingo_in(dir.path(), &overwrite).status.success());
+}
+
+#[test]
+fn alignments_of_a_model_without_attention_are_refused_before_translating() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut args = common::tiny_train("1");
+    args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8", "--attention", "none"]);
+    let train = lingo_in(dir.path(), &args);
+    assert!(train.status.success(), "{}", stderr(&train));
+    let out = lingo_in(
+        dir.path(),
+        &["translate", "--checkpoint", "run/model.ckpt", "--alignments", "align.txt", "two three."],
+    );
+    assert_one_line_error(&out, "--alignments: this model has no attention to align with");
+    assert!(stdout(&out).is_empty(), "nothing translated: {}", stdout(&out));
+    assert!(!dir.path().join("align.txt").exists());
 }
