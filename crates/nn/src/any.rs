@@ -17,7 +17,7 @@
 use lingo_attention::Intervention;
 use lingo_data::Batch;
 use lingo_tensor::{Module, Param, Tensor};
-use ndarray::{Array2, Array3};
+use ndarray::{Array2, Array3, Array5};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -257,6 +257,13 @@ impl EncoderDecoder for AnyModel {
         match self {
             AnyModel::Seq2Seq(m) => EncoderDecoder::attention(m, batch),
             AnyModel::Transformer(m) => EncoderDecoder::attention(m, batch),
+        }
+    }
+
+    fn head_attention(&self, batch: &Batch) -> Result<Option<Array5<f32>>> {
+        match self {
+            AnyModel::Seq2Seq(m) => m.head_attention(batch),
+            AnyModel::Transformer(m) => m.head_attention(batch),
         }
     }
 

@@ -20,7 +20,7 @@ use std::path::Path;
 use lingo_attention::Intervention;
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{CrossEntropy, Module, Param, Tensor};
-use ndarray::{Array2, Array3};
+use ndarray::{Array2, Array3, Array5};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -180,6 +180,22 @@ pub trait EncoderDecoder: Module + Sized + Sync {
     /// Transformer: its last layer's cross-attention averaged over heads);
     /// `None` without attention.
     fn attention(&self, batch: &Batch) -> Result<Option<Array3<f32>>>;
+
+    /// Every head's weights under teacher forcing, `(layers, heads, batch,
+    /// tgt_len, src_len)`: for a Transformer each decoder layer's
+    /// cross-attention heads; for a recurrent model one layer, with the
+    /// `multi_head` scorer's heads or one head. `None` without attention.
+    ///
+    /// ```
+    /// use lingo_nn::{EncoderDecoder, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let config = Seq2SeqConfig { attention: Some("multi_head:2".parse().unwrap()), emb_dim: 8, hidden_dim: 8, attn_dim: 8, ..Seq2SeqConfig::new(9, 9) };
+    /// let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let batch = lingo_data::Batch::from_examples(&[lingo_data::Example { src: vec![2, 5, 6, 3], tgt: vec![2, 6, 3] }]).unwrap();
+    /// let heads = model.head_attention(&batch).unwrap().unwrap();
+    /// assert_eq!(heads.dim(), (1, 2, 1, 2, 4)); // (layers, heads, batch, tgt_len, src_len)
+    /// ```
+    fn head_attention(&self, batch: &Batch) -> Result<Option<Array5<f32>>>;
 
     /// Reads a batch of sources `src (batch, src_len)` with lengths
     /// `src_lens`: the context every step reads and the first step's state,

@@ -32,10 +32,10 @@
 //! and nothing else ever reads `enc_out`: one vector per source token is
 //! computed and thrown away.
 
-use lingo_attention::{Attention, AttentionConfig, Intervention, Prepared, Scorer};
+use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Intervention, Prepared, Scorer};
 use lingo_data::{Batch, PAD};
 use lingo_tensor::{Module, Param, SeqInput, Tensor};
-use ndarray::{Array2, Array3, Axis};
+use ndarray::{Array2, Array3, Array5, Axis, Ix3, Ix4};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -192,6 +192,8 @@ pub struct Forward {
     pub logits: Tensor,
     /// Attention weights `(batch, tgt_len, src_len)`, `None` without attention.
     pub weights: Option<Tensor>,
+    /// Each head's weights `(batch, heads, tgt_len, src_len)`; `multi_head` only.
+    pub head_weights: Option<Tensor>,
 }
 
 /// What every decoder step reads from the source: with attention, the
@@ -223,12 +225,40 @@ impl DecoderContext {
     }
 }
 
+/// The weights of an attention call: their mean over heads and, for
+/// `multi_head`, each head's (as [`AttentionOutput`]'s, without the context).
+struct Attended {
+    /// `(batch, tgt_len, src_len)`.
+    weights: Tensor,
+    /// `(batch, heads, tgt_len, src_len)`.
+    head_weights: Option<Tensor>,
+}
+
+impl Attended {
+    fn of(a: AttentionOutput) -> Attended {
+        Attended { weights: a.weights, head_weights: a.head_weights }
+    }
+
+    /// One step's weights after another, along the target axis; `None` for no steps.
+    fn cat(steps: Vec<Attended>) -> Result<Option<Attended>> {
+        if steps.is_empty() {
+            return Ok(None);
+        }
+        let weights: Vec<Tensor> = steps.iter().map(|a| a.weights.clone()).collect();
+        let heads: Option<Vec<Tensor>> = steps.into_iter().map(|a| a.head_weights).collect();
+        Ok(Some(Attended {
+            weights: Tensor::cat(&weights, 1)?,
+            head_weights: heads.map(|h| Tensor::cat(&h, 2)).transpose()?,
+        }))
+    }
+}
+
 /// What [`Seq2Seq::step_features`] returns: a [`Step`] before the output layer.
 struct StepFeatures {
     /// What the output layer reads, `(batch, 1, H)`.
     features: Tensor,
     /// This step's attention, `(batch, 1, src_len)`.
-    weights: Option<Tensor>,
+    weights: Option<Attended>,
     /// The decoder state after the step.
     state: Seq2SeqState,
 }
@@ -470,8 +500,9 @@ impl Seq2Seq {
         tgt_lens: &[usize],
         mode: Mode<'_>,
     ) -> Result<Forward> {
-        let (features, weights) = self.output_features(src, src_lens, tgt_in, tgt_lens, mode)?;
-        Ok(Forward { logits: self.out.forward(&features)?, weights })
+        let (features, attended) = self.output_features(src, src_lens, tgt_in, tgt_lens, mode)?;
+        let (weights, head_weights) = attended.map_or((None, None), |a| (Some(a.weights), a.head_weights));
+        Ok(Forward { logits: self.out.forward(&features)?, weights, head_weights })
     }
 
     /// What the output layer reads under teacher forcing, `(batch, tgt_len, H)`
@@ -483,7 +514,7 @@ impl Seq2Seq {
         tgt_in: &Array2<usize>,
         tgt_lens: &[usize],
         mut mode: Mode<'_>,
-    ) -> Result<(Tensor, Option<Tensor>)> {
+    ) -> Result<(Tensor, Option<Attended>)> {
         let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
         let (features, weights) = match (&self.attention, self.config.placement) {
             (Some(_), Placement::Bahdanau) => self.features_stepwise(encoded, tgt_in, mode.reborrow())?,
@@ -500,7 +531,7 @@ impl Seq2Seq {
         tgt_in: &Array2<usize>,
         tgt_lens: &[usize],
         mut mode: Mode<'_>,
-    ) -> Result<(Tensor, Option<Tensor>)> {
+    ) -> Result<(Tensor, Option<Attended>)> {
         let dropped = self.dropped_embeddings(&self.tgt_embedding, tgt_in, mode.reborrow())?;
         let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref(), None);
         let dec_out = self.decoder.forward(input, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
@@ -509,7 +540,7 @@ impl Seq2Seq {
             Some(attention) => {
                 let source = attention.prepare(&encoded.enc_out, &encoded.enc_out, Some(&encoded.src_pad_mask))?;
                 let a = source.intervene(self.intervention.clone()).attend(&dec_out, false)?;
-                (self.combined(&dec_out, &a.context)?, Some(a.weights))
+                (self.combined(&dec_out, &a.context)?, Some(Attended::of(a)))
             }
         };
         Ok((features, weights))
@@ -535,7 +566,7 @@ impl Seq2Seq {
         encoded: Encoded,
         tgt_in: &Array2<usize>,
         mut mode: Mode<'_>,
-    ) -> Result<(Tensor, Option<Tensor>)> {
+    ) -> Result<(Tensor, Option<Attended>)> {
         let ctx = self.decoder_context(&encoded)?;
         let fused = self.config.attention == Some(Scorer::Additive)
             && self.config.rnn == RnnKind::Gru
@@ -549,7 +580,7 @@ impl Seq2Seq {
                 let h0 = self.top_state(&encoded.state)?; // (batch, 1, H)
                 let h0 = h0.reshape(&[h0.shape()[0], h0.shape()[2]])?;
                 let out = prepared.gru_recurrence(&emb, &h0, self.decoder.weights(0, false)?)?;
-                (out.output, Some(out.weights))
+                (out.output, Some(Attended { weights: out.weights, head_weights: None }))
             }
             _ => {
                 let mut state = Seq2SeqState::from(encoded.state);
@@ -561,7 +592,7 @@ impl Seq2Seq {
                     weights.extend(step.weights);
                     state = step.state;
                 }
-                (Tensor::cat(&features, 1)?, (!weights.is_empty()).then(|| Tensor::cat(&weights, 1)).transpose()?)
+                (Tensor::cat(&features, 1)?, Attended::cat(weights)?)
             }
         };
         Ok((features, weights))
@@ -621,7 +652,8 @@ impl Seq2Seq {
             let shape = [t.shape()[0], t.shape()[2]];
             Ok(t.reshape(&shape)?)
         };
-        Ok(Step { logits: squeeze(logits)?, weights: step.weights.map(squeeze).transpose()?, state: step.state })
+        let weights = step.weights.map(|a| squeeze(a.weights)).transpose()?;
+        Ok(Step { logits: squeeze(logits)?, weights, state: step.state })
     }
 
     /// One decoder step up to the output layer: what the output layer reads
@@ -651,7 +683,7 @@ impl Seq2Seq {
                     None => (out.output, None, out.state),
                     Some(prepared) => {
                         let a = prepared.attend_at(&out.output, false, *position)?;
-                        (self.combined(&out.output, &a.context)?, Some(a.weights), out.state)
+                        (self.combined(&out.output, &a.context)?, Some(Attended::of(a)), out.state)
                     }
                 }
             }
@@ -664,7 +696,7 @@ impl Seq2Seq {
                 let dense = dropped.map(|emb| Tensor::cat(&[emb, a.context.clone()], 2)).transpose()?;
                 let input = rnn_input(&self.tgt_embedding, &ids, dense.as_ref(), Some(&a.context));
                 let out = self.decoder.forward(input, &ones, Some(state), mode.reborrow())?;
-                (out.output, Some(a.weights), out.state)
+                (out.output, Some(Attended::of(a)), out.state)
             }
         };
         Ok(StepFeatures { features, weights, state: Seq2SeqState { rnn: state, position: position + 1 } })
@@ -813,6 +845,25 @@ impl EncoderDecoder for Seq2Seq {
             self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)
         })?;
         Ok(out.weights_array())
+    }
+
+    fn head_attention(&self, batch: &Batch) -> Result<Option<Array5<f32>>> {
+        let out = lingo_tensor::no_grad(|| {
+            self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)
+        })?;
+        Ok(match (out.head_weights, out.weights) {
+            // (batch, heads, tgt_len, src_len) → (1, heads, batch, tgt_len, src_len)
+            (Some(heads), _) => {
+                let heads = heads.data().clone().into_dimensionality::<Ix4>().expect("4-D");
+                Some(heads.permuted_axes([1, 0, 2, 3]).insert_axis(Axis(0)).as_standard_layout().into_owned())
+            }
+            // (batch, tgt_len, src_len) → (1, 1, batch, tgt_len, src_len)
+            (None, Some(w)) => {
+                let w = w.data().clone().into_dimensionality::<Ix3>().expect("3-D");
+                Some(w.insert_axis(Axis(0)).insert_axis(Axis(0)))
+            }
+            (None, None) => None,
+        })
     }
 
     fn start(&self, src: &Array2<usize>, src_lens: &[usize], copies: usize) -> Result<(DecoderContext, Seq2SeqState)> {

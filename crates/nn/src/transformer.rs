@@ -957,6 +957,13 @@ impl EncoderDecoder for Transformer {
         Ok(Some(last_layer_mean(&out.cross_weights)))
     }
 
+    fn head_attention(&self, batch: &Batch) -> Result<Option<Array5<f32>>> {
+        let out = lingo_tensor::no_grad(|| {
+            self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)
+        })?;
+        Ok(Some(out.cross_weights))
+    }
+
     fn start(
         &self,
         src: &Array2<usize>,

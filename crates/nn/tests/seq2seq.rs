@@ -702,3 +702,33 @@ fn a_stop_request_drops_the_epoch_in_progress_and_a_resume_redoes_it() {
     assert_eq!(rest.val_losses, straight.val_losses);
     assert!(!rest.interrupted);
 }
+
+#[test]
+fn head_attention_holds_each_head_and_their_mean_is_the_attention() {
+    let task = reverse_task();
+    let batch = batch_of(&task.generate(3, &mut StdRng::seed_from_u64(8)));
+    let (b, t, s) = (3, batch.tgt_in.ncols(), batch.src.ncols());
+    for placement in [Placement::Luong, Placement::Bahdanau] {
+        for (scorer, heads) in [(Some(Scorer::MultiHead { heads: 4 }), 4), (Some(Scorer::Dot), 1), (None, 0)] {
+            let config = tiny(&task, RnnKind::Lstm, scorer, placement);
+            let model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(9)).unwrap();
+            let got = lingo_nn::EncoderDecoder::head_attention(&model, &batch).unwrap();
+            let mean = lingo_nn::EncoderDecoder::attention(&model, &batch).unwrap();
+            let (Some(got), Some(mean)) = (got, mean) else {
+                assert_eq!(heads, 0, "{scorer:?} {placement:?}: weights missing");
+                continue;
+            };
+            assert_eq!(got.dim(), (1, heads, b, t, s), "{scorer:?} {placement:?}");
+            let averaged = got.index_axis(Axis(0), 0).mean_axis(Axis(0)).unwrap();
+            let diff = (&averaged - &mean).iter().fold(0f32, |m, d| m.max(d.abs()));
+            assert!(diff < 1e-6, "{scorer:?} {placement:?}: mean of heads differs by {diff}");
+            // The heads differ from one another: each is a head's own, not the mean repeated.
+            if heads > 1 {
+                let spread = (&got.slice(ndarray::s![0, 0, .., .., ..]) - &got.slice(ndarray::s![0, 1, .., .., ..]))
+                    .iter()
+                    .fold(0f32, |m, d| m.max(d.abs()));
+                assert!(spread > 1e-4, "{placement:?}: heads 1 and 2 are the same");
+            }
+        }
+    }
+}
