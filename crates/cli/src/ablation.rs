@@ -8,8 +8,7 @@ use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
 use lingo::nn::{
-    EncoderDecoder, Init, Probe, ProbeScore, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer,
-    probe, train_model,
+    AnyModel, EncoderDecoder, Init, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer, train_model,
 };
 use lingo::viz::{HeatmapOptions, Series, TextOptions};
 use ndarray::s;
@@ -23,6 +22,8 @@ use crate::args::{
     positive_real, unit_fraction,
 };
 use crate::error::{Error, Result};
+use crate::lab;
+use crate::measure::HeadScores;
 use crate::output::{Output, example_tokens};
 use crate::{budget, recipe};
 
@@ -105,47 +106,18 @@ impl From<InitChoice> for Init {
     }
 }
 
-/// A trained model of either kind.
-enum Trained {
-    Recurrent(Seq2Seq),
-    Transformer(Transformer),
-}
-
-impl Trained {
-    /// Teacher-forced attention `(batch, tgt_len, src_len)`, as [`EncoderDecoder::attention`].
-    fn attention(&self, batch: &Batch) -> Result<Option<ndarray::Array3<f32>>> {
-        Ok(match self {
-            Trained::Recurrent(model) => model.attention(batch)?,
-            Trained::Transformer(model) => model.attention(batch)?,
-        })
-    }
-
-    /// [`probe`]: the model evaluated as trained or with its attention replaced.
-    fn probe(&self, examples: &[AlignedExample], which: Probe) -> Result<ProbeScore> {
-        Ok(match self {
-            Trained::Recurrent(model) => probe(model, examples, which)?,
-            Trained::Transformer(model) => probe(model, examples, which)?,
-        })
-    }
-
-    /// The Transformer's cross-attention of the batch's first pair, every
-    /// layer and head: `(layers, heads, tgt_len, src_len)`.
-    fn heads(&self, batch: &Batch) -> Result<Option<ndarray::Array4<f32>>> {
-        let Trained::Transformer(model) = self else { return Ok(None) };
-        let out = lingo::tensor::no_grad(|| {
-            model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, lingo::nn::Mode::Eval)
-        })?;
-        Ok(Some(out.cross_weights.slice_move(s![.., .., 0, .., ..])))
-    }
+/// Every head of the batch's first pair, `(layers, heads, tgt_len,
+/// src_len)`, for a model with more than one head.
+fn heads(model: &AnyModel, batch: &Batch) -> Result<Option<ndarray::Array4<f32>>> {
+    let all = model.head_attention(batch)?;
+    Ok(all.filter(|w| w.shape()[0] * w.shape()[1] > 1).map(|w| w.index_axis_move(ndarray::Axis(2), 0)))
 }
 
 /// One trained configuration and its measurements.
 struct Row {
     choice: ModelChoice,
-    model: Trained,
+    model: AnyModel,
     measures: Measures,
-    /// The Transformer's alignment accuracy of every cross-attention head, `(layers, heads)`.
-    heads: Option<ndarray::Array2<f64>>,
 }
 
 /// What training and scoring one model measured.
@@ -154,6 +126,8 @@ struct Measures {
     val_losses: Vec<f32>,
     /// `(accuracy, chance)`; `None` without attention.
     alignment: Option<(f64, f64)>,
+    /// Every head's alignment and entropy; `None` without attention.
+    heads: Option<HeadScores>,
     seconds: f64,
 }
 
@@ -237,12 +211,14 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
         for (e, (train_loss, val_loss)) in row.measures.train_losses.iter().zip(&row.measures.val_losses).enumerate() {
             out.say(&format!("Epoch {}/{epochs} | Train: {train_loss:.4} | Val: {val_loss:.4}", e + 1));
         }
+        let heads = row.measures.heads.as_ref().map(HeadScores::json);
         out.json(&json!({
             "config": row.choice.to_string(),
             "val_loss": row.measures.val_losses.last(),
             "alignment_accuracy": row.measures.alignment.map(|a| a.0),
-            "head_alignment": row.heads.as_ref().map(|h| h.outer_iter().map(|l| l.to_vec()).collect::<Vec<_>>()),
-            "best_head": row.heads.as_ref().map(|h| best_head(h).0),
+            "head_alignment": heads.as_ref().map(|h| h["head_alignment"].clone()),
+            "head_entropy": heads.as_ref().map(|h| h["head_entropy"].clone()),
+            "best_head": heads.as_ref().map(|h| h["best_head"].clone()),
             "train_seconds": row.measures.seconds,
         }));
     }
@@ -288,14 +264,13 @@ fn train_one(
                 Schedule::LinearWarmup { warmup_steps: args.warmup }
             };
             let (model, measures) = fit(Seq2Seq::new(config, &mut rng)?, data, probe, &train_config)?;
-            Ok(Row { choice, model: Trained::Recurrent(model), measures, heads: None })
+            Ok(Row { choice, model: AnyModel::Seq2Seq(model), measures })
         }
         ModelChoice::Transformer => {
             let config = recipe::transformer(src_vocab, tgt_vocab, args.hidden, init);
             recipe::schedule(&mut train_config);
             let (model, measures) = fit(Transformer::new(config, &mut rng)?, data, probe, &train_config)?;
-            let heads = crate::measure::head_alignment(&model, probe)?;
-            Ok(Row { choice, model: Trained::Transformer(model), measures, heads: Some(heads) })
+            Ok(Row { choice, model: AnyModel::Transformer(model), measures })
         }
     }
 }
@@ -313,6 +288,7 @@ fn fit<M: EncoderDecoder>(
         train_losses: result.train_losses,
         val_losses: result.val_losses,
         alignment,
+        heads: crate::measure::head_scores(&model, probe)?,
         seconds: result.seconds,
     };
     Ok((model, measures))
@@ -334,86 +310,33 @@ fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
         ));
     }
     lines.push(format!("{:<27} {:>37.2}", "total (with scoring)", total_seconds));
-    for (row, heads) in rows.iter().filter_map(|r| r.heads.as_ref().map(|h| (r, h))) {
-        lines.push(format!("\n{}: alignment accuracy of each cross-attention head", row.choice.label()));
-        let header: String = (0..heads.ncols()).map(|h| format!(" {:>7}", format!("head {}", h + 1))).collect();
-        lines.push(format!("{:<8}{header}", ""));
-        for (l, layer) in heads.outer_iter().enumerate() {
-            let cells: String = layer.iter().map(|a| format!(" {:>6.1}%", 100.0 * a)).collect();
-            lines.push(format!("{:<8}{cells}", format!("layer {}", l + 1)));
+    for row in rows {
+        if let Some(heads) = row.measures.heads.as_ref().filter(|h| h.several()) {
+            lines.extend(heads.lines(&row.choice.label()));
         }
-        let (name, accuracy) = best_head(heads);
-        lines.push(format!("best: {name} ({:.1}%)", 100.0 * accuracy));
     }
     out.say(&lines.join("\n"));
 }
 
-/// Every model under every probe (one probe, the model as trained, for a
-/// model without attention), as a table and JSON lines: how much each loses
-/// when its attention is replaced after training. The share of attention's
-/// loss gain lost compares each loss with the unchanged model's and with the
-/// model without attention, when the run trained one.
+/// Every model under every probe, as a table and JSON lines: how much
+/// each loses when its attention is replaced after training, against the
+/// model without attention when the run trained one.
 fn probe_table(rows: &[Row], examples: &[AlignedExample], out: &Output) -> Result<()> {
+    let none = |r: &&Row| r.choice == ModelChoice::Recurrent(AttentionChoice(None));
     let baseline = rows
         .iter()
-        .find(|r| r.choice == ModelChoice::Recurrent(AttentionChoice(None)))
-        .map(|r| r.model.probe(examples, Probe::Unchanged))
+        .find(none)
+        .map(|r| lab::probe_model(("none", "none"), &r.model, false, examples, None).map(|p| p[0].score.loss))
         .transpose()?;
-    let mut lines = vec![format!(
-        "\nprobes on {} alignment sentences (greedy decoding; gain lost: share of the loss gain over no attention)",
-        examples.len()
-    )];
-    lines.push(format!(
-        "{:<27} {:<13} {:>9} {:>10} {:>9} {:>7} {:>10}",
-        "configuration", "attention", "loss", "tokens", "exact", "BLEU", "gain lost"
-    ));
+    let mut probes = Vec::new();
     for row in rows {
-        let probes: &[Probe] = if row.measures.alignment.is_some() { &Probe::ALL } else { &[Probe::Unchanged] };
-        let scores: Vec<(Probe, ProbeScore)> =
-            probes.iter().map(|&p| row.model.probe(examples, p).map(|s| (p, s))).collect::<Result<_>>()?;
-        let own = scores[0].1.loss;
-        for (which, score) in &scores {
-            // (L_probe − L_own) / (L_none − L_own): 0 loses nothing, 1 all attention gave.
-            let lost = baseline
-                .filter(|b| b.loss > own && row.measures.alignment.is_some())
-                .map(|b| (score.loss - own) / (b.loss - own));
-            let pct = |x: f64| format!("{:.1}%", 100.0 * x);
-            lines.push(format!(
-                "{:<27} {:<13} {:>9.4} {:>10} {:>9} {:>7.1} {:>10}",
-                row.choice.label(),
-                which.to_string(),
-                score.loss,
-                pct(score.token_accuracy),
-                pct(score.sequence_accuracy),
-                score.bleu,
-                lost.map_or("".into(), pct)
-            ));
-            out.json(&json!({
-                "config": row.choice.to_string(),
-                "probe": which.to_string(),
-                "loss": score.loss,
-                "token_accuracy": score.token_accuracy,
-                "sequence_accuracy": score.sequence_accuracy,
-                "bleu": score.bleu,
-                "gain_lost": lost,
-            }));
-        }
+        let names = (row.choice.to_string(), row.choice.label());
+        let attention = row.measures.alignment.is_some();
+        probes.extend(lab::probe_model((&names.0, &names.1), &row.model, attention, examples, baseline)?);
     }
-    out.say(&lines.join("\n"));
+    let sentences = format!("{} alignment sentences", examples.len());
+    lab::print_probes(&probes, &sentences, &json!({}), out);
     Ok(())
-}
-
-/// The best-aligned head, named `layer L head H` (1-based), and its accuracy;
-/// ties go to the earlier head.
-fn best_head(heads: &ndarray::Array2<f64>) -> (String, f64) {
-    let ((l, h), &accuracy) = heads
-        .indexed_iter()
-        .fold(None, |best: Option<((usize, usize), &f64)>, (at, a)| match best {
-            Some((_, b)) if b >= a => best,
-            _ => Some((at, a)),
-        })
-        .expect("a Transformer has at least one head");
-    (format!("layer {} head {}", l + 1, h + 1), accuracy)
 }
 
 /// The text heatmap of one sentence under the first attention model, and
@@ -441,8 +364,9 @@ fn show_example(
             let options = HeatmapOptions::default().title(row.choice.label()).show_values(true);
             lingo::viz::plot_attention(weights.view(), &src_tokens, &tgt_tokens, &path, &options)?;
             out.note(&format!("wrote {}", path.display()));
-            if let Some(heads) = row.model.heads(&batch)? {
-                let path = out.file(&args.out, &format!("ablation-{}-heads.png", row.choice))?;
+            if let Some(heads) = heads(&row.model, &batch)? {
+                let path =
+                    out.file(&args.out, &format!("ablation-{}-heads.png", row.choice.to_string().replace(':', "-")))?;
                 let title = |l: usize, h: usize| format!("layer {} head {}", l + 1, h + 1);
                 let options = HeatmapOptions::default();
                 lingo::viz::plot_attention_grid(heads.view(), &src_tokens, &tgt_tokens, title, &path, &options)?;

@@ -68,6 +68,7 @@ pub mod config;
 mod error;
 mod export;
 mod interrupt;
+mod lab;
 mod measure;
 mod metrics;
 mod output;

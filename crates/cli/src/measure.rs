@@ -3,8 +3,7 @@
 //! under greedy decoding.
 
 use lingo::data::{AlignedExample, AlignmentAccuracy, AlignmentScore, Batch, PAD, SeqPair, mean_attention_entropy};
-use lingo::nn::{EncoderDecoder, Mode, Transformer, greedy_decode};
-use lingo::tensor::no_grad;
+use lingo::nn::{EncoderDecoder, greedy_decode};
 use ndarray::{Array2, ArrayView3, Axis, s};
 
 use crate::error::Result;
@@ -42,23 +41,92 @@ fn score_batch(
     Ok(())
 }
 
-/// Alignment accuracy of every cross-attention head of a Transformer,
-/// `(layers, heads)`: each head's teacher-forced weights scored as
-/// [`alignment_accuracy`] scores a model's.
-pub(crate) fn head_alignment(model: &Transformer, probe: &[AlignedExample]) -> Result<Array2<f64>> {
-    let config = model.config();
-    let (layers, heads) = (config.decoder_layers, config.heads);
-    let mut acc: Vec<AlignmentAccuracy> = (0..layers * heads).map(|_| AlignmentAccuracy::new()).collect();
+/// Alignment accuracy and mean attention entropy of every head, `(layers,
+/// heads)`: the Transformer's cross-attention heads, a `multi_head`
+/// scorer's heads, or a single-head model's one.
+pub(crate) struct HeadScores {
+    /// Share of output tokens whose head's peak is on a gold source position.
+    pub accuracy: Array2<f64>,
+    /// Mean entropy (nats) of the head's rows over the valid part of every example.
+    pub entropy: Array2<f64>,
+}
+
+impl HeadScores {
+    /// Whether there is more than one head to compare.
+    pub fn several(&self) -> bool {
+        self.accuracy.len() > 1
+    }
+
+    /// The best-aligned head, named `layer L head H` (1-based), and its
+    /// accuracy; ties go to the earlier head.
+    pub fn best(&self) -> (String, f64) {
+        let ((l, h), &accuracy) = self
+            .accuracy
+            .indexed_iter()
+            .fold(None, |best: Option<((usize, usize), &f64)>, (at, a)| match best {
+                Some((_, b)) if b >= a => best,
+                _ => Some((at, a)),
+            })
+            .expect("a model with attention has at least one head");
+        (format!("layer {} head {}", l + 1, h + 1), accuracy)
+    }
+
+    /// The table of both measures, one row per layer, titled `title`.
+    pub fn lines(&self, title: &str) -> Vec<String> {
+        let mut lines = vec![format!("\n{title}: alignment accuracy / mean entropy (nats) of each head")];
+        let header: String =
+            (0..self.accuracy.ncols()).map(|h| format!(" {:>15}", format!("head {}", h + 1))).collect();
+        lines.push(format!("{:<8}{header}", ""));
+        for (l, (acc, ent)) in self.accuracy.outer_iter().zip(self.entropy.outer_iter()).enumerate() {
+            let cells: String =
+                acc.iter().zip(&ent).map(|(a, h)| format!(" {:>15}", format!("{:.1}% / {h:.2}", 100.0 * a))).collect();
+            lines.push(format!("{:<8}{cells}", format!("layer {}", l + 1)));
+        }
+        let (name, accuracy) = self.best();
+        lines.push(format!("best: {name} ({:.1}%)", 100.0 * accuracy));
+        lines
+    }
+
+    /// The JSON fields: `head_alignment` and `head_entropy` as `[layer][head]`, `best_head`.
+    pub fn json(&self) -> serde_json::Value {
+        let rows = |a: &Array2<f64>| a.outer_iter().map(|l| l.to_vec()).collect::<Vec<_>>();
+        serde_json::json!({
+            "head_alignment": rows(&self.accuracy),
+            "head_entropy": rows(&self.entropy),
+            "best_head": self.best().0,
+        })
+    }
+}
+
+/// [`HeadScores`] of `model` on `probe` under teacher forcing, each head
+/// scored as [`alignment_accuracy`] scores a model; `None` without attention.
+pub(crate) fn head_scores<M: EncoderDecoder>(model: &M, probe: &[AlignedExample]) -> Result<Option<HeadScores>> {
+    // One accuracy per head, and the entropy summed over rows, `(layers, heads)`.
+    let (mut acc, mut entropy): (Vec<AlignmentAccuracy>, Array2<f64>) = (Vec::new(), Array2::zeros((0, 0)));
+    let mut rows = 0_usize;
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
-        let out = no_grad(|| model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval))?;
-        for (i, acc) in acc.iter_mut().enumerate() {
-            let head = out.cross_weights.slice(s![i / heads, i % heads, .., .., ..]); // (batch, tgt_len, src_len)
-            score_batch(acc, head, chunk, &batch)?;
+        let Some(weights) = model.head_attention(&batch)? else { return Ok(None) };
+        let (layers, heads) = (weights.shape()[0], weights.shape()[1]);
+        if acc.is_empty() {
+            acc = (0..layers * heads).map(|_| AlignmentAccuracy::new()).collect();
+            entropy = Array2::zeros((layers, heads));
         }
+        for (i, acc) in acc.iter_mut().enumerate() {
+            let head = weights.slice(s![i / heads, i % heads, .., .., ..]); // (batch, tgt_len, src_len)
+            score_batch(acc, head, chunk, &batch)?;
+            entropy[[i / heads, i % heads]] += entropy_sum(head, &batch);
+        }
+        rows += batch.tgt_lens.iter().sum::<usize>();
     }
-    Ok(Array2::from_shape_vec((layers, heads), acc.iter().map(|a| a.score().accuracy).collect())
-        .expect("one score per head"))
+    if acc.is_empty() {
+        return Ok(None); // no examples
+    }
+    Ok(Some(HeadScores {
+        accuracy: Array2::from_shape_vec(entropy.dim(), acc.iter().map(|a| a.score().accuracy).collect())
+            .expect("one per head"),
+        entropy: entropy / rows.max(1) as f64,
+    }))
 }
 
 /// Mean entropy (nats) of the attention rows over the valid part of every
@@ -69,13 +137,20 @@ pub(crate) fn mean_entropy<M: EncoderDecoder, E: SeqPair>(model: &M, probe: &[E]
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
         let Some(weights) = model.attention(&batch)? else { return Ok(None) };
-        for b in 0..chunk.len() {
-            let (t, s_len) = (batch.tgt_lens[b], batch.src_lens[b]);
-            sum += f64::from(mean_attention_entropy(weights.slice(s![b, ..t, ..s_len]))) * t as f64;
-            rows += t;
-        }
+        sum += entropy_sum(weights.view(), &batch);
+        rows += batch.tgt_lens.iter().sum::<usize>();
     }
     Ok(Some((sum / rows.max(1) as f64) as f32))
+}
+
+/// The entropy of every valid row of `weights (batch, tgt_len, src_len)`, summed.
+fn entropy_sum(weights: ArrayView3<'_, f32>, batch: &Batch) -> f64 {
+    (0..batch.src_lens.len())
+        .map(|b| {
+            let (t, s_len) = (batch.tgt_lens[b], batch.src_lens[b]);
+            f64::from(mean_attention_entropy(weights.slice(s![b, ..t, ..s_len]))) * t as f64
+        })
+        .sum()
 }
 
 /// Share of examples whose greedy output (up to and including `<eos>`)

@@ -38,7 +38,8 @@ use crate::args::{
     MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, dimension, positive_real, unit_fraction,
 };
 use crate::error::{Error, Result};
-use crate::measure::{alignment_accuracy, mean_entropy, sequence_accuracy};
+use crate::lab;
+use crate::measure::{HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
 use crate::{budget, recipe};
 
@@ -93,6 +94,10 @@ pub struct SortStudyArgs {
     /// Write no pictures
     #[arg(long)]
     pub no_png: bool,
+    /// After training, probe each model on fresh sequences: its attention replaced by uniform, shuffled,
+    /// one-hot and gold weights and by a zero context
+    #[arg(long)]
+    pub probe: bool,
     /// Only time training epochs: train the attention model at the first length without validation, print the seconds of each epoch and their median, measure nothing else
     #[arg(long)]
     pub time_epochs: bool,
@@ -126,6 +131,8 @@ struct RunResult {
     distinct: Option<f64>,
     longer: Vec<(usize, f64)>,
     alignment: Option<f64>,
+    /// Every head's alignment and entropy on the test set; `None` without attention.
+    heads: Option<HeadScores>,
     /// Mean attention entropy before training and after each epoch (attention models only).
     entropy: Vec<f32>,
     /// Validation loss after each epoch.
@@ -212,24 +219,32 @@ fn study<M: EncoderDecoder>(
         return time_epochs(args, seed, out, &make);
     }
     let mut results = Vec::new();
+    let mut probes = Vec::new();
     let mut first_attention_model = None;
     for &len in &args.lengths {
         let task = DigitTask::new(DigitOp::Sort, args.digits, len, len)?;
         let mut rng = StdRng::seed_from_u64(seed ^ len as u64);
         let train = task.generate(args.train_size, &mut rng);
         let val = task.generate(args.val_size, &mut rng);
+        let mut trained = Vec::new();
         for &attention in attentions {
             let name = format!("len {len}, {}", if attention { "attention" } else { "no attention" });
             let model = make(&task, attention)?;
             let (result, model) = train_and_measure(args, &task, (&train, &val), model, (&name, "uniform"), seed, out)?;
             emit(&result, out);
-            results.push(result);
             if attention {
                 show_heatmap(args, &task, &model, out)?;
             }
-            if attention && first_attention_model.is_none() {
-                first_attention_model = Some((task.clone(), model));
-            }
+            trained.push((result.model, attention, model));
+            results.push(result);
+        }
+        if args.probe {
+            probes.push(probe_length(args, &task, &trained, seed)?);
+        }
+        if first_attention_model.is_none()
+            && let Some(i) = trained.iter().position(|(_, attention, _)| *attention)
+        {
+            first_attention_model = Some((task.clone(), trained.swap_remove(i).2));
         }
     }
     let mut rare = Vec::new();
@@ -242,6 +257,14 @@ fn study<M: EncoderDecoder>(
         rare = rows;
     }
     print_tables(args, &results, &rare, out);
+    for (len, rows) in probes {
+        lab::print_probes(
+            &rows,
+            &format!("{} fresh sequences of length {len}", args.test_size),
+            &json!({ "seq_len": len }),
+            out,
+        );
+    }
     if !args.no_png {
         plot_entropy(args, &results, out)?;
     }
@@ -385,12 +408,36 @@ fn train_and_measure<M: EncoderDecoder>(
         distinct: distinct.map(|d| sequence_accuracy(&model, &d)).transpose()?,
         longer,
         alignment: alignment_accuracy(&model, &test)?.map(|s| s.accuracy),
+        heads: head_scores(&model, &test)?,
         entropy,
         val_losses: trained.val_losses,
         measured_epoch,
         seconds,
     };
     Ok((result, model))
+}
+
+/// Every model trained at one length under every probe, on fresh test
+/// sequences; the gain lost is measured against the model without
+/// attention, when the study trained one.
+fn probe_length<M: EncoderDecoder>(
+    args: &SortStudyArgs,
+    task: &DigitTask,
+    trained: &[(&'static str, bool, M)],
+    seed: u64,
+) -> Result<(usize, Vec<lab::ProbeRow>)> {
+    let len = task_len(&task.generate(1, &mut StdRng::seed_from_u64(0)));
+    let examples = task.generate(args.test_size, &mut StdRng::seed_from_u64(seed.wrapping_add(3000 + len as u64)));
+    let baseline = trained
+        .iter()
+        .find(|(_, attention, _)| !attention)
+        .map(|(name, _, model)| lab::probe_model((name, name), model, false, &examples, None).map(|p| p[0].score.loss))
+        .transpose()?;
+    let mut rows = Vec::new();
+    for (name, attention, model) in trained {
+        rows.extend(lab::probe_model((name, name), model, *attention, &examples, baseline)?);
+    }
+    Ok((len, rows))
 }
 
 /// The number of digits of the examples (all of one length here).
@@ -526,6 +573,7 @@ fn pct(x: Option<f64>) -> String {
 fn emit(r: &RunResult, out: &Output) {
     let longer: serde_json::Map<String, serde_json::Value> =
         r.longer.iter().map(|&(l, a)| (l.to_string(), json!(a))).collect();
+    let heads = r.heads.as_ref().map(HeadScores::json);
     out.json(&json!({
         "seq_len": r.len,
         "attention": r.model != "none",
@@ -536,6 +584,9 @@ fn emit(r: &RunResult, out: &Output) {
         "without_duplicates": r.distinct,
         "longer": longer,
         "alignment_accuracy": r.alignment,
+        "head_alignment": heads.as_ref().map(|h| h["head_alignment"].clone()),
+        "head_entropy": heads.as_ref().map(|h| h["head_entropy"].clone()),
+        "best_head": heads.as_ref().map(|h| h["best_head"].clone()),
         "final_entropy": r.entropy.last(),
         "val_losses": r.val_losses,
         "measured_epoch": r.measured_epoch,
@@ -560,6 +611,11 @@ fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], o
             pct(r.alignment),
             r.seconds
         ));
+    }
+    for r in results {
+        if let Some(heads) = r.heads.as_ref().filter(|h| h.several()) {
+            lines.extend(heads.lines(&format!("length {}, {} ({})", r.len, r.model, r.variant)));
+        }
     }
     lines.push("\nlonger than trained (sequence accuracy, greedy):".into());
     for r in results.iter().filter(|r| r.variant == "uniform") {

@@ -320,7 +320,15 @@ fn ablation_json_has_one_object_per_configuration() {
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 3);
     for line in &lines {
-        let want = ["alignment_accuracy", "best_head", "config", "head_alignment", "train_seconds", "val_loss"];
+        let want = [
+            "alignment_accuracy",
+            "best_head",
+            "config",
+            "head_alignment",
+            "head_entropy",
+            "train_seconds",
+            "val_loss",
+        ];
         assert_eq!(keys(line), want);
         assert!(line["val_loss"].as_f64().unwrap() > 0.0);
     }
@@ -328,12 +336,18 @@ fn ablation_json_has_one_object_per_configuration() {
     assert!(lines[0]["alignment_accuracy"].is_null(), "no attention, no alignment");
     let acc = lines[1]["alignment_accuracy"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&acc));
-    assert!(lines[1]["head_alignment"].is_null(), "heads are the Transformer's");
+    assert!(lines[0]["head_alignment"].is_null(), "no attention, no heads");
+    // One head: its accuracy is the model's, its entropy between one-hot and uniform over 8 positions.
+    assert_eq!(lines[1]["head_alignment"], serde_json::json!([[acc]]));
+    let entropy = lines[1]["head_entropy"][0][0].as_f64().unwrap();
+    assert!((0.0..=8f64.ln()).contains(&entropy), "{entropy}");
     // The Transformer: every head of both decoder layers scored, the best one named.
     let transformer = &lines[2];
     assert_eq!(transformer["config"], "transformer");
     let heads: Vec<Vec<f64>> = serde_json::from_value(transformer["head_alignment"].clone()).unwrap();
     assert_eq!((heads.len(), heads[0].len()), (2, 4));
+    let entropies: Vec<Vec<f64>> = serde_json::from_value(transformer["head_entropy"].clone()).unwrap();
+    assert_eq!((entropies.len(), entropies[0].len()), (2, 4));
     let (mut best, mut at) = (-1.0, String::new());
     for (l, layer) in heads.iter().enumerate() {
         for (h, &a) in layer.iter().enumerate() {
@@ -344,6 +358,36 @@ fn ablation_json_has_one_object_per_configuration() {
         }
     }
     assert_eq!(transformer["best_head"], at.as_str());
+}
+
+#[test]
+fn ablation_probes_every_model_and_measures_the_gain_each_probe_loses() {
+    let args = ["ablation", "--json", "--probe", "--configs", "none,dot", "--hidden", "16", "--emb", "16"];
+    let small = ["--epochs", "2", "--train-size", "64", "--val-size", "16", "--align-samples", "8", "--no-png"];
+    let out = lingo(&[&args[..], &small[..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let probes: Vec<_> = json_lines(&out).into_iter().filter(|l| l.contains_key("probe")).collect();
+    let names: Vec<(&str, &str)> =
+        probes.iter().map(|l| (l["config"].as_str().unwrap(), l["probe"].as_str().unwrap())).collect();
+    let mut want = vec![("none", "unchanged")];
+    want.extend(["unchanged", "uniform", "shuffled", "one_hot", "gold", "zero_context"].map(|p| ("dot", p)));
+    assert_eq!(names, want);
+    let loss = |i: usize| probes[i]["loss"].as_f64().unwrap();
+    let (none, own) = (loss(0), loss(1));
+    assert!(probes[0]["gain_lost"].is_null(), "the model without attention has no gain to lose");
+    for (i, line) in probes.iter().enumerate().skip(1) {
+        for key in ["token_accuracy", "sequence_accuracy"] {
+            assert!((0.0..=1.0).contains(&line[key].as_f64().unwrap()), "{key} {line:?}");
+        }
+        if none > own {
+            let lost = line["gain_lost"].as_f64().unwrap();
+            assert!((lost - (loss(i) - own) / (none - own)).abs() < 1e-9, "{line:?}");
+        } else {
+            assert!(line["gain_lost"].is_null(), "no gain, nothing to lose: {line:?}");
+        }
+    }
+    assert_eq!(probes[1]["gain_lost"].as_f64().map(|g| g == 0.0), (none > own).then_some(true));
+    assert_ne!(loss(2), own, "uniform attention changes the loss");
 }
 
 #[test]
@@ -374,7 +418,10 @@ fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
     assert!(text.contains("Epoch 2/2"), "{text}");
     assert!(text.contains("chance") && text.contains("additive (Bahdanau)"), "{text}");
     assert!(text.contains("<sos>") && text.contains("<eos>"), "no heatmap: {text}");
-    assert!(text.contains("alignment accuracy of each cross-attention head") && text.contains("best: layer"), "{text}");
+    assert!(
+        text.contains("alignment accuracy / mean entropy (nats) of each head") && text.contains("best: layer"),
+        "{text}"
+    );
     for png in
         ["ablation-additive.png", "ablation-transformer.png", "ablation-transformer-heads.png", "ablation-val-loss.png"]
     {
@@ -409,9 +456,21 @@ fn sort_study_json_reports_each_model() {
     let dir = tempfile::tempdir().unwrap();
     let mut args = SMALL_SORT_STUDY.to_vec();
     args.extend(["--rare-digit", "2", "--rare-share", "0.05", "--emb", "8", "--hidden", "8", "--out", "pics"]);
+    args.push("--probe");
     let out = lingo_in(dir.path(), &args);
-    let lines = json_lines(&out);
+    let (probes, lines): (Vec<_>, Vec<_>) = json_lines(&out).into_iter().partition(|l| l.contains_key("probe"));
     assert_eq!(lines.len(), 3, "with, without attention, rare-digit run");
+    // --probe: the additive model under every probe, the model without attention as trained, at length 3.
+    let names: Vec<(&str, &str)> =
+        probes.iter().map(|l| (l["config"].as_str().unwrap(), l["probe"].as_str().unwrap())).collect();
+    let mut want: Vec<(&str, &str)> =
+        ["unchanged", "uniform", "shuffled", "one_hot", "gold", "zero_context"].map(|p| ("additive", p)).to_vec();
+    want.push(("none", "unchanged"));
+    assert_eq!(names, want);
+    assert!(probes.iter().all(|l| l["seq_len"] == 3));
+    // One additive head: its accuracy is the model's.
+    assert_eq!(lines[0]["head_alignment"], serde_json::json!([[lines[0]["alignment_accuracy"]]]));
+    assert_eq!(lines[0]["best_head"], "layer 1 head 1");
     for line in &lines {
         for key in ["seq_len", "attention", "sequence_accuracy"] {
             assert!(line.contains_key(key), "{key} missing in {line:?}");
@@ -438,6 +497,9 @@ fn sort_study_trains_the_transformer_in_the_recurrent_pair_s_place() {
     assert_eq!((lines[0]["model"].as_str(), lines[0]["attention"].as_bool()), (Some("transformer"), Some(true)));
     let alignment = lines[0]["alignment_accuracy"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&alignment));
+    let heads: Vec<Vec<f64>> = serde_json::from_value(lines[0]["head_entropy"].clone()).unwrap();
+    assert_eq!((heads.len(), heads[0].len()), (2, 4), "every head of both decoder layers");
+    assert!(heads.iter().flatten().all(|h| (0.0..=5f64.ln()).contains(h)), "{heads:?}");
     let odd: Vec<&str> = small.iter().map(|&a| if a == "8" { "6" } else { a }).collect();
     assert_one_line_error(&lingo(&odd), "--hidden");
 }
