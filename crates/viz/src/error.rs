@@ -93,6 +93,14 @@ pub enum Error {
         /// The limit on width × height.
         max_pixels: u64,
     },
+    /// An SVG or HTML file could not be written to `path`.
+    #[error("cannot write {}: {source}", path.display())]
+    WriteFile {
+        /// The file that was being written.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
     /// The PNG could not be encoded or written to `path`.
     #[error("cannot write PNG {}: {source}", path.display())]
     Write {

@@ -20,8 +20,9 @@ pub(crate) const INK: Rgb<u8> = Rgb([34, 34, 34]);
 /// memory.
 pub(crate) const MAX_PIXELS: u64 = 64_000_000;
 
-/// Options for [`plot_attention`] and [`render_attention`]. Build with
-/// `Default` and the setters.
+/// Options for [`plot_attention`], [`render_attention`], their grids and
+/// [`attention_svg`](crate::attention_svg). Build with `Default` and the
+/// setters.
 ///
 /// ```
 /// use lingo_viz::HeatmapOptions;
@@ -61,22 +62,22 @@ setters!(HeatmapOptions {
 });
 
 /// Where everything goes, in pixels; see [`render_attention`] for the
-/// formulas.
-struct Layout {
+/// formulas. The SVG heatmap uses the same layout, so both pictures match.
+pub(crate) struct Layout {
     /// `f`, the label font size.
-    font: i64,
+    pub font: i64,
     /// `c`, the cell side.
-    cell: i64,
+    pub cell: i64,
     /// Top-left corner of the grid of cells.
-    grid: (i64, i64),
+    pub grid: (i64, i64),
     /// Width and height of the grid: `(src_len · c, tgt_len · c)`.
-    grid_size: (i64, i64),
+    pub grid_size: (i64, i64),
     /// Width of the row-label band (without the gap to the grid).
-    row_label_width: i64,
+    pub row_label_width: i64,
     /// Height of the column-label band (without the gap to the grid).
-    col_label_height: i64,
+    pub col_label_height: i64,
     /// Whole picture.
-    size: (u32, u32),
+    pub size: (u32, u32),
 }
 
 /// Pixels set aside per character of the longest token: `ceil(0.65 f)`,
@@ -116,6 +117,40 @@ fn layout(
         return Err(Error::TooLarge { width: width as u64, height: height as u64, max_pixels: MAX_PIXELS });
     }
     Ok(Layout { font, cell, grid, grid_size, row_label_width, col_label_height, size: (width as u32, height as u32) })
+}
+
+/// Checks the input (see [`check_attention`]) and lays out its heatmap.
+pub(crate) fn checked_layout<S: AsRef<str>, T: AsRef<str>>(
+    weights: ArrayView2<f32>,
+    src_tokens: &[S],
+    tgt_tokens: &[T],
+    options: &HeatmapOptions,
+) -> Result<Layout, Error> {
+    check_attention(weights, src_tokens, tgt_tokens)?;
+    let longest = |tokens: &mut dyn Iterator<Item = &str>| tokens.map(|t| t.chars().count()).max().unwrap_or(0);
+    let src_chars = longest(&mut src_tokens.iter().map(AsRef::as_ref));
+    let tgt_chars = longest(&mut tgt_tokens.iter().map(AsRef::as_ref));
+    layout(src_chars, tgt_chars, weights.dim(), options)
+}
+
+/// The whole size of a grid of `rows × columns` panels of `panel` pixels
+/// with `gap` between them; [`Error::TooLarge`] past 64 megapixels.
+pub(crate) fn grid_size(panel: (u32, u32), rows: usize, columns: usize, gap: u32) -> Result<(u64, u64), Error> {
+    let span = |n: usize, side: u32| ((u64::from(side) + u64::from(gap)) * n as u64).saturating_sub(u64::from(gap));
+    let (width, height) = (span(columns, panel.0), span(rows, panel.1));
+    if width.saturating_mul(height) > MAX_PIXELS {
+        return Err(Error::TooLarge { width, height, max_pixels: MAX_PIXELS });
+    }
+    Ok((width, height))
+}
+
+/// The weights at which the colour bar of a grid `height` pixels tall gets
+/// a labelled tick: as many evenly spaced ones as fit with a line of space
+/// (1.2 `font`) for each label.
+pub(crate) fn colorbar_ticks(height: i64, font: i64) -> impl Iterator<Item = f32> {
+    let line = 1.2 * font as f32;
+    let steps = [5, 2, 1].into_iter().find(|&n| height as f32 >= (n + 1) as f32 * line).unwrap_or(1);
+    (0..=steps).map(move |k| k as f32 / steps as f32)
 }
 
 /// Renders attention `weights` `(tgt_len, src_len)` as a heatmap picture in
@@ -173,11 +208,7 @@ pub fn render_attention<S: AsRef<str>, T: AsRef<str>>(
     tgt_tokens: &[T],
     options: &HeatmapOptions,
 ) -> Result<RgbImage, Error> {
-    check_attention(weights, src_tokens, tgt_tokens)?;
-    let longest = |tokens: &mut dyn Iterator<Item = &str>| tokens.map(|t| t.chars().count()).max().unwrap_or(0);
-    let src_chars = longest(&mut src_tokens.iter().map(AsRef::as_ref));
-    let tgt_chars = longest(&mut tgt_tokens.iter().map(AsRef::as_ref));
-    let layout = layout(src_chars, tgt_chars, weights.dim(), options)?;
+    let layout = checked_layout(weights, src_tokens, tgt_tokens, options)?;
     let mut canvas = Canvas::new(layout.size.0, layout.size.1, WHITE);
 
     draw_cells(&mut canvas, &layout, weights, options.show_values);
@@ -263,11 +294,7 @@ pub fn render_attention_grid<S: AsRef<str>, T: AsRef<str>>(
     let first = panel(0, 0)?;
     let (w, h) = first.dimensions();
     let gap = options.font_size;
-    let width = u64::from(w) * columns as u64 + u64::from(gap) * (columns as u64 - 1);
-    let height = u64::from(h) * rows as u64 + u64::from(gap) * (rows as u64 - 1);
-    if width.saturating_mul(height) > MAX_PIXELS {
-        return Err(Error::TooLarge { width, height, max_pixels: MAX_PIXELS });
-    }
+    let (width, height) = grid_size((w, h), rows, columns, gap)?;
     let mut grid = RgbImage::from_pixel(width as u32, height as u32, WHITE);
     for r in 0..rows {
         for c in 0..columns {
@@ -309,7 +336,7 @@ pub fn plot_attention_grid<S: AsRef<str>, T: AsRef<str>>(
 
 /// Relative luminance (Rec. 709 weights on the sRGB values), to pick black or
 /// white text over a cell: viridis is dark below about 0.6 and light above.
-fn is_light(color: Rgb<u8>) -> bool {
+pub(crate) fn is_light(color: Rgb<u8>) -> bool {
     let [r, g, b] = color.0.map(f32::from);
     0.2126 * r + 0.7152 * g + 0.0722 * b > 140.0
 }
@@ -367,11 +394,7 @@ fn draw_colorbar(canvas: &mut Canvas, layout: &Layout) {
         let w = 1.0 - (row as f32 + 0.5) / height as f32;
         canvas.fill_rect((left, top + row), (f, 1), viridis(w));
     }
-    // As many evenly spaced ticks as fit with a line of space for each label.
-    let line = 1.2 * f as f32;
-    let steps = [5, 2, 1].into_iter().find(|&n| height as f32 >= (n + 1) as f32 * line).unwrap_or(1);
-    for k in 0..=steps {
-        let w = k as f32 / steps as f32;
+    for w in colorbar_ticks(height, f) {
         let y = top as f32 + (1.0 - w) * height as f32;
         let tick_y = (y.round() as i64).min(top + height - 1);
         canvas.fill_rect((left + f, tick_y), (f / 4, 1), INK);

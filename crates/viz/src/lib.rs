@@ -1,7 +1,8 @@
 //! # lingo-viz
 //!
 //! Pictures of attention: text heatmaps for terminals, logs and doctests,
-//! PNG heatmaps with labelled axes, and line charts for training curves.
+//! PNG and SVG heatmaps with labelled axes, and line charts for training
+//! curves.
 //!
 //! The crate depends on `ndarray` (plus `image` to encode PNG and `ab_glyph`
 //! to draw text) and nothing else from lingo: it takes plain 2-D arrays and
@@ -90,15 +91,39 @@
 //! # Ok::<(), lingo_viz::Error>(())
 //! ```
 //!
+//! ## SVG pictures
+//!
+//! [`attention_svg`], [`attention_grid_svg`] and [`lines_svg`] draw the
+//! same pictures as vector graphics and return them as `String`s of SVG;
+//! [`save_svg`] writes one to a file. They share the PNG pictures' layout
+//! and size, and add what a PNG cannot: hovering over a cell shows
+//! `"target → source: weight"`, hovering over a point of a curve shows its
+//! value. An SVG stands alone: text is set in the viewer's `sans-serif`
+//! font and nothing refers to anything outside the file.
+//!
+//! ```
+//! use lingo_viz::{attention_svg, lines_svg, HeatmapOptions, LineOptions, Series};
+//! use ndarray::array;
+//!
+//! let weights = array![[0.125_f32, 0.875], [0.75, 0.25]];
+//! let svg = attention_svg(weights.view(), &["a", "cat"], &["gato", "un"], &HeatmapOptions::default())?;
+//! assert!(svg.contains("<title>gato → cat: 0.875</title>"));
+//! let curve = lines_svg(&[Series::new("train", &[2.9, 1.8])], &LineOptions::default())?;
+//! assert_eq!(curve.matches("<polyline").count(), 1);
+//! # Ok::<(), lingo_viz::Error>(())
+//! ```
+//!
 //! ## Drawing
 //!
 //! There is no plotting library underneath: a small rasterizer fills
 //! rectangles and draws anti-aliased lines and dots, and text is set with
 //! `ab_glyph` from DejaVu Sans, which is compiled into the crate
 //! (`assets/DejaVuSans.ttf`; Bitstream Vera license, DejaVu changes in the
-//! public domain, full text in `assets/LICENSE-DejaVu.txt`). Pictures are
-//! therefore identical on every machine, and accented tokens such as
-//! `España` or `niño` are drawn correctly. Pictures of the gallery
+//! public domain, full text in `assets/LICENSE-DejaVu.txt`). PNG pictures
+//! are therefore identical on every machine, and accented tokens such as
+//! `España` or `niño` are drawn correctly. SVG pictures leave the glyphs to
+//! the viewer but are laid out with DejaVu Sans's widths, which are wider
+//! than most sans-serif fonts', so labels fit. Pictures of the gallery
 //! (`docs/gallery.md`) come from `cargo run --release -p lingo-viz --example
 //! gallery`.
 #![warn(missing_docs)]
@@ -145,6 +170,15 @@ macro_rules! setters {
     };
 }
 
+/// Appends formatted text to a `String`, like `write!`; writing to a
+/// `String` cannot fail, so there is no `fmt::Result` to handle.
+macro_rules! put {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = write!($out, $($arg)*);
+    }};
+}
+
 mod error;
 
 mod canvas;
@@ -153,14 +187,17 @@ mod colormap;
 mod font;
 mod heatmap;
 mod lines;
+mod svg;
 mod text;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use colormap::viridis;
 pub use error::Error;
 pub use heatmap::{HeatmapOptions, plot_attention, plot_attention_grid, render_attention, render_attention_grid};
 pub use lines::{LineOptions, PALETTE, Series, plot_lines, render_lines};
+pub use svg::{attention_grid_svg, attention_svg, lines_svg, save_svg};
 pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
 
 /// Encodes `image` as PNG into `path`; every writer in the crate goes
@@ -169,4 +206,26 @@ fn save_png(image: &image::RgbImage, path: &Path) -> Result<(), Error> {
     image
         .save_with_format(path, image::ImageFormat::Png)
         .map_err(|source| Error::Write { path: path.to_path_buf(), source })
+}
+
+/// Writes `contents` to `path` through a temporary file in the same folder
+/// and a rename, so that a reader never sees half a file and a failed write
+/// leaves the old file in place. Errors name `path`.
+fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), Error> {
+    // Unique per process and call, so concurrent writers never share a temporary file.
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let error = |source| Error::WriteFile { path: path.to_path_buf(), source };
+    let Some(name) = path.file_name() else {
+        return Err(error(std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")));
+    };
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".{}-{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let temp = path.with_file_name(temp_name);
+    let written = std::fs::write(&temp, contents).and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        // Best effort: the temporary file may not even exist.
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map_err(error)
 }

@@ -25,8 +25,8 @@ pub const PALETTE: [Rgb<u8>; 7] = [
 ];
 
 /// Light grey for grid lines, mid grey for the axes and the legend frame.
-const GRID: Rgb<u8> = Rgb([230, 230, 230]);
-const AXIS: Rgb<u8> = Rgb([90, 90, 90]);
+pub(crate) const GRID: Rgb<u8> = Rgb([230, 230, 230]);
+pub(crate) const AXIS: Rgb<u8> = Rgb([90, 90, 90]);
 
 /// One named curve of `(x, y)` points, drawn in the order given.
 ///
@@ -67,8 +67,8 @@ impl Series {
     }
 }
 
-/// Options for [`plot_lines`] and [`render_lines`]. Build with `Default`
-/// and the setters.
+/// Options for [`plot_lines`], [`render_lines`] and
+/// [`lines_svg`](crate::lines_svg). Build with `Default` and the setters.
 ///
 /// ```
 /// use lingo_viz::LineOptions;
@@ -161,7 +161,7 @@ fn nice_step(span: f64, target: f64) -> f64 {
 }
 
 /// One axis: its data range and the ticks on it.
-struct Axis {
+pub(crate) struct Axis {
     low: f64,
     high: f64,
     step: f64,
@@ -186,14 +186,14 @@ impl Axis {
     }
 
     /// The tick values inside the range.
-    fn ticks(&self) -> Vec<f64> {
+    pub(crate) fn ticks(&self) -> Vec<f64> {
         let first = (self.low / self.step - 1e-9).ceil() as i64;
         let last = (self.high / self.step + 1e-9).floor() as i64;
         (first..=last).map(|k| k as f64 * self.step).collect()
     }
 
     /// A tick value as text, with as many decimals as the step needs.
-    fn label(&self, value: f64) -> String {
+    pub(crate) fn label(&self, value: f64) -> String {
         let decimals = (-self.step.log10()).ceil().max(0.0) as usize;
         // Snap -0.0 and float noise like 0.30000000000000004.
         let value = if value.abs() < self.step * 1e-6 { 0.0 } else { value };
@@ -204,6 +204,14 @@ impl Axis {
     fn map(&self, value: f64, from: f64, to: f64) -> f32 {
         (from + (value - self.low) / (self.high - self.low) * (to - from)) as f32
     }
+}
+
+/// Checks `series` and `options` (see [`render_lines`]'s errors) and lays
+/// out their chart; the PNG and the SVG chart share it.
+pub(crate) fn checked_layout(series: &[Series], options: &LineOptions) -> Result<Layout, Error> {
+    check_series(series)?;
+    check_options(options)?;
+    Layout::new(series, options)
 }
 
 fn check_series(series: &[Series]) -> Result<(), Error> {
@@ -289,9 +297,7 @@ fn check_options(options: &LineOptions) -> Result<(), Error> {
 /// # Ok::<(), lingo_viz::Error>(())
 /// ```
 pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage, Error> {
-    check_series(series)?;
-    check_options(options)?;
-    let layout = Layout::new(series, options)?;
+    let layout = checked_layout(series, options)?;
     let mut canvas = Canvas::new(options.width, options.height, WHITE);
     draw_grid(&mut canvas, &layout);
     draw_series(&mut canvas, &layout, series, options.markers);
@@ -302,22 +308,48 @@ pub fn render_lines(series: &[Series], options: &LineOptions) -> Result<RgbImage
 
 /// Where a chart's parts go, in pixels: the plot area inside margins
 /// measured in font sizes, and the two axes scaled onto it.
-struct Layout {
+pub(crate) struct Layout {
     /// The font size, pixels per em, as the unit of every margin.
-    f: f64,
+    pub f: f64,
     /// The same, as the font functions take it.
-    font: f32,
-    width: f64,
-    height: f64,
+    pub font: f32,
+    pub width: f64,
+    pub height: f64,
     /// The plot area's edges.
-    left: f64,
-    right: f64,
-    top: f64,
-    bottom: f64,
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub bottom: f64,
     /// The length of a tick mark.
-    tick: f64,
-    x_axis: Axis,
-    y_axis: Axis,
+    pub tick: f64,
+    pub x_axis: Axis,
+    pub y_axis: Axis,
+}
+
+/// The legend box in the top-right corner of the plot area, in pixels.
+pub(crate) struct Legend {
+    /// Top-left corner of the box.
+    pub x0: f64,
+    pub y0: f64,
+    /// Width and height of the box.
+    pub w: f64,
+    pub h: f64,
+    /// The line sample runs from `sample.0` to `sample.1`; labels start at `label_x`.
+    pub sample: (f64, f64),
+    pub label_x: f64,
+    /// Label font size, smaller than the chart's when labels are too long.
+    pub font: f32,
+    /// Height of one entry.
+    row: f64,
+    /// Room above the first entry.
+    pad: f64,
+}
+
+impl Legend {
+    /// The vertical centre of entry `k`.
+    pub(crate) fn row_y(&self, k: usize) -> f64 {
+        self.y0 + self.pad + self.row * (k as f64 + 0.5)
+    }
 }
 
 impl Layout {
@@ -354,25 +386,44 @@ impl Layout {
     }
 
     /// The pixel column of the data value `x`.
-    fn px(&self, x: f64) -> f32 {
+    pub(crate) fn px(&self, x: f64) -> f32 {
         self.x_axis.map(x, self.left, self.right)
     }
 
     /// The pixel row of the data value `y` (up is larger).
-    fn py(&self, y: f64) -> f32 {
+    pub(crate) fn py(&self, y: f64) -> f32 {
         self.y_axis.map(y, self.bottom, self.top)
     }
 
     /// The plot area's edges in whole pixels: left, top, right, bottom.
-    fn plot_box(&self) -> (i64, i64, i64, i64) {
+    pub(crate) fn plot_box(&self) -> (i64, i64, i64, i64) {
         (self.left as i64, self.top as i64, self.right as i64, self.bottom as i64)
     }
 
     /// The line thickness and marker radius, shared by the series and their
     /// samples in the legend so that the two look alike.
-    fn pen(&self) -> (f32, f32) {
+    pub(crate) fn pen(&self) -> (f32, f32) {
         let thickness = (self.font / 7.0).max(2.0);
         (thickness, thickness + 1.0)
+    }
+
+    /// Where the legend of `series` goes.
+    pub(crate) fn legend(&self, series: &[Series]) -> Legend {
+        let Layout { f, left, right, top, .. } = *self;
+        let row = (1.5 * f).round();
+        let sample = 2.0 * f;
+        let widest = |font: f32| series.iter().map(|s| f64::from(text_width(&s.label, font))).fold(0.0, f64::max);
+        // Labels too long for the plot area are set smaller so that the box
+        // stays inside it: room = plot width − margins − line sample.
+        let room = (right - left) - 3.0 * f - sample;
+        let full = widest(f as f32);
+        let font = if full > room && full > 0.0 { (f * room.max(0.0) / full) as f32 } else { f as f32 };
+        let label_width = widest(font);
+        let (w, h) =
+            ((0.5 * f + sample + 0.5 * f + label_width + 0.5 * f).ceil(), (row * series.len() as f64 + 0.5 * f).ceil());
+        let (x0, y0) = ((right - 0.5 * f - w).round(), (top + 0.5 * f).round());
+        let sample = (x0 + 0.5 * f, x0 + 0.5 * f + sample);
+        Legend { x0, y0, w, h, sample, label_x: sample.1 + 0.5 * f, font, row, pad: 0.25 * f }
     }
 }
 
@@ -429,30 +480,19 @@ fn draw_series(canvas: &mut Canvas, layout: &Layout, series: &[Series], markers:
 /// The legend: a framed white box in the top-right corner of the plot area
 /// with a line sample and the label of each series.
 fn draw_legend(canvas: &mut Canvas, layout: &Layout, series: &[Series]) {
-    let Layout { f, left, right, top, .. } = *layout;
     let (thickness, radius) = layout.pen();
-    let row = (1.5 * f).round();
-    let sample = 2.0 * f;
-    let widest = |font: f32| series.iter().map(|s| f64::from(text_width(&s.label, font))).fold(0.0, f64::max);
-    // Labels too long for the plot area are set smaller so that the box
-    // stays inside it: room = plot width − margins − line sample.
-    let room = (right - left) - 3.0 * f - sample;
-    let full = widest(f as f32);
-    let font = if full > room && full > 0.0 { (f * room.max(0.0) / full) as f32 } else { f as f32 };
-    let label_width = widest(font);
-    let (w, h) =
-        ((0.5 * f + sample + 0.5 * f + label_width + 0.5 * f).ceil(), (row * series.len() as f64 + 0.5 * f).ceil());
-    let (x0, y0) = ((right - 0.5 * f - w).round(), (top + 0.5 * f).round());
+    let legend = layout.legend(series);
+    let Legend { x0, y0, w, h, sample, label_x, font, .. } = legend;
     canvas.fill_rect((x0 as i64, y0 as i64), (w as i64, h as i64), AXIS);
     canvas.fill_rect((x0 as i64 + 1, y0 as i64 + 1), (w as i64 - 2, h as i64 - 2), WHITE);
     for (k, s) in series.iter().enumerate() {
-        let cy = y0 + 0.25 * f + row * (k as f64 + 0.5);
+        let cy = legend.row_y(k);
         let mut coverage = Coverage::new((x0 as i64, y0 as i64), (w as i64, h as i64));
-        let (a, b) = (((x0 + 0.5 * f) as f32, cy as f32), ((x0 + 0.5 * f + sample) as f32, cy as f32));
+        let (a, b) = ((sample.0 as f32, cy as f32), (sample.1 as f32, cy as f32));
         coverage.segment(a, b, thickness);
         coverage.disc(((a.0 + b.0) / 2.0, cy as f32), radius);
         coverage.paint(canvas, PALETTE[k % PALETTE.len()]);
-        let tx = (x0 + 0.5 * f + sample + 0.5 * f).round() as i64;
+        let tx = label_x.round() as i64;
         draw_text(canvas, &s.label, (tx, centered_baseline(cy as f32, font)), font, INK, Direction::Horizontal);
     }
 }
