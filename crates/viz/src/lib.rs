@@ -1,8 +1,8 @@
 //! # lingo-viz
 //!
 //! Pictures of attention: text heatmaps for terminals, logs and doctests,
-//! PNG and SVG heatmaps with labelled axes, and line charts for training
-//! curves.
+//! PNG and SVG heatmaps with labelled axes, line charts for training
+//! curves, and one-file HTML reports that gather them.
 //!
 //! The crate depends on `ndarray` (plus `image` to encode PNG and `ab_glyph`
 //! to draw text) and nothing else from lingo: it takes plain 2-D arrays and
@@ -113,6 +113,29 @@
 //! # Ok::<(), lingo_viz::Error>(())
 //! ```
 //!
+//! ## HTML reports
+//!
+//! [`Report`] gathers headings, paragraphs, code, SVG figures and tables
+//! into one HTML file with an inline style sheet and nothing else: no
+//! script, no link, no reference outside the file, so a report opens the
+//! same anywhere, offline, and can be attached or mailed as it is.
+//!
+//! ```
+//! use lingo_viz::{attention_svg, HeatmapOptions, Report};
+//! use ndarray::array;
+//!
+//! let weights = array![[0.1_f32, 0.9], [0.8, 0.2]];
+//! let heatmap = attention_svg(weights.view(), &["a", "cat"], &["gato", "un"], &HeatmapOptions::default())?;
+//! let report = Report::new("lexicon-reverse")
+//!     .paragraph("Dot attention after 16 epochs.")
+//!     .figure(heatmap, "Each row sums to 1.")
+//!     .table(&["metric", "value"], [["alignment", "95.4%"]]);
+//! let html = report.to_html();
+//! assert!(html.contains("<figcaption>Each row sums to 1.</figcaption>"));
+//! assert!(!html.contains("http"));
+//! # Ok::<(), lingo_viz::Error>(())
+//! ```
+//!
 //! ## Drawing
 //!
 //! There is no plotting library underneath: a small rasterizer fills
@@ -187,6 +210,7 @@ mod colormap;
 mod font;
 mod heatmap;
 mod lines;
+mod report;
 mod svg;
 mod text;
 
@@ -197,6 +221,7 @@ pub use colormap::viridis;
 pub use error::Error;
 pub use heatmap::{HeatmapOptions, plot_attention, plot_attention_grid, render_attention, render_attention_grid};
 pub use lines::{LineOptions, PALETTE, Series, plot_lines, render_lines};
+pub use report::Report;
 pub use svg::{attention_grid_svg, attention_svg, lines_svg, save_svg};
 pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
 

@@ -11,53 +11,16 @@ use lingo_viz::{
     render_attention_grid, save_svg,
 };
 use ndarray::{Array2, Array4, array};
-use roxmltree::{Document, Node};
+use roxmltree::Node;
 
-fn parse(svg: &str) -> Document<'_> {
-    Document::parse(svg).unwrap_or_else(|e| panic!("not well-formed XML: {e}\n{svg}"))
-}
+mod common;
+use common::{attr, cells, elements, parse, texts, title_of};
 
-/// Elements named `name` under `node`, itself included.
-fn elements<'a, 'i>(node: Node<'a, 'i>, name: &str) -> Vec<Node<'a, 'i>> {
-    node.descendants().filter(|n| n.tag_name().name() == name).collect()
-}
-
-/// The hover text of an element: its `<title>` child.
-fn title_of(node: Node) -> Option<String> {
-    node.children().find(|n| n.tag_name().name() == "title").and_then(|t| t.text()).map(str::to_string)
-}
-
-/// The text of every `<text>` element, in document order.
-fn texts(node: Node) -> Vec<String> {
-    elements(node, "text").iter().map(|t| t.text().unwrap_or("").to_string()).collect()
-}
-
-fn attr<'a>(node: Node<'a, '_>, name: &str) -> &'a str {
-    node.attribute(name).unwrap_or_else(|| panic!("<{}> has no {name}", node.tag_name().name()))
-}
-
-/// `<rect>`s with a hover title: the heatmap's cells.
-fn cells<'a, 'i>(node: Node<'a, 'i>) -> Vec<Node<'a, 'i>> {
-    elements(node, "rect").into_iter().filter(|r| title_of(*r).is_some()).collect()
-}
-
-/// The picture stands alone: the only URL is the SVG namespace name, no
-/// attribute points anywhere, no script, no style sheet, generic fonts.
+/// An SVG stands alone (see [`common::assert_self_contained`]) and has no
+/// style sheet, which would leak into any page it is inlined in.
 fn assert_self_contained(svg: &str) {
-    let doc = parse(svg);
-    let without_namespace = svg.replacen(r#"xmlns="http://www.w3.org/2000/svg""#, "", 1);
-    assert!(!without_namespace.contains("http"), "a URL other than the namespace");
-    for needle in ["<script", "<style", "url(", "@import", "<image", "<foreignObject"] {
-        assert!(!svg.contains(needle), "found {needle}");
-    }
-    for node in doc.descendants().filter(Node::is_element) {
-        for a in node.attributes() {
-            assert!(!matches!(a.name(), "href" | "src"), "<{}> has {}", node.tag_name().name(), a.name());
-            if a.name() == "font-family" {
-                assert_eq!(a.value(), "sans-serif");
-            }
-        }
-    }
+    common::assert_self_contained(svg);
+    assert!(!svg.contains("<style"), "an SVG with a style sheet");
 }
 
 #[test]
