@@ -225,6 +225,12 @@ pub use report::Report;
 pub use svg::{attention_grid_svg, attention_svg, lines_svg, save_svg};
 pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
 
+/// The examples of `docs/reports.md`, compiled and run as doctests so the
+/// guide cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/reports.md")]
+pub struct ReportsGuide;
+
 /// Encodes `image` as PNG into `path`; every writer in the crate goes
 /// through here so that failures always name the file.
 fn save_png(image: &image::RgbImage, path: &Path) -> Result<(), Error> {
