@@ -10,7 +10,7 @@ use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
 use lingo::nn::{
     AnyModel, EncoderDecoder, Init, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer, train_model,
 };
-use lingo::viz::{HeatmapOptions, Series, TextOptions};
+use lingo::viz::{HeatmapOptions, LineOptions, Series, TextOptions};
 use ndarray::s;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::lab;
 use crate::measure::HeadScores;
 use crate::output::{Output, example_tokens};
+use crate::report::{self, HtmlReport, Table};
 use crate::{budget, recipe};
 
 /// Settings of `lingo ablation`; the defaults are the tutorial's.
@@ -79,6 +80,9 @@ pub struct AblationArgs {
     /// Write no pictures
     #[arg(long)]
     pub no_png: bool,
+    /// Also write the tables and pictures as one self-contained HTML page (SVGs beside it)
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// After training, probe each model: its attention replaced by uniform, shuffled, one-hot and gold
     /// weights and by a zero context, on the alignment sentences
     #[arg(long)]
@@ -222,12 +226,67 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
             "train_seconds": row.measures.seconds,
         }));
     }
-    print_table(&rows, total.elapsed().as_secs_f64(), out);
-    if args.probe {
-        probe_table(&rows, &probe, out)?;
+    let total = total.elapsed().as_secs_f64();
+    print_table(&rows, total, out);
+    let probes = args.probe.then(|| probe_rows(&rows, &probe)).transpose()?;
+    let sentences = format!("{} alignment sentences", probe.len());
+    if let Some(probes) = &probes {
+        lab::print_probes(probes, &sentences, &json!({}), out);
     }
     let example = task.sample(&mut StdRng::seed_from_u64(seed.wrapping_add(7)));
-    show_example(args, &task, &example, &rows, out)
+    show_example(args, &task, &example, &rows, out)?;
+    if let Some(path) = &args.report {
+        let mut report = HtmlReport::new(path, "lingo ablation: attention on the lexicon-reverse task");
+        report.add(|page| page.code(report::command_line()));
+        report.table(&results_table(&rows, total));
+        report_example(&mut report, &task, &example, &rows)?;
+        let (series, options) = val_loss_chart(&rows);
+        report.add(|page| page.heading("Training"));
+        report.curves("val-loss", &series, &options, "Validation loss after each epoch.")?;
+        if let Some(probes) = &probes {
+            report.add(|page| page.heading("Probes").paragraph(lab::probe_title(&sentences)));
+            report.table(&lab::probe_table(probes));
+        }
+        report.save(out)?;
+    }
+    Ok(())
+}
+
+/// The report's pictures of one sentence: each attention model's heatmap,
+/// its heads side by side and their scores.
+fn report_example(
+    report: &mut HtmlReport,
+    task: &LexiconReverse,
+    example: &AlignedExample,
+    rows: &[Row],
+) -> Result<()> {
+    let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), example);
+    let batch = Batch::from_examples(std::slice::from_ref(example))?;
+    let words = src_tokens[1..src_tokens.len() - 1].join(" ");
+    report.add(|page| {
+        page.heading("Attention").paragraph(format!("One fresh sentence: {words}. Hover over a cell for its weight."))
+    });
+    for row in rows {
+        let Some(weights) = row.model.attention(&batch)? else { continue };
+        let name = row.choice.to_string();
+        report.add(|page| page.subheading(row.choice.label()));
+        let caption = format!("{}: where each output word looked.", row.choice.label());
+        report.heatmap(&name, weights.slice(s![0, .., ..]), (&src_tokens, &tgt_tokens), &caption)?;
+        if let Some(grid) = heads(&row.model, &batch)? {
+            let caption = "Every head: one row per layer.";
+            report.head_grid(&format!("{name}-heads"), grid.view(), (&src_tokens, &tgt_tokens), caption)?;
+        }
+        if let Some(scores) = row.measures.heads.as_ref().filter(|h| h.several()) {
+            let (best, accuracy) = scores.best();
+            let text = format!(
+                "Alignment accuracy / mean entropy (nats) of each head; best: {best} ({:.1}%).",
+                100.0 * accuracy
+            );
+            report.add(|page| page.paragraph(text));
+            report.table(&scores.table());
+        }
+    }
+    Ok(())
 }
 
 /// Trains one configuration with the tutorial's recipe and measures it.
@@ -294,22 +353,28 @@ fn fit<M: EncoderDecoder>(
     Ok((model, measures))
 }
 
-fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
-    let mut lines = vec![format!(
-        "\n{:<27} {:>9} {:>10} {:>7} {:>8}",
-        "configuration", "val loss", "alignment", "chance", "seconds"
-    )];
+/// The results, one row per configuration, and the total time.
+fn results_table(rows: &[Row], total_seconds: f64) -> Table {
+    let mut table = Table::new(&["configuration", "val loss", "alignment", "chance", "seconds"]);
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
     for row in rows {
-        let pct = |x: f64| format!("{:.1}%", 100.0 * x);
         let (align, chance) = row.measures.alignment.map_or(("n/a".into(), "n/a".into()), |(a, c)| (pct(a), pct(c)));
         let loss = row.measures.val_losses.last().copied().unwrap_or(f32::NAN);
-        lines.push(format!(
-            "{:<27} {loss:>9.4} {align:>10} {chance:>7} {:>8.2}",
+        table.push(vec![
             row.choice.label(),
-            row.measures.seconds
-        ));
+            format!("{loss:.4}"),
+            align,
+            chance,
+            format!("{:.2}", row.measures.seconds),
+        ]);
     }
-    lines.push(format!("{:<27} {:>37.2}", "total (with scoring)", total_seconds));
+    let blank = String::new;
+    table.push(vec!["total (with scoring)".into(), blank(), blank(), blank(), format!("{total_seconds:.2}")]);
+    table
+}
+
+fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
+    let mut lines = vec![format!("\n{}", results_table(rows, total_seconds).text())];
     for row in rows {
         if let Some(heads) = row.measures.heads.as_ref().filter(|h| h.several()) {
             lines.extend(heads.lines(&row.choice.label()));
@@ -318,10 +383,10 @@ fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
     out.say(&lines.join("\n"));
 }
 
-/// Every model under every probe, as a table and JSON lines: how much
-/// each loses when its attention is replaced after training, against the
-/// model without attention when the run trained one.
-fn probe_table(rows: &[Row], examples: &[AlignedExample], out: &Output) -> Result<()> {
+/// Every model under every probe: how much each loses when its attention
+/// is replaced after training, against the model without attention when
+/// the run trained one.
+fn probe_rows(rows: &[Row], examples: &[AlignedExample]) -> Result<Vec<lab::ProbeRow>> {
     let none = |r: &&Row| r.choice == ModelChoice::Recurrent(AttentionChoice(None));
     let baseline = rows
         .iter()
@@ -334,9 +399,13 @@ fn probe_table(rows: &[Row], examples: &[AlignedExample], out: &Output) -> Resul
         let attention = row.measures.alignment.is_some();
         probes.extend(lab::probe_model((&names.0, &names.1), &row.model, attention, examples, baseline)?);
     }
-    let sentences = format!("{} alignment sentences", examples.len());
-    lab::print_probes(&probes, &sentences, &json!({}), out);
-    Ok(())
+    Ok(probes)
+}
+
+/// Validation loss per epoch of every configuration, one chart.
+fn val_loss_chart(rows: &[Row]) -> (Vec<Series>, LineOptions) {
+    let series = rows.iter().map(|r| Series::new(r.choice.label(), &r.measures.val_losses)).collect();
+    (series, LineOptions::default().title("validation loss").y_label("cross-entropy (label smoothing)"))
 }
 
 /// The text heatmap of one sentence under the first attention model, and
@@ -375,10 +444,8 @@ fn show_example(
         }
     }
     if !args.no_png && !rows.is_empty() {
-        let series: Vec<Series> = rows.iter().map(|r| Series::new(r.choice.label(), &r.measures.val_losses)).collect();
+        let (series, options) = val_loss_chart(rows);
         let path = out.file(&args.out, "ablation-val-loss.png")?;
-        let options =
-            lingo::viz::LineOptions::default().title("validation loss").y_label("cross-entropy (label smoothing)");
         lingo::viz::plot_lines(&series, &path, &options)?;
         out.note(&format!("wrote {}", path.display()));
     }

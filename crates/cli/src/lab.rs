@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::error::Result;
 use crate::output::Output;
+use crate::report::Table;
 
 /// One model under one probe.
 pub(crate) struct ProbeRow {
@@ -53,29 +54,35 @@ pub(crate) fn probe_model<M: EncoderDecoder, E: Probed>(
         .collect())
 }
 
-/// The probes on `examples` (say which) as a table, and one JSON line
-/// each with `extra`'s fields.
-pub(crate) fn print_probes(rows: &[ProbeRow], examples: &str, extra: &serde_json::Value, out: &Output) {
-    let width = rows.iter().map(|r| r.label.chars().count()).max().unwrap_or(0).max(13);
-    let mut lines =
-        vec![format!("\nprobes on {examples} (greedy decoding; gain lost: share of the loss gain over no attention)")];
-    lines.push(format!(
-        "{:<width$} {:<13} {:>9} {:>10} {:>9} {:>7} {:>10}",
-        "configuration", "attention", "loss", "tokens", "exact", "BLEU", "gain lost"
-    ));
+/// The probes as a table, one row per model and probe.
+pub(crate) fn probe_table(rows: &[ProbeRow]) -> Table {
+    let mut table = Table::new(&["configuration", "attention", "loss", "tokens", "exact", "BLEU", "gain lost"]);
     let pct = |x: f64| format!("{:.1}%", 100.0 * x);
     for row in rows {
         let s = &row.score;
-        lines.push(format!(
-            "{:<width$} {:<13} {:>9.4} {:>10} {:>9} {:>7.1} {:>10}",
-            row.label,
+        table.push(vec![
+            row.label.clone(),
             row.probe.to_string(),
-            s.loss,
+            format!("{:.4}", s.loss),
             pct(s.token_accuracy),
             pct(s.sequence_accuracy),
-            s.bleu,
-            row.gain_lost.map_or(String::new(), pct)
-        ));
+            format!("{:.1}", s.bleu),
+            row.gain_lost.map_or(String::new(), pct),
+        ]);
+    }
+    table
+}
+
+/// What the probe table's title says about `examples` (say which).
+pub(crate) fn probe_title(examples: &str) -> String {
+    format!("probes on {examples} (greedy decoding; gain lost: share of the loss gain over no attention)")
+}
+
+/// The probes on `examples` (say which) as a table, and one JSON line
+/// each with `extra`'s fields.
+pub(crate) fn print_probes(rows: &[ProbeRow], examples: &str, extra: &serde_json::Value, out: &Output) {
+    for row in rows {
+        let s = &row.score;
         let mut value = json!({
             "config": row.config,
             "probe": row.probe.to_string(),
@@ -90,5 +97,5 @@ pub(crate) fn print_probes(rows: &[ProbeRow], examples: &str, extra: &serde_json
         }
         out.json(&value);
     }
-    out.say(&lines.join("\n"));
+    out.say(&format!("\n{}\n{}", probe_title(examples), probe_table(rows).text()));
 }

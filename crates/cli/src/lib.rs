@@ -73,6 +73,7 @@ mod measure;
 mod metrics;
 mod output;
 mod recipe;
+mod report;
 mod run_dir;
 mod score;
 mod sort_study;

@@ -7,6 +7,7 @@ use lingo::nn::{EncoderDecoder, greedy_decode};
 use ndarray::{Array2, ArrayView3, Axis, s};
 
 use crate::error::Result;
+use crate::report::Table;
 
 /// Examples decoded or scored per batch: large enough to keep the kernels
 /// busy, small enough that padding to the longest example costs little.
@@ -71,20 +72,28 @@ impl HeadScores {
         (format!("layer {} head {}", l + 1, h + 1), accuracy)
     }
 
-    /// The table of both measures, one row per layer, titled `title`.
-    pub fn lines(&self, title: &str) -> Vec<String> {
-        let mut lines = vec![format!("\n{title}: alignment accuracy / mean entropy (nats) of each head")];
-        let header: String =
-            (0..self.accuracy.ncols()).map(|h| format!(" {:>15}", format!("head {}", h + 1))).collect();
-        lines.push(format!("{:<8}{header}", ""));
+    /// Both measures, `accuracy / entropy` in each cell: one row per layer,
+    /// one column per head.
+    pub fn table(&self) -> Table {
+        let mut header = vec![String::new()];
+        header.extend((0..self.accuracy.ncols()).map(|h| format!("head {}", h + 1)));
+        let mut table = Table::new(&header);
         for (l, (acc, ent)) in self.accuracy.outer_iter().zip(self.entropy.outer_iter()).enumerate() {
-            let cells: String =
-                acc.iter().zip(&ent).map(|(a, h)| format!(" {:>15}", format!("{:.1}% / {h:.2}", 100.0 * a))).collect();
-            lines.push(format!("{:<8}{cells}", format!("layer {}", l + 1)));
+            let mut row = vec![format!("layer {}", l + 1)];
+            row.extend(acc.iter().zip(&ent).map(|(a, h)| format!("{:.1}% / {h:.2}", 100.0 * a)));
+            table.push(row);
         }
+        table
+    }
+
+    /// The table as text, titled `title`, with the best head named under it.
+    pub fn lines(&self, title: &str) -> Vec<String> {
         let (name, accuracy) = self.best();
-        lines.push(format!("best: {name} ({:.1}%)", 100.0 * accuracy));
-        lines
+        vec![
+            format!("\n{title}: alignment accuracy / mean entropy (nats) of each head"),
+            self.table().text(),
+            format!("best: {name} ({:.1}%)", 100.0 * accuracy),
+        ]
     }
 
     /// The JSON fields: `head_alignment` and `head_entropy` as `[layer][head]`, `best_head`.

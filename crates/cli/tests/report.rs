@@ -1,0 +1,104 @@
+//! `--report FILE.html`: one self-contained page per run, read back with an
+//! XML parser: its tables hold the numbers the command printed, its
+//! heatmaps the values on hover, and nothing refers outside the page.
+
+mod common;
+
+use common::{lingo_in, stderr, stdout};
+use std::path::Path;
+
+/// The page at `path`, checked for what every report must be: well-formed,
+/// under 2 MB, with no script, link, URL or external source; and every SVG
+/// file written beside it well-formed too. Returns the page's text.
+fn read_report(path: &Path) -> String {
+    let html = std::fs::read_to_string(path).unwrap();
+    assert!(html.len() < 2 << 20, "{} is {} bytes", path.display(), html.len());
+    for external in ["<script", "<link", "http:", "https:", "src=", "href=", "url(", "@import"] {
+        assert!(!html.contains(external), "{} refers outside itself: {external}", path.display());
+    }
+    roxmltree::Document::parse(html.trim_start_matches("<!DOCTYPE html>")).expect("well-formed markup");
+    let stem = path.file_stem().unwrap().to_str().unwrap();
+    for entry in std::fs::read_dir(path.parent().unwrap()).unwrap() {
+        let file = entry.unwrap().path();
+        let name = file.file_name().unwrap().to_str().unwrap();
+        if name.starts_with(stem) && name.ends_with(".svg") {
+            let svg = std::fs::read_to_string(&file).unwrap();
+            roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(html.contains(&svg[svg.find("<rect").unwrap()..][..200]), "{name} is not in the page");
+        }
+    }
+    html
+}
+
+/// The cells of every table of the page, in order: `tables[t][row][cell]`.
+fn tables(html: &str) -> Vec<Vec<Vec<String>>> {
+    let doc = roxmltree::Document::parse(html.trim_start_matches("<!DOCTYPE html>")).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("table"))
+        .map(|table| {
+            table
+                .descendants()
+                .filter(|n| n.has_tag_name("tr"))
+                .map(|tr| tr.children().filter(|c| c.is_element()).map(|c| c.text().unwrap_or("").to_owned()).collect())
+                .collect()
+        })
+        .collect()
+}
+
+/// Hover titles of the page's SVG elements.
+fn titles(html: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(html.trim_start_matches("<!DOCTYPE html>")).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("title") && n.parent().is_some_and(|p| !p.has_tag_name("head")))
+        .map(|n| n.text().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn an_ablation_report_holds_its_tables_heatmaps_heads_and_probes() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["ablation", "--json", "--probe", "--configs", "none,dot,transformer", "--hidden", "16", "--emb", "16"];
+    let small = ["--epochs", "2", "--train-size", "64", "--val-size", "16", "--align-samples", "8", "--no-png"];
+    let out = lingo_in(dir.path(), &[&args[..], &small[..], &["--report", "lab/ablation.html"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = read_report(&dir.path().join("lab/ablation.html"));
+    let lines: Vec<serde_json::Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let tables = tables(&html);
+    // Results, the Transformer's heads, the probes.
+    assert_eq!(tables.len(), 3, "{tables:?}");
+    let results = &tables[0];
+    assert_eq!(results[0], ["configuration", "val loss", "alignment", "chance", "seconds"]);
+    for (row, line) in results[1..4].iter().zip(&lines) {
+        assert_eq!(row[1], format!("{:.4}", line["val_loss"].as_f64().unwrap()), "{row:?}");
+    }
+    assert_eq!(results[2][0], "dot (Luong)");
+    // The Transformer's heads: two layers of four, the JSON's accuracies.
+    let heads = &tables[1];
+    assert_eq!(heads.len(), 3);
+    let accuracy = lines[2]["head_alignment"][1][3].as_f64().unwrap();
+    assert!(heads[2][4].starts_with(&format!("{:.1}%", 100.0 * accuracy)), "{:?}", heads[2]);
+    // Probes: one row per JSON probe line, losses as printed.
+    let probes: Vec<&serde_json::Value> = lines.iter().filter(|l| l.get("probe").is_some()).collect();
+    assert_eq!(tables[2].len(), 1 + probes.len());
+    for (row, line) in tables[2][1..].iter().zip(&probes) {
+        assert_eq!(
+            (row[1].as_str(), row[2].clone()),
+            (line["probe"].as_str().unwrap(), format!("{:.4}", line["loss"].as_f64().unwrap()))
+        );
+    }
+    // Heatmaps (dot, Transformer), the head grid and the loss chart, each also an SVG beside the page.
+    for svg in
+        ["ablation-dot.svg", "ablation-transformer.svg", "ablation-transformer-heads.svg", "ablation-val-loss.svg"]
+    {
+        assert!(dir.path().join("lab").join(svg).exists(), "{svg}");
+    }
+    assert!(!dir.path().join("lab/ablation-none.svg").exists(), "no heatmap without attention");
+    let titles = titles(&html);
+    // Every cell of every heatmap says its weight: `tgt → src: w`, weights in [0, 1].
+    let cells: Vec<f64> = titles
+        .iter()
+        .filter_map(|t| t.rsplit_once(": ").filter(|_| t.contains(" → ")).map(|(_, w)| w.parse().unwrap()))
+        .collect();
+    assert!(cells.len() >= 2 * 6 * 3 + 8 * 6 * 3, "{} cells", cells.len());
+    assert!(cells.iter().all(|w| (0.0..=1.0).contains(w)));
+}
