@@ -41,6 +41,7 @@ use crate::error::{Error, Result};
 use crate::lab;
 use crate::measure::{HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
+use crate::report::{self, HtmlReport, Table};
 use crate::{budget, recipe};
 
 /// Settings of `lingo sort-study`.
@@ -94,6 +95,9 @@ pub struct SortStudyArgs {
     /// Write no pictures
     #[arg(long)]
     pub no_png: bool,
+    /// Also write the tables and pictures as one self-contained HTML page (SVGs beside it)
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// After training, probe each model on fresh sequences: its attention replaced by uniform, shuffled,
     /// one-hot and gold weights and by a zero context
     #[arg(long)]
@@ -220,6 +224,7 @@ fn study<M: EncoderDecoder>(
     }
     let mut results = Vec::new();
     let mut probes = Vec::new();
+    let mut pictures = Vec::new();
     let mut first_attention_model = None;
     for &len in &args.lengths {
         let task = DigitTask::new(DigitOp::Sort, args.digits, len, len)?;
@@ -233,7 +238,7 @@ fn study<M: EncoderDecoder>(
             let (result, model) = train_and_measure(args, &task, (&train, &val), model, (&name, "uniform"), seed, out)?;
             emit(&result, out);
             if attention {
-                show_heatmap(args, &task, &model, out)?;
+                pictures.extend(show_heatmap(args, &task, &model, out)?);
             }
             trained.push((result.model, attention, model));
             results.push(result);
@@ -257,18 +262,62 @@ fn study<M: EncoderDecoder>(
         rare = rows;
     }
     print_tables(args, &results, &rare, out);
-    for (len, rows) in probes {
-        lab::print_probes(
-            &rows,
-            &format!("{} fresh sequences of length {len}", args.test_size),
-            &json!({ "seq_len": len }),
-            out,
-        );
+    let sequences = |len: usize| format!("{} fresh sequences of length {len}", args.test_size);
+    for (len, rows) in &probes {
+        lab::print_probes(rows, &sequences(*len), &json!({ "seq_len": len }), out);
     }
     if !args.no_png {
         plot_entropy(args, &results, out)?;
     }
-    Ok(())
+    let Some(path) = &args.report else { return Ok(()) };
+    let mut report = HtmlReport::new(path, "lingo sort-study: attention learning to sort");
+    report.add(|page| page.code(report::command_line()).heading("Results"));
+    report.table(&results_table(&results));
+    report.add(|page| page.subheading("Longer than trained (sequence accuracy, greedy)"));
+    report.table(&longer_table(args, &results));
+    if !rare.is_empty() {
+        report.add(|page| page.subheading(rare_title(args)));
+        report.table(&rare_table(&rare));
+    }
+    report.add(|page| page.heading("Attention"));
+    for picture in &pictures {
+        picture.add_to(&mut report)?;
+    }
+    for r in &results {
+        if let Some(heads) = r.heads.as_ref().filter(|h| h.several()) {
+            let (best, accuracy) = heads.best();
+            report.add(|page| {
+                page.paragraph(format!(
+                    "Length {}, {} ({}): alignment accuracy / mean entropy (nats) of each head on the test set; best: {best} ({:.1}%).",
+                    r.len,
+                    r.model,
+                    r.variant,
+                    100.0 * accuracy
+                ))
+            });
+            report.table(&heads.table());
+        }
+    }
+    let series = entropy_series(&results);
+    if !series.is_empty() {
+        let caption = "Mean attention entropy on the validation set before training and after each epoch.";
+        report.curves("entropy", &series, &entropy_options(), caption)?;
+    }
+    let losses: Vec<Series> = results
+        .iter()
+        .map(|r| Series::new(format!("length {} {} ({})", r.len, r.model, r.variant), &r.val_losses))
+        .collect();
+    let options = LineOptions::default().title("validation loss").y_label("cross-entropy");
+    report.add(|page| page.heading("Training"));
+    report.curves("val-loss", &losses, &options, "Validation loss after each epoch.")?;
+    if !probes.is_empty() {
+        report.add(|page| page.heading("Probes"));
+    }
+    for (len, rows) in &probes {
+        report.add(|page| page.paragraph(lab::probe_title(&sequences(*len))));
+        report.table(&lab::probe_table(rows));
+    }
+    report.save(out)
 }
 
 /// The case study's model: bidirectional GRU encoder, GRU decoder, and
@@ -526,10 +575,41 @@ fn rare_value_run<M: EncoderDecoder>(
     Ok((result, vec![row("uniform".into(), uniform)?, row(variant, &model)?]))
 }
 
+/// One sequence's attention for the report: the last layer's mean and,
+/// with several heads, every head.
+struct Picture {
+    len: usize,
+    src_tokens: Vec<String>,
+    tgt_tokens: Vec<String>,
+    /// `(tgt_len, src_len)`.
+    weights: ndarray::Array2<f32>,
+    /// `(layers, heads, tgt_len, src_len)`, with more than one head.
+    heads: Option<ndarray::Array4<f32>>,
+}
+
+impl Picture {
+    fn add_to(&self, report: &mut HtmlReport) -> Result<()> {
+        let tokens = (&self.src_tokens[..], &self.tgt_tokens[..]);
+        let caption =
+            format!("Length {}: where each output digit looked (row n predicts output token n + 1).", self.len);
+        report.heatmap(&format!("len{}", self.len), self.weights.view(), tokens, &caption)?;
+        if let Some(heads) = &self.heads {
+            let caption = format!("Length {}: every head, one row per layer.", self.len);
+            report.head_grid(&format!("len{}-heads", self.len), heads.view(), tokens, &caption)?;
+        }
+        Ok(())
+    }
+}
+
 /// The attention of one sequence, as numbers (like the case study's
 /// table) and as a PNG: the case study's `7 2 5 2 9` at length 5, the
-/// digits of π otherwise.
-fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &impl EncoderDecoder, out: &Output) -> Result<()> {
+/// digits of π otherwise. Returns it for the report.
+fn show_heatmap(
+    args: &SortStudyArgs,
+    task: &DigitTask,
+    model: &impl EncoderDecoder,
+    out: &Output,
+) -> Result<Option<Picture>> {
     let len = task_len(&task.generate(1, &mut StdRng::seed_from_u64(0)));
     let digits: Vec<usize> = if len == 5 {
         vec![7, 2, 5, 2, 9]
@@ -538,7 +618,7 @@ fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &impl EncoderDeco
     };
     let example = task.example(&digits)?;
     let batch = lingo::data::Batch::from_examples(std::slice::from_ref(&example))?;
-    let Some(weights) = model.attention(&batch)? else { return Ok(()) };
+    let Some(weights) = model.attention(&batch)? else { return Ok(None) };
     let weights = weights.index_axis_move(ndarray::Axis(0), 0); // (tgt_len, src_len)
     let (src_tokens, tgt_tokens) = example_tokens(task.src_vocab(), task.tgt_vocab(), &example);
     let options = TextOptions::default().cells(CellStyle::Number).mark_peak(true);
@@ -561,7 +641,11 @@ fn show_heatmap(args: &SortStudyArgs, task: &DigitTask, model: &impl EncoderDeco
         )?;
         out.note(&format!("wrote {}", path.display()));
     }
-    Ok(())
+    let heads = model
+        .head_attention(&batch)?
+        .filter(|h| h.shape()[0] * h.shape()[1] > 1)
+        .map(|h| h.index_axis_move(ndarray::Axis(2), 0));
+    Ok(Some(Picture { len, src_tokens, tgt_tokens, weights, heads }))
 }
 
 /// Percent with one decimal, or `n/a`.
@@ -594,56 +678,74 @@ fn emit(r: &RunResult, out: &Output) {
     }));
 }
 
-fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], out: &Output) {
-    let mut lines = vec![format!(
-        "\n{:<6} {:<13} {:<14} {:>9} {:>10} {:>12} {:>10} {:>8}",
-        "length", "attention", "training data", "accuracy", "with dups", "without dups", "alignment", "seconds"
-    )];
+/// One row per trained model.
+fn results_table(results: &[RunResult]) -> Table {
+    let header =
+        ["length", "attention", "training data", "accuracy", "with dups", "without dups", "alignment", "seconds"];
+    let mut table = Table::new(&header);
     for r in results {
-        lines.push(format!(
-            "{:<6} {:<13} {:<14} {:>9} {:>10} {:>12} {:>10} {:>8.1}",
-            r.len,
-            r.model,
-            r.variant,
+        table.push(vec![
+            r.len.to_string(),
+            r.model.to_string(),
+            r.variant.clone(),
             pct(Some(r.accuracy)),
             pct(Some(r.duplicates)),
             pct(r.distinct),
             pct(r.alignment),
-            r.seconds
-        ));
+            format!("{:.1}", r.seconds),
+        ]);
     }
+    table
+}
+
+/// Sequence accuracy on inputs longer than trained, one row per uniformly trained model.
+fn longer_table(args: &SortStudyArgs, results: &[RunResult]) -> Table {
+    let mut header = vec!["trained at".to_string(), "attention".to_string()];
+    header.extend(args.longer.iter().map(|l| format!("+{l}")));
+    let mut table = Table::new(&header);
+    for r in results.iter().filter(|r| r.variant == "uniform") {
+        let mut row = vec![r.len.to_string(), r.model.to_string()];
+        row.extend(r.longer.iter().map(|&(_, a)| pct(Some(a))));
+        table.push(row);
+    }
+    table
+}
+
+fn rare_title(args: &SortStudyArgs) -> String {
+    format!("rare digit {} (length {}, attention)", args.rare_digit, args.lengths[0])
+}
+
+/// Accuracy with and without the rare digit, for the uniform and the skewed training.
+fn rare_table(rare: &[RareRow]) -> Table {
+    let mut table = Table::new(&["training data", "with the digit", "without it", "alignment (with it)"]);
+    for row in rare {
+        table.push(vec![
+            row.training.clone(),
+            pct(Some(row.with_rare)),
+            pct(Some(row.without_rare)),
+            pct(row.alignment),
+        ]);
+    }
+    table
+}
+
+fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], out: &Output) {
+    let mut lines = vec![format!("\n{}", results_table(results).text())];
     for r in results {
         if let Some(heads) = r.heads.as_ref().filter(|h| h.several()) {
             lines.extend(heads.lines(&format!("length {}, {} ({})", r.len, r.model, r.variant)));
         }
     }
-    lines.push("\nlonger than trained (sequence accuracy, greedy):".into());
-    for r in results.iter().filter(|r| r.variant == "uniform") {
-        let cells: Vec<String> = r.longer.iter().map(|&(l, a)| format!("len {l}: {}", pct(Some(a)))).collect();
-        lines.push(format!("  trained at {:>2}, {:<13} {}", r.len, r.model, cells.join("  ")));
-    }
+    lines.push(format!("\nlonger than trained (sequence accuracy, greedy):\n{}", longer_table(args, results).text()));
     if !rare.is_empty() {
-        lines.push(format!("\nrare digit {} (length {}, attention):", args.rare_digit, args.lengths[0]));
-        lines.push(format!(
-            "  {:<16} {:>12} {:>14} {:>22}",
-            "training data", "with the digit", "without it", "alignment (with it)"
-        ));
-        for row in rare {
-            lines.push(format!(
-                "  {:<16} {:>12} {:>14} {:>22}",
-                row.training,
-                pct(Some(row.with_rare)),
-                pct(Some(row.without_rare)),
-                pct(row.alignment)
-            ));
-        }
+        lines.push(format!("\n{}:\n{}", rare_title(args), rare_table(rare).text()));
     }
     out.say(&lines.join("\n"));
 }
 
-/// Attention entropy per epoch of every attention model, one chart.
-fn plot_entropy(args: &SortStudyArgs, results: &[RunResult], out: &Output) -> Result<()> {
-    let series: Vec<Series> = results
+/// Attention entropy per epoch of every attention model, one series each.
+fn entropy_series(results: &[RunResult]) -> Vec<Series> {
+    results
         .iter()
         .filter(|r| !r.entropy.is_empty())
         .map(|r| {
@@ -652,14 +754,21 @@ fn plot_entropy(args: &SortStudyArgs, results: &[RunResult], out: &Output) -> Re
                 r.entropy.iter().enumerate().map(|(e, &h)| (e as f32, h)).collect(),
             )
         })
-        .collect();
+        .collect()
+}
+
+fn entropy_options() -> LineOptions {
+    LineOptions::default().title("attention entropy while learning to sort").y_label("mean entropy (nats)")
+}
+
+/// Attention entropy per epoch of every attention model, one chart.
+fn plot_entropy(args: &SortStudyArgs, results: &[RunResult], out: &Output) -> Result<()> {
+    let series = entropy_series(results);
     if series.is_empty() {
         return Ok(());
     }
     let path = out.file(&args.out, "sort-entropy.png")?;
-    let options =
-        LineOptions::default().title("attention entropy while learning to sort").y_label("mean entropy (nats)");
-    lingo::viz::plot_lines(&series, &path, &options)?;
+    lingo::viz::plot_lines(&series, &path, &entropy_options())?;
     out.note(&format!("wrote {}", path.display()));
     Ok(())
 }

@@ -102,3 +102,57 @@ fn an_ablation_report_holds_its_tables_heatmaps_heads_and_probes() {
     assert!(cells.len() >= 2 * 6 * 3 + 8 * 6 * 3, "{} cells", cells.len());
     assert!(cells.iter().all(|w| (0.0..=1.0).contains(w)));
 }
+
+#[test]
+fn a_sort_study_report_holds_results_heads_probes_and_curves() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "sort-study",
+        "--json",
+        "--probe",
+        "--model",
+        "transformer",
+        "--lengths",
+        "3",
+        "--digits",
+        "5",
+        "--hidden",
+        "8",
+        "--train-size",
+        "64",
+        "--val-size",
+        "16",
+        "--test-size",
+        "16",
+        "--epochs",
+        "2",
+        "--longer",
+        "1,2",
+        "--rare-share",
+        "0",
+        "--no-png",
+        "--report",
+        "study.html",
+    ];
+    let out = lingo_in(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = read_report(&dir.path().join("study.html"));
+    let lines: Vec<serde_json::Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let tables = tables(&html);
+    // Results, longer inputs, the heads, the probes.
+    assert_eq!(tables.len(), 4, "{tables:?}");
+    assert_eq!(tables[0][1][..3], ["3", "transformer", "uniform"]);
+    assert_eq!(tables[0][1][3], format!("{:.1}%", 100.0 * lines[0]["sequence_accuracy"].as_f64().unwrap()));
+    assert_eq!(tables[1][0], ["trained at", "attention", "+1", "+2"]);
+    assert_eq!(tables[1][1][2], format!("{:.1}%", 100.0 * lines[0]["longer"]["4"].as_f64().unwrap()));
+    assert_eq!(tables[2].len(), 3, "two decoder layers of heads");
+    let entropy = lines[0]["head_entropy"][0][0].as_f64().unwrap();
+    assert!(tables[2][1][1].ends_with(&format!(" / {entropy:.2}")), "{:?}", tables[2][1]);
+    assert_eq!(tables[3].len(), 1 + 6, "the Transformer under every probe");
+    for svg in ["study-len3.svg", "study-len3-heads.svg", "study-entropy.svg", "study-val-loss.svg"] {
+        assert!(dir.path().join(svg).exists(), "{svg}");
+    }
+    // The entropy chart's points: one per epoch and the start, each with its value on hover.
+    let points = titles(&html).into_iter().filter(|t| t.starts_with("length 3 (uniform): ")).count();
+    assert_eq!(points, 3);
+}
