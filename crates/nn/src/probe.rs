@@ -58,8 +58,19 @@ impl Probe {
     pub const ALL: [Probe; 6] =
         [Probe::Unchanged, Probe::Uniform, Probe::Shuffled, Probe::OneHot, Probe::Gold, Probe::ZeroContext];
 
-    /// The intervention for a chunk of examples whose gold links are `gold`.
-    fn intervention(self, gold: impl FnOnce() -> GoldLinks) -> Option<Intervention> {
+    /// The intervention this probe applies (`None`: the model as trained),
+    /// for examples whose gold links `gold` gives (called for
+    /// [`Probe::Gold`] only).
+    ///
+    /// ```
+    /// use lingo_attention::{GoldLinks, Intervention};
+    /// use lingo_nn::Probe;
+    /// assert_eq!(Probe::Uniform.intervention(|| unreachable!()), Some(Intervention::Uniform));
+    /// assert!(Probe::Unchanged.intervention(|| unreachable!()).is_none());
+    /// let gold = Probe::Gold.intervention(|| GoldLinks::new(vec![vec![vec![1]]]));
+    /// assert!(matches!(gold, Some(Intervention::Gold(_))));
+    /// ```
+    pub fn intervention(self, gold: impl FnOnce() -> GoldLinks) -> Option<Intervention> {
         match self {
             Probe::Unchanged => None,
             Probe::Uniform => Some(Intervention::Uniform),
