@@ -72,6 +72,7 @@ mod lab;
 mod measure;
 mod metrics;
 mod output;
+mod probe;
 mod recipe;
 mod report;
 mod run_dir;
@@ -87,6 +88,7 @@ pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
 pub use metrics::RoundMetrics;
 pub use output::{Output, print_err};
+pub use probe::ProbeArgs;
 pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;
 pub use train::{TokenizerChoice, TrainArgs};
@@ -152,6 +154,11 @@ pub enum Command {
         after_help = "Examples:\n  lingo translate --checkpoint target/lingo-out/train/model.ckpt \"I am hungry.\"\n  lingo translate --checkpoint model.ckpt --beam 5 --png heatmap.png \"Where is the cat?\""
     )]
     Translate(TranslateArgs),
+    /// Probe a model written by `lingo train`: how much it loses when its attention is replaced after training
+    #[command(
+        after_help = "Examples:\n  lingo probe --checkpoint target/lingo-out/train/model.ckpt --data held-out.tsv\n  lingo probe --checkpoint run/model.ckpt --data test.tsv --baseline plain/model.ckpt --report probe.html"
+    )]
+    Probe(ProbeArgs),
     /// Score translations against references: corpus BLEU and chrF, as sacrebleu computes and prints them
     #[command(
         after_help = "Examples:\n  lingo score --hyp test.hyp.txt --ref test.ref.txt\n  lingo score --hyp out.txt --ref ref1.txt --ref ref2.txt --lowercase --json\n  lingo translate --checkpoint model.ckpt --input test.src.txt | lingo score --hyp - --ref test.ref.txt"
@@ -178,6 +185,7 @@ impl Command {
             Command::SortStudy(args) => args.run.compute,
             Command::Train(args) => args.run.compute,
             Command::Translate(args) => args.compute,
+            Command::Probe(args) => args.compute,
             Command::Score(ScoreArgs { output, .. })
             | Command::Export(ExportArgs { output, .. })
             | Command::Import(ImportArgs { output, .. }) => return (None, output.json),
@@ -211,7 +219,9 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
         Command::Train(_) => Ok(()), // after its --config is read, in train::train
-        Command::Translate(_) | Command::Score(_) | Command::Export(_) | Command::Import(_) => Ok(()),
+        Command::Translate(_) | Command::Probe(_) | Command::Score(_) | Command::Export(_) | Command::Import(_) => {
+            Ok(())
+        }
     }?;
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
@@ -224,6 +234,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::SortStudy(args) => sort_study::run(args, args.run.seed, &out),
         Command::Train(args) => train::train(args, &out),
         Command::Translate(args) => translate::translate(args, &out),
+        Command::Probe(args) => probe::run(args, &out),
         Command::Score(args) => score::score(args, &out),
         Command::Export(args) => export::export(args, &out),
         Command::Import(args) => export::import(args, &out),

@@ -133,6 +133,10 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
     (&["translate", "--checkpoint", "x.ckpt", "--batch-size", "0", "--input", "in.txt"], "--batch-size"),
+    // probe
+    (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--limit", "0"], "--limit"),
+    (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--max-len", "0"], "--max-len"),
+    (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--threads", "0"], "--threads"),
 ];
 
 #[test]
@@ -189,11 +193,12 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
     let root = lingo_cli::Cli::command();
     assert!(root.get_arguments().all(|a| a.get_long().is_none_or(|l| l == "help" || l == "version")));
     let trains: &[&str] = &["seed", "threads", "json"];
-    let want: [(&str, &[&str]); 7] = [
+    let want: [(&str, &[&str]); 8] = [
         ("ablation", trains),
         ("sort-study", trains),
         ("train", trains),
         ("translate", &["threads", "json"]),
+        ("probe", &["threads", "json"]),
         ("score", &["json"]),
         ("export", &["json"]),
         ("import", &["json"]),

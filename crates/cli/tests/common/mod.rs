@@ -2,6 +2,8 @@
 //! its output, and a tiny corpus. (Each test file uses its own subset.)
 #![allow(dead_code)]
 
+pub mod page;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
