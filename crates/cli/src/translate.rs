@@ -16,6 +16,7 @@ use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::Output;
+use crate::report::{self, HtmlReport, Table};
 
 /// Settings of `lingo translate`.
 #[derive(Args, Debug, Clone)]
@@ -46,6 +47,10 @@ pub struct TranslateArgs {
     /// i, output word j, from 0)
     #[arg(long)]
     pub alignments: Option<PathBuf>,
+    /// Also write the translations, their alignments and heatmaps (the first 20) as one self-contained HTML page
+    /// (SVGs beside it)
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// `--threads`, `--json`.
     #[command(flatten)]
     pub compute: crate::args::ComputeFlags,
@@ -93,40 +98,75 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     if args.alignments.is_some() && !config.has_attention() {
         return Err(Error::invalid("--alignments", "this model has no attention to align with"));
     }
-    let alignments = match &args.sentence {
-        Some(sentence) => vec![translate_one(args, sentence, &translator, out)?],
+    let translations = match &args.sentence {
+        Some(sentence) => vec![(sentence.clone(), translate_one(args, sentence, &translator, out)?)],
         None => translate_lines(args, &translator, out)?,
     };
     if let Some(path) = &args.alignments {
-        let lines: String = alignments.iter().map(|links| format!("{}\n", format_pharaoh(links))).collect();
+        let lines: String = translations.iter().map(|(_, t)| format!("{}\n", pharaoh_line(t))).collect();
         lingo::nn::write_atomic(path, lines.as_bytes())?;
         out.note(&format!("wrote {}", path.display()));
+    }
+    if let Some(path) = &args.report {
+        write_report(path, &translations, out)?;
     }
     Ok(())
 }
 
+/// A translation's alignment as a Pharaoh line (empty for a sentence without tokens).
+fn pharaoh_line(t: &Translation) -> String {
+    format_pharaoh(t.alignment.as_deref().unwrap_or_default())
+}
+
+/// Sentences whose attention a report draws, at most: the table lists all.
+const REPORT_HEATMAPS: usize = 20;
+
+/// `--report`: every translation with its alignment in a table, and the
+/// attention of the first [`REPORT_HEATMAPS`] as heatmaps.
+fn write_report(path: &Path, translations: &[(String, Translation)], out: &Output) -> Result<()> {
+    let mut report = HtmlReport::new(path, "lingo translate: translations and where the model looked");
+    report.add(|page| page.code(report::command_line()));
+    let mut table = Table::new(&["line", "source", "translation", "alignment (Pharaoh)"]);
+    for (n, (source, t)) in translations.iter().enumerate() {
+        table.push(vec![(n + 1).to_string(), source.clone(), t.text.clone(), pharaoh_line(t)]);
+    }
+    report.table(&table);
+    let drawn = translations.iter().enumerate().filter(|(_, (_, t))| t.attention.is_some()).take(REPORT_HEATMAPS);
+    for (n, (source, t)) in drawn {
+        let weights = t.attention.as_ref().expect("filtered on attention");
+        let rows = decoder_inputs(t, weights.nrows());
+        let caption = format!("Line {}: {source} → {}", n + 1, t.text);
+        report.heatmap(&format!("line{}", n + 1), weights.view(), (&t.source_tokens, &rows), &caption)?;
+    }
+    report.save(out)
+}
+
+/// The heatmap's row labels: the decoder's inputs, `<sos>` then the output
+/// but its last token, one per row of `rows` rows of weights.
+fn decoder_inputs(t: &Translation, rows: usize) -> Vec<&str> {
+    std::iter::once("<sos>").chain(t.tokens.iter().map(String::as_str)).take(rows).collect()
+}
+
 /// One sentence: its translation, then its attention as a text heatmap (and
-/// a PNG with `--png`); returns its alignment.
-fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, out: &Output) -> Result<Links> {
+/// a PNG with `--png`); returns the translation.
+fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, out: &Output) -> Result<Translation> {
     if translator.encode(sentence).len() <= 2 {
         return Err(Error::invalid("sentence", format!("{sentence:?} has no tokens")));
     }
     let translation = translator.translate(&[sentence], &options(args, true))?.remove(0);
     out.say(&translation.text);
     out.json(&translation_json(sentence, &translation));
-    let links = translation.alignment.clone().unwrap_or_default();
     if let Some(e) = out.stdout_lost() {
         // `| head -1` took the translation and left: the heatmap is for nobody.
-        return written(std::io::Error::new(e.kind(), e.to_string())).map(|()| links);
+        return written(std::io::Error::new(e.kind(), e.to_string())).map(|()| translation);
     }
     let Some(weights) = &translation.attention else {
         out.note("(this model has no attention to show)");
-        return Ok(links);
+        return Ok(translation);
     };
-    // Columns are the source tokens, rows the decoder's inputs (`<sos>`, then the output but its last token).
+    // Columns are the source tokens, rows the decoder's inputs.
     let src_tokens: Vec<&str> = translation.source_tokens.iter().map(String::as_str).collect();
-    let rows: Vec<&str> = std::iter::once("<sos>").chain(translation.tokens.iter().map(String::as_str)).collect();
-    let rows = &rows[..weights.nrows()];
+    let rows = &decoder_inputs(&translation, weights.nrows())[..];
     out.say(&format!(
         "\n{}",
         lingo::viz::format_attention(weights.view(), &src_tokens, rows, &TextOptions::default())?
@@ -149,7 +189,7 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
         }
         out.note(&format!("wrote {}", path.display()));
     }
-    Ok(links)
+    Ok(translation)
 }
 
 /// One translation as JSON: the text, every output token (`<unk>` and the
@@ -174,8 +214,8 @@ fn translation_json(source: &str, translation: &Translation) -> serde_json::Valu
 /// Every line of `--input` (or standard input): one translation per line,
 /// in the input's order, decoded in batches of similar length; a progress
 /// bar on standard error when reading a file and it is a terminal. Returns
-/// each line's alignment.
-fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) -> Result<Vec<Links>> {
+/// each line with its best translation.
+fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) -> Result<Vec<(String, Translation)>> {
     let path = args.input.clone().unwrap_or_else(|| PathBuf::from("-"));
     let lines = read_lines(&path)?;
     let bar = (path != Path::new("-") && std::io::stderr().is_terminal()).then(|| {
@@ -184,7 +224,7 @@ fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) 
         ProgressBar::new(lines.len() as u64).with_style(style.progress_chars("=> "))
     });
     let sentences: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let attention = out.is_json() || args.alignments.is_some();
+    let attention = out.is_json() || args.alignments.is_some() || args.report.is_some();
     let translations = translator.translate_n_best_with(&sentences, &options(args, attention), |n| {
         if let Some(bar) = &bar {
             bar.inc(n as u64);
@@ -210,11 +250,8 @@ fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) 
         }
     }
     w.flush().or_else(written)?;
-    Ok(translations.into_iter().map(|mut candidates| candidates.swap_remove(0).alignment.unwrap_or_default()).collect())
+    Ok(lines.into_iter().zip(translations).map(|(line, mut candidates)| (line, candidates.swap_remove(0))).collect())
 }
-
-/// Pharaoh links `(source word, output word)`.
-type Links = Vec<(usize, usize)>;
 
 /// A failed write to standard output: a reader that went away (`| head`) is
 /// not an error, anything else is.

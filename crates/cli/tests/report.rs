@@ -109,3 +109,33 @@ fn a_sort_study_report_holds_results_heads_probes_and_curves() {
     let points = titles(&html).into_iter().filter(|t| t.starts_with("length 3 (uniform): ")).count();
     assert_eq!(points, 3);
 }
+
+#[test]
+fn a_translate_report_lists_every_line_with_its_alignment_and_draws_the_attention() {
+    let dir = tempfile::tempdir().unwrap();
+    common::tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut args = common::tiny_train("2");
+    args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
+    assert!(lingo_in(dir.path(), &args).status.success());
+    let sentences = ["two three.", "", "six six five."];
+    std::fs::write(dir.path().join("in.txt"), sentences.join("\n") + "\n").unwrap();
+    let args = ["translate", "--checkpoint", "run/model.ckpt", "--input", "in.txt", "--beam", "2"];
+    let extra = ["--alignments", "align.txt", "--report", "out/translate.html"];
+    let out = lingo_in(dir.path(), &[&args[..], &extra[..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = read_report(&dir.path().join("out/translate.html"));
+    let tables = tables(&html);
+    let text = stdout(&out);
+    let translated: Vec<&str> = text.lines().collect();
+    let aligned = std::fs::read_to_string(dir.path().join("align.txt")).unwrap();
+    assert_eq!(tables[0].len(), 1 + sentences.len());
+    for (n, row) in tables[0][1..].iter().enumerate() {
+        let links = aligned.lines().nth(n).unwrap();
+        assert_eq!(row, &[(n + 1).to_string(), sentences[n].into(), translated[n].into(), links.into()]);
+    }
+    // A heatmap for each line with tokens; none for the empty line.
+    assert!(dir.path().join("out/translate-line1.svg").exists());
+    assert!(!dir.path().join("out/translate-line2.svg").exists());
+    assert!(dir.path().join("out/translate-line3.svg").exists());
+    assert!(titles(&html).iter().any(|t| t.starts_with("<sos> → <sos>: ")), "rows start at <sos>");
+}
