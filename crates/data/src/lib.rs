@@ -21,9 +21,10 @@
 //!   fillers, sorting with duplicates).
 //! * **Metrics**: alignment accuracy with its chance level, alignment error
 //!   rate against sure and possible links ([`AlignmentErrorRate`]), hard
-//!   alignments as Pharaoh links, attention entropy, token and sequence
-//!   accuracy, and corpus BLEU and chrF that match sacrebleu,
-//!   case-sensitive or lowercased ([`ScoreOptions`]).
+//!   alignments as Pharaoh links, attention entropy, attention beside
+//!   saliency ([`SaliencyAgreement`]: same peaks, [`spearman`] rank
+//!   correlation), token and sequence accuracy, and corpus BLEU and chrF
+//!   that match sacrebleu, case-sensitive or lowercased ([`ScoreOptions`]).
 //!
 //! ## From a TSV file to batches
 //!
@@ -97,8 +98,9 @@ pub use corpus::{
 };
 pub use error::{Error, Result, RowProblem};
 pub use metrics::{
-    Accuracy, AerScore, AlignmentAccuracy, AlignmentErrorRate, AlignmentScore, attention_entropy, format_pharaoh,
-    hard_alignment, mean_attention_entropy, pharaoh_links, sequence_accuracy, token_accuracy,
+    Accuracy, AerScore, AgreementScore, AlignmentAccuracy, AlignmentErrorRate, AlignmentScore, SaliencyAgreement,
+    attention_entropy, format_pharaoh, hard_alignment, mean_attention_entropy, pharaoh_links, sequence_accuracy,
+    spearman, token_accuracy,
 };
 pub use suite::{Phenomenon, SuiteConfig, SuiteTask};
 pub use tasks::{AlignedExample, DEFAULT_LEXICON, DigitOp, DigitTask, LexiconReverse, Task};

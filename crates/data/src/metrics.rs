@@ -1,6 +1,7 @@
 //! Attention and accuracy metrics: alignment accuracy and alignment error
 //! rate against gold positions, hard (argmax) alignments and their Pharaoh
-//! links, attention entropy, token and sequence accuracy.
+//! links, attention entropy, how attention agrees with saliency (peaks and
+//! rank correlation), token and sequence accuracy.
 //!
 //! Attention weights come in per example as `ArrayView2<f32>`
 //! `(tgt_len, src_len)`: row `j` is the distribution over source positions
@@ -123,6 +124,184 @@ fn argmax(values: impl Iterator<Item = f32>) -> usize {
         }
     }
     best.0
+}
+
+/// How attention and saliency agree, row by row; see [`SaliencyAgreement`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AgreementScore {
+    /// Share of rows whose attention and saliency peak on the same source position.
+    pub peak_agreement: f64,
+    /// Mean over the correlated rows of the [`spearman`] rank correlation
+    /// of the row's attention and saliency (0 when no row was correlated).
+    pub mean_rank_correlation: f64,
+    /// Rows compared.
+    pub rows: usize,
+    /// Rows whose peaks are on the same position.
+    pub same_peak: usize,
+    /// Rows whose rank correlation is undefined and left out of the mean:
+    /// fewer than 2 source positions, or one side constant.
+    pub uncorrelated: usize,
+}
+
+/// Accumulates how attention and saliency agree over examples (and batches).
+///
+/// Both come in per example as `(tgt_len, src_len)` rows over the source
+/// (padded alike); only the real part, the first `tgt_len` rows and
+/// `src_len` columns, is compared. A row counts toward
+/// [`peak_agreement`](AgreementScore::peak_agreement) when the two peak on
+/// the same position (the first on ties, as [`hard_alignment`]), and adds its
+/// [`spearman`] correlation to the mean when that is defined.
+///
+/// Saliency rows score against gold positions as attention rows do: hand
+/// them to [`AlignmentAccuracy`].
+///
+/// ```
+/// use ndarray::array;
+/// use lingo_data::SaliencyAgreement;
+/// let attention = array![[0.1f32, 0.7, 0.2, 0.0], [0.5, 0.3, 0.2, 0.0]];
+/// let saliency = array![[0.2f32, 0.5, 0.3, 0.0], [0.1, 0.3, 0.6, 0.0]]; // column 3 is padding
+/// let mut agreement = SaliencyAgreement::new();
+/// agreement.add(attention.view(), saliency.view(), 3, 2).unwrap();
+/// let score = agreement.score();
+/// assert_eq!((score.rows, score.same_peak, score.peak_agreement), (2, 1, 0.5));
+/// // Row 0 ranks alike (ρ = 1), row 1 in reverse (ρ = −1).
+/// assert_eq!(score.mean_rank_correlation, 0.0);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SaliencyAgreement {
+    rows: usize,
+    same_peak: usize,
+    uncorrelated: usize,
+    /// Sum of the defined rank correlations, in the order rows were added.
+    correlation_sum: f64,
+}
+
+impl SaliencyAgreement {
+    /// An empty accumulator.
+    ///
+    /// ```
+    /// assert_eq!(lingo_data::SaliencyAgreement::new().score().rows, 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Compares one example: attention `weights` and `saliency`, both
+    /// `(tgt_len_padded, src_len_padded)`, over the first `tgt_len` rows and
+    /// `src_len` columns. Errors when the shapes differ or the lengths do not fit.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// let mut agreement = lingo_data::SaliencyAgreement::new();
+    /// let (a, s) = (array![[0.5f32, 0.5]], array![[0.5f32, 0.5, 0.0]]);
+    /// assert!(agreement.add(a.view(), s.view(), 2, 1).is_err());        // shapes differ
+    /// assert!(agreement.add(a.view(), a.view(), 2, 2).is_err());        // one row, not two
+    /// agreement.add(a.view(), a.view(), 1, 1).unwrap();                 // one position: no correlation
+    /// assert_eq!(agreement.score().uncorrelated, 1);
+    /// ```
+    pub fn add(
+        &mut self,
+        weights: ArrayView2<f32>,
+        saliency: ArrayView2<f32>,
+        src_len: usize,
+        tgt_len: usize,
+    ) -> Result<()> {
+        if weights.dim() != saliency.dim() {
+            return Err(Error::invalid(
+                "saliency",
+                format!("shape {:?} differs from the attention's {:?}", saliency.dim(), weights.dim()),
+            ));
+        }
+        let (rows, cols) = weights.dim();
+        if src_len == 0 || src_len > cols {
+            return Err(Error::invalid("src_len", format!("{src_len} not in 1..={cols}")));
+        }
+        if tgt_len > rows {
+            return Err(Error::invalid("tgt_len", format!("{tgt_len} rows for {rows} rows of weights")));
+        }
+        for (a, s) in weights.rows().into_iter().zip(saliency.rows()).take(tgt_len) {
+            let (a, s): (Vec<f32>, Vec<f32>) = a.iter().zip(s).take(src_len).map(|(&a, &s)| (a, s)).unzip();
+            self.rows += 1;
+            self.same_peak += usize::from(argmax(a.iter().copied()) == argmax(s.iter().copied()));
+            match spearman(&a, &s)? {
+                Some(rho) => self.correlation_sum += rho,
+                None => self.uncorrelated += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// The score so far (zeros if nothing was compared).
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// let mut agreement = lingo_data::SaliencyAgreement::new();
+    /// let weights = array![[0.2f32, 0.8, 0.0]];
+    /// agreement.add(weights.view(), array![[0.1f32, 0.3, 0.6]].view(), 3, 1).unwrap();
+    /// let score = agreement.score();
+    /// assert_eq!((score.peak_agreement, score.mean_rank_correlation), (0.0, -0.5));
+    /// ```
+    pub fn score(&self) -> AgreementScore {
+        let share = |x: f64, n: usize| if n == 0 { 0.0 } else { x / n as f64 };
+        AgreementScore {
+            peak_agreement: share(self.same_peak as f64, self.rows),
+            mean_rank_correlation: share(self.correlation_sum, self.rows - self.uncorrelated),
+            rows: self.rows,
+            same_peak: self.same_peak,
+            uncorrelated: self.uncorrelated,
+        }
+    }
+}
+
+/// Spearman's rank correlation of `a` and `b`: the Pearson correlation of
+/// their ranks, tied values sharing the mean of the ranks they span.
+/// `None` when it is undefined: fewer than 2 values, or either side
+/// constant. Errors when the lengths differ.
+///
+/// ```
+/// use lingo_data::spearman;
+/// assert_eq!(spearman(&[0.1, 0.5, 0.2], &[1.0, 3.0, 2.0]).unwrap(), Some(1.0));
+/// assert_eq!(spearman(&[0.1, 0.5, 0.2], &[3.0, 1.0, 2.0]).unwrap(), Some(-1.0));
+/// // Ties: ranks (1.5, 1.5, 3) against (1, 2, 3) give ρ = 1.5 / √(1.5 · 2).
+/// let rho = spearman(&[0.2, 0.2, 0.6], &[1.0, 2.0, 3.0]).unwrap().unwrap();
+/// assert!((rho - 1.5 / 3f64.sqrt()).abs() < 1e-12);
+/// assert_eq!(spearman(&[0.5, 0.5], &[1.0, 2.0]).unwrap(), None);
+/// assert!(spearman(&[0.5], &[1.0, 2.0]).is_err());
+/// ```
+pub fn spearman(a: &[f32], b: &[f32]) -> Result<Option<f64>> {
+    if a.len() != b.len() {
+        return Err(Error::invalid("spearman", format!("{} values against {}", a.len(), b.len())));
+    }
+    let (ra, rb) = (ranks(a), ranks(b));
+    let mean = (a.len() as f64 + 1.0) / 2.0;
+    let (mut cov, mut var_a, mut var_b) = (0.0, 0.0, 0.0);
+    for (x, y) in ra.iter().zip(&rb) {
+        let (dx, dy) = (x - mean, y - mean);
+        cov += dx * dy;
+        var_a += dx * dx;
+        var_b += dy * dy;
+    }
+    // Fewer than 2 values leave both variances 0 too.
+    Ok((var_a > 0.0 && var_b > 0.0).then(|| cov / (var_a * var_b).sqrt()))
+}
+
+/// The 1-based rank of every value, equal values sharing the mean of the
+/// ranks they span (NaN sorts last and ties nothing).
+fn ranks(values: &[f32]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let tied = order[start..].iter().take_while(|&&i| values[i] == values[order[start]]).count().max(1);
+        // Ranks start + 1 ..= start + tied, averaged.
+        let rank = start as f64 + (tied as f64 + 1.0) / 2.0;
+        for &i in &order[start..start + tied] {
+            ranks[i] = rank;
+        }
+        start += tied;
+    }
+    ranks
 }
 
 /// Alignment error rate with the counts it comes from.

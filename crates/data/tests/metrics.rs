@@ -92,3 +92,66 @@ fn token_and_sequence_accuracy_ignore_padding() {
     let wrong_shape = array![[5, 9], [7, 3]];
     assert!(token_accuracy(wrong_shape.view(), b.tgt_out.view(), b.tgt_pad_mask.view()).is_err());
 }
+
+#[test]
+fn spearman_matches_hand_computed_correlations_with_and_without_ties() {
+    // Distinct values: ranks (3, 1, 4, 2) against (1, 2, 3, 4), Σd² = 10, ρ = 1 − 6·10 / (4·15) = 0.
+    assert_eq!(spearman(&[0.3, 0.1, 0.4, 0.2], &[10.0, 20.0, 30.0, 40.0]).unwrap(), Some(0.0));
+    // Ties on both sides: ranks (1, 2.5, 2.5, 4, 5) against (2, 1, 4.5, 4.5, 3);
+    // deviations from 3 give covariance 3.75 and both variances 9.5, so ρ = 15 / 38.
+    let a = [1.0f32, 2.0, 2.0, 3.0, 5.0];
+    let rho = spearman(&a, &[2.0, 1.0, 4.0, 4.0, 3.0]).unwrap().unwrap();
+    assert!((rho - 15.0 / 38.0).abs() < 1e-12, "{rho}");
+    // Ranks only: any increasing map of one side keeps ρ; and ρ is symmetric.
+    let b = [0.5f32, 0.01, 0.3, 0.2, 0.1];
+    let squashed: Vec<f32> = b.iter().map(|x| x.powi(3) + 7.0).collect();
+    assert_eq!(spearman(&a, &b).unwrap(), spearman(&a, &squashed).unwrap());
+    assert_eq!(spearman(&a, &b).unwrap(), spearman(&b, &a).unwrap());
+    // Undefined for a constant side or fewer than two values.
+    assert_eq!(spearman(&[0.0; 4], &[1.0, 2.0, 3.0, 4.0]).unwrap(), None);
+    assert_eq!(spearman(&[1.0], &[2.0]).unwrap(), None);
+    assert_eq!(spearman(&[], &[]).unwrap(), None);
+}
+
+#[test]
+fn saliency_agreement_compares_the_real_part_of_each_example() {
+    // Two examples padded to 3 rows and 5 columns: the padding holds peaks
+    // that would change every count if it were read.
+    let mut attention = Array3::<f32>::from_elem((2, 3, 5), 0.9);
+    let mut saliency = Array3::<f32>::from_elem((2, 3, 5), 0.9);
+    // Example 0: 2 rows over 4 positions. Row 0 peaks alike and ranks alike (ρ = 1);
+    // row 1 peaks apart, ranks (4, 3, 2, 1) against (1, 2, 4, 3): ρ = −0.8.
+    attention.slice_mut(s![0, ..2, ..4]).assign(&array![[0.1, 0.6, 0.2, 0.1], [0.4, 0.3, 0.2, 0.1]]);
+    attention[[0, 0, 3]] = 0.05;
+    saliency.slice_mut(s![0, ..2, ..4]).assign(&array![[0.1, 0.7, 0.2, 0.0], [0.1, 0.2, 0.4, 0.3]]);
+    // Example 1: 3 rows over 2 positions. Row 0 agrees (ρ = 1); row 1 is a
+    // constant saliency row (no ρ, peaks both on 0 by the first-on-ties rule);
+    // row 2 disagrees (ρ = −1).
+    attention.slice_mut(s![1, .., ..2]).assign(&array![[0.3, 0.7], [0.8, 0.2], [0.6, 0.4]]);
+    saliency.slice_mut(s![1, .., ..2]).assign(&array![[0.1, 0.9], [0.5, 0.5], [0.2, 0.8]]);
+    let mut agreement = SaliencyAgreement::new();
+    for (b, (src_len, tgt_len)) in [(4, 2), (2, 3)].into_iter().enumerate() {
+        let (a, s) = (attention.index_axis(Axis(0), b), saliency.index_axis(Axis(0), b));
+        agreement.add(a, s, src_len, tgt_len).unwrap();
+    }
+    let score = agreement.score();
+    assert_eq!((score.rows, score.same_peak, score.uncorrelated), (5, 3, 1));
+    assert_eq!(score.peak_agreement, 0.6);
+    assert!((score.mean_rank_correlation - (1.0 - 0.8 + 1.0 - 1.0) / 4.0).abs() < 1e-12, "{score:?}");
+
+    // Agreement with itself is total.
+    let mut own = SaliencyAgreement::new();
+    own.add(attention.index_axis(Axis(0), 0), attention.index_axis(Axis(0), 0), 4, 2).unwrap();
+    assert_eq!((own.score().peak_agreement, own.score().mean_rank_correlation), (1.0, 1.0));
+}
+
+#[test]
+fn saliency_agreement_rejects_inconsistent_input() {
+    let mut agreement = SaliencyAgreement::new();
+    let a = Array2::<f32>::zeros((2, 3));
+    assert!(agreement.add(a.view(), Array2::zeros((3, 3)).view(), 3, 2).is_err());
+    assert!(agreement.add(a.view(), a.view(), 0, 2).is_err());
+    assert!(agreement.add(a.view(), a.view(), 4, 2).is_err());
+    assert!(agreement.add(a.view(), a.view(), 3, 3).is_err());
+    assert_eq!(agreement, SaliencyAgreement::new(), "a rejected example adds nothing");
+}
