@@ -57,6 +57,24 @@ impl Param {
         &self.value
     }
 
+    /// The same parameter as a constant, with a copy of its values: a
+    /// backward pass through a model of frozen parameters computes no
+    /// gradient for them, only for the inputs that want one (gradients
+    /// with respect to a model's input, as saliency takes them). For
+    /// reading only: no optimizer step ever has a gradient for it.
+    ///
+    /// ```
+    /// use lingo_tensor::{Param, Tensor};
+    /// let w = Param::new("w", ndarray::arr1(&[2.0_f32]).into_dyn()).frozen();
+    /// assert_eq!((w.name(), w.tensor().requires_grad()), ("w", false));
+    /// let x = Tensor::variable(ndarray::arr1(&[3.0_f32]).into_dyn());
+    /// let grads = x.mul(w.tensor()).unwrap().sum_all().backward().unwrap();
+    /// assert_eq!((grads.len(), grads.get(&x).unwrap()[[0]]), (1, 2.0));
+    /// ```
+    pub fn frozen(&self) -> Param {
+        Param { name: self.name.clone(), value: self.value.detach() }
+    }
+
     /// The parameter's shape.
     ///
     /// ```
