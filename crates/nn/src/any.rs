@@ -107,6 +107,7 @@ impl ModelConfig for AnyConfig {
 }
 
 /// A model of either kind.
+#[derive(Clone)]
 pub enum AnyModel {
     /// The recurrent encoder–decoder.
     Seq2Seq(Seq2Seq),
@@ -292,6 +293,13 @@ impl EncoderDecoder for AnyModel {
                 what: "decoder step",
                 reason: "the context or state comes from another kind of model than this one".into(),
             }),
+        }
+    }
+
+    fn logits_with_source(&self, batch: &Batch, source: impl FnOnce(Tensor) -> Result<Tensor>) -> Result<Tensor> {
+        match self {
+            AnyModel::Seq2Seq(m) => m.logits_with_source(batch, source),
+            AnyModel::Transformer(m) => m.logits_with_source(batch, source),
         }
     }
 

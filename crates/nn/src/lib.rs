@@ -23,6 +23,7 @@
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best, any [`EncoderDecoder`]), both with attention |
 //! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
+//! | [`saliency`](mod@saliency) | [`saliency()`]: gradient × input of each output token on the source embeddings, rows normalized like attention's; [`gradient_times_input`] before normalizing; [`compare_saliency`] with the model's attention and gold alignments ([`SaliencyComparison`]) |
 //! | [`translator`] | [`Translator`]: a model with its tokenizer and vocabularies, loaded from `model.ckpt`; sentences to [`Translation`]s (text, tokens, log-probabilities, n-best, attention) |
 //! | [`export`] | [`Translator::export`] and [`Translator::import`]: a directory of `model.safetensors` (PyTorch's names and layouts) and `config.json` ([`ExportedConfig`]), which PyTorch reads and writes (`tools/lingo_torch.py`, `docs/interop.md`) |
 //!
@@ -187,6 +188,7 @@ pub mod layers;
 pub mod model;
 pub mod optim;
 pub mod probe;
+pub mod saliency;
 pub mod schedule;
 pub mod seq2seq;
 pub mod state_dict;
@@ -209,6 +211,7 @@ pub use layers::{
 pub use model::{EncoderDecoder, ModelConfig, SelectRows, Step};
 pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
 pub use probe::{Probe, ProbeScore, Probed, probe};
+pub use saliency::{SaliencyComparison, compare_saliency, gradient_times_input, saliency};
 pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Seq2SeqState};
 pub use state_dict::{NamedTensor, StateDict};

@@ -197,6 +197,26 @@ pub trait EncoderDecoder: Module + Sized + Sync {
     /// ```
     fn head_attention(&self, batch: &Batch) -> Result<Option<Array5<f32>>>;
 
+    /// Teacher-forced scores `(batch, tgt_len, tgt_vocab)` in evaluation
+    /// mode, with the source's token embeddings `(batch, src_len, d)` handed
+    /// to `source` on their way to the encoder and replaced by what it
+    /// returns: how [`saliency`](crate::saliency()) takes gradients with
+    /// respect to them. They are the embedding rows of the source tokens,
+    /// for a [`Transformer`](crate::Transformer) scaled by `√d`, which then
+    /// adds the positions to what the hook returns.
+    ///
+    /// ```
+    /// use lingo_nn::{EncoderDecoder, Mode, Transformer, TransformerConfig};
+    /// use rand::SeedableRng;
+    /// let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let batch = lingo_data::Batch::from_examples(&[lingo_data::Example { src: vec![2, 5, 3], tgt: vec![2, 6, 3] }]).unwrap();
+    /// let own = model.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval).unwrap();
+    /// assert_eq!(model.logits_with_source(&batch, Ok).unwrap().to_vec(), own.logits.to_vec());
+    /// let silent = model.logits_with_source(&batch, |e| Ok(e.mul_scalar(0.0))).unwrap();
+    /// assert_ne!(silent.to_vec(), own.logits.to_vec());
+    /// ```
+    fn logits_with_source(&self, batch: &Batch, source: impl FnOnce(Tensor) -> Result<Tensor>) -> Result<Tensor>;
+
     /// Reads a batch of sources `src (batch, src_len)` with lengths
     /// `src_lens`: the context every step reads and the first step's state,
     /// each source repeated `copies` times (row `b·copies + j` is copy `j`

@@ -451,8 +451,12 @@ impl Seq2Seq {
     /// ```
     pub fn encode_source(&self, src: &Array2<usize>, src_lens: &[usize], mut mode: Mode<'_>) -> Result<Encoded> {
         let dropped = self.dropped_embeddings(&self.src_embedding, src, mode.reborrow())?;
-        let enc =
-            self.encoder.forward(rnn_input(&self.src_embedding, src, dropped.as_ref(), None), src_lens, None, mode)?;
+        self.encode(src, rnn_input(&self.src_embedding, src, dropped.as_ref(), None), src_lens, mode)
+    }
+
+    /// The encoder reading `input`, the source `src` as tokens or as embeddings, and the bridge.
+    fn encode(&self, src: &Array2<usize>, input: SeqInput<'_>, src_lens: &[usize], mode: Mode<'_>) -> Result<Encoded> {
+        let enc = self.encoder.forward(input, src_lens, None, mode)?;
         let state = self.bridge_state(enc.state)?;
         let src_pad_mask = Array2::from_shape_fn(src.raw_dim(), |(b, s)| s >= src_lens[b]);
         Ok(Encoded { enc_out: enc.output, state, src_pad_mask })
@@ -516,6 +520,17 @@ impl Seq2Seq {
         mut mode: Mode<'_>,
     ) -> Result<(Tensor, Option<Attended>)> {
         let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
+        self.decoded_features(encoded, tgt_in, tgt_lens, mode)
+    }
+
+    /// [`output_features`](Self::output_features) from the encoded source.
+    fn decoded_features(
+        &self,
+        encoded: Encoded,
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Attended>)> {
         let (features, weights) = match (&self.attention, self.config.placement) {
             (Some(_), Placement::Bahdanau) => self.features_stepwise(encoded, tgt_in, mode.reborrow())?,
             _ => self.features_whole(encoded, tgt_in, tgt_lens, mode.reborrow())?,
@@ -882,6 +897,15 @@ impl EncoderDecoder for Seq2Seq {
 
     fn step(&self, ctx: &DecoderContext, state: &Seq2SeqState, prev: &[usize]) -> Result<Step<Seq2SeqState>> {
         self.decode_step(ctx, state, prev, Mode::Eval)
+    }
+
+    /// The encoder reads the embeddings as a dense input here, not through
+    /// its product table, so the scores may differ from [`Seq2Seq::forward`]'s in the last bits.
+    fn logits_with_source(&self, batch: &Batch, source: impl FnOnce(Tensor) -> Result<Tensor>) -> Result<Tensor> {
+        let embedded = source(self.src_embedding.forward(batch.src.view())?)?;
+        let encoded = self.encode(&batch.src, SeqInput::Dense(&embedded), &batch.src_lens, Mode::Eval)?;
+        let (features, _) = self.decoded_features(encoded, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)?;
+        self.out.forward(&features)
     }
 
     fn intervene(&self, intervention: Option<Intervention>) -> Seq2Seq {

@@ -559,17 +559,19 @@ impl Transformer {
         &self.config
     }
 
-    /// `dropout(embed(ids)·√d + PE[start..])`, `(batch, len, d)`.
+    /// `dropout(embed(ids)·√d + PE[start..])`, `(batch, len, d)`, with
+    /// `embed(ids)·√d` handed to `tokens` and what it returns read instead.
     fn embed(
         &self,
         embedding: &Embedding,
         positions: &Positions,
         ids: &Array2<usize>,
         start: usize,
+        tokens: impl FnOnce(Tensor) -> Result<Tensor>,
         mode: Mode<'_>,
     ) -> Result<Tensor> {
         let scaled = embedding.forward(ids.view())?.mul_scalar((self.config.d_model as f32).sqrt());
-        self.dropout.forward(&positions.forward(&scaled, start)?, mode)
+        self.dropout.forward(&positions.forward(&tokens(scaled)?, start)?, mode)
     }
 
     /// Runs the encoder stack over `src (batch, src_len)` with lengths `src_lens`.
@@ -583,15 +585,23 @@ impl Transformer {
     /// assert_eq!(enc.self_weights.shape(), &[2, 4, 2, 3, 3]);
     /// assert!(enc.src_pad_mask[[1, 2]]);
     /// ```
-    pub fn encode_source(
+    pub fn encode_source(&self, src: &Array2<usize>, src_lens: &[usize], mode: Mode<'_>) -> Result<TransformerEncoded> {
+        self.encode_with(src, src_lens, Ok, mode)
+    }
+
+    /// [`encode_source`](Self::encode_source) with the source's token
+    /// embeddings `embed(src)·√d` `(batch, src_len, d)` handed to `source`
+    /// before the positions join them, and what it returns read instead.
+    fn encode_with(
         &self,
         src: &Array2<usize>,
         src_lens: &[usize],
+        source: impl FnOnce(Tensor) -> Result<Tensor>,
         mut mode: Mode<'_>,
     ) -> Result<TransformerEncoded> {
         let src_pad_mask = pad_mask(src, src_lens)?;
         let embedding = self.src_embedding.as_ref().unwrap_or(&self.tgt_embedding);
-        let mut x = self.embed(embedding, &self.src_positions, src, 0, mode.reborrow())?;
+        let mut x = self.embed(embedding, &self.src_positions, src, 0, source, mode.reborrow())?;
         let (c, mut weights) = (&self.config, Vec::with_capacity(self.encoder.len()));
         for layer in &self.encoder {
             let (y, w) = block(c.norm, &self.dropout, &layer.norm1, &x, mode.reborrow(), |x, mode| {
@@ -726,9 +736,20 @@ impl Transformer {
         mut mode: Mode<'_>,
     ) -> Result<Decoded> {
         let encoded = self.encode_source(src, src_lens, mode.reborrow())?;
+        self.decoded_features(encoded, tgt_in, tgt_lens, mode)
+    }
+
+    /// [`output_features`](Self::output_features) from the encoded source.
+    fn decoded_features(
+        &self,
+        encoded: TransformerEncoded,
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<Decoded> {
         let ctx = self.decoder_context(&encoded)?;
         let tgt_pad_mask = pad_mask(tgt_in, tgt_lens)?;
-        let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, tgt_in, 0, mode.reborrow())?;
+        let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, tgt_in, 0, Ok, mode.reborrow())?;
         let (mut self_w, mut cross_w) = (Vec::new(), Vec::new());
         for (layer, memory) in self.decoder.iter().zip(&ctx.memory) {
             let (out, _, s, c) =
@@ -769,7 +790,7 @@ impl Transformer {
     ) -> Result<TransformerStep> {
         let batch = prev.len();
         let ids = Array2::from_shape_vec((batch, 1), prev.to_vec()).expect("batch × 1 ids");
-        let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, &ids, state.len(), mode.reborrow())?;
+        let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, &ids, state.len(), Ok, mode.reborrow())?;
         let (mut layers, mut cross_w) = (Vec::with_capacity(self.decoder.len()), Vec::new());
         for (i, (layer, memory)) in self.decoder.iter().zip(&ctx.memory).enumerate() {
             let cache = state.layers.get(i).map(|kv| (kv, state.order.as_deref()));
@@ -981,6 +1002,14 @@ impl EncoderDecoder for Transformer {
         let step = self.decode_step(ctx, state, prev, Mode::Eval)?;
         let weights = Tensor::new(last_layer_mean(&step.cross_weights).into_dyn());
         Ok(Step { logits: step.logits, weights: Some(weights), state: step.state })
+    }
+
+    /// The source embeddings here are the token embeddings scaled,
+    /// `embed(src)·√d`; the positions join them after the hook.
+    fn logits_with_source(&self, batch: &Batch, source: impl FnOnce(Tensor) -> Result<Tensor>) -> Result<Tensor> {
+        let encoded = self.encode_with(&batch.src, &batch.src_lens, source, Mode::Eval)?;
+        let features = self.decoded_features(encoded, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)?.features;
+        Ok(features.linear(self.out_weight(), Some(self.out_bias.tensor()))?)
     }
 
     fn intervene(&self, intervention: Option<Intervention>) -> Transformer {
