@@ -8,7 +8,8 @@ use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, Batch, LexiconReverse, Task};
 use lingo::nn::{
-    AnyModel, EncoderDecoder, Init, Progress, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig, Transformer, train_model,
+    AnyModel, EncoderDecoder, Init, Progress, SaliencyComparison, Schedule, Seq2Seq, Seq2SeqConfig, TrainConfig,
+    Transformer, compare_saliency, saliency, train_model,
 };
 use lingo::viz::{HeatmapOptions, LineOptions, Series, TextOptions};
 use ndarray::s;
@@ -132,6 +133,8 @@ struct Measures {
     alignment: Option<(f64, f64)>,
     /// Every head's alignment and entropy; `None` without attention.
     heads: Option<HeadScores>,
+    /// Gradient × input saliency on the alignment sentences, beside the attention.
+    saliency: SaliencyComparison,
     seconds: f64,
 }
 
@@ -223,6 +226,9 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
             "head_alignment": heads.as_ref().map(|h| h["head_alignment"].clone()),
             "head_entropy": heads.as_ref().map(|h| h["head_entropy"].clone()),
             "best_head": heads.as_ref().map(|h| h["best_head"].clone()),
+            "saliency_alignment": row.measures.saliency.saliency_alignment.accuracy,
+            "saliency_peak_agreement": row.measures.saliency.agreement.map(|a| a.peak_agreement),
+            "saliency_rank_correlation": row.measures.saliency.agreement.map(|a| a.mean_rank_correlation),
             "train_seconds": row.measures.seconds,
         }));
     }
@@ -239,6 +245,8 @@ pub(crate) fn run(args: &AblationArgs, seed: u64, out: &Output) -> Result<()> {
         let mut report = HtmlReport::new(path, "lingo ablation: attention on the lexicon-reverse task");
         report.add(|page| page.code(report::command_line()));
         report.table(&results_table(&rows, total));
+        report.add(|page| page.subheading("Attention beside saliency").paragraph(SALIENCY_TITLE));
+        report.table(&saliency_table(&rows));
         report_example(&mut report, &task, &example, &rows)?;
         let (series, options) = val_loss_chart(&rows);
         report.add(|page| page.heading("Training"));
@@ -264,14 +272,20 @@ fn report_example(
     let batch = Batch::from_examples(std::slice::from_ref(example))?;
     let words = src_tokens[1..src_tokens.len() - 1].join(" ");
     report.add(|page| {
-        page.heading("Attention").paragraph(format!("One fresh sentence: {words}. Hover over a cell for its weight."))
+        page.heading("Attention and saliency").paragraph(format!(
+            "One fresh sentence: {words}. For each model, where it looked (its attention) and what each output word depended on (its gradient x input saliency). Hover over a cell for its value."
+        ))
     });
     for row in rows {
-        let Some(weights) = row.model.attention(&batch)? else { continue };
         let name = row.choice.to_string();
         report.add(|page| page.subheading(row.choice.label()));
-        let caption = format!("{}: where each output word looked.", row.choice.label());
-        report.heatmap(&name, weights.slice(s![0, .., ..]), (&src_tokens, &tgt_tokens), &caption)?;
+        if let Some(weights) = row.model.attention(&batch)? {
+            let caption = format!("{}: where each output word looked.", row.choice.label());
+            report.heatmap(&name, weights.slice(s![0, .., ..]), (&src_tokens, &tgt_tokens), &caption)?;
+        }
+        let map = saliency(&row.model, &batch)?;
+        let caption = format!("{}: gradient x input saliency of each output word on the source.", row.choice.label());
+        report.heatmap(&format!("{name}-saliency"), map.slice(s![0, .., ..]), (&src_tokens, &tgt_tokens), &caption)?;
         if let Some(grid) = heads(&row.model, &batch)? {
             let caption = "Every head: one row per layer.";
             report.head_grid(&format!("{name}-heads"), grid.view(), (&src_tokens, &tgt_tokens), caption)?;
@@ -335,7 +349,7 @@ fn train_one(
 }
 
 /// Trains `model` and measures its alignment.
-fn fit<M: EncoderDecoder>(
+fn fit<M: EncoderDecoder + Clone>(
     mut model: M,
     (train, val): (&[AlignedExample], &[AlignedExample]),
     probe: &[AlignedExample],
@@ -348,6 +362,7 @@ fn fit<M: EncoderDecoder>(
         val_losses: result.val_losses,
         alignment,
         heads: crate::measure::head_scores(&model, probe)?,
+        saliency: compare_saliency(&model, probe)?,
         seconds: result.seconds,
     };
     Ok((model, measures))
@@ -373,8 +388,31 @@ fn results_table(rows: &[Row], total_seconds: f64) -> Table {
     table
 }
 
+/// Attention beside gradient × input saliency, one row per configuration.
+fn saliency_table(rows: &[Row]) -> Table {
+    let header = ["configuration", "attention on gold", "saliency on gold", "same peak", "rank correlation"];
+    let mut table = Table::new(&header);
+    let pct = |x: Option<f64>| x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x));
+    for row in rows {
+        let s = &row.measures.saliency;
+        table.push(vec![
+            row.choice.label(),
+            pct(s.attention_alignment.map(|a| a.accuracy)),
+            pct(Some(s.saliency_alignment.accuracy)),
+            pct(s.agreement.map(|a| a.peak_agreement)),
+            s.agreement.map_or("n/a".into(), |a| format!("{:.3}", a.mean_rank_correlation)),
+        ]);
+    }
+    table
+}
+
+/// What the saliency table's title says.
+const SALIENCY_TITLE: &str =
+    "attention beside gradient x input saliency (peaks on a gold link; rows whose peaks agree; Spearman's rho per row)";
+
 fn print_table(rows: &[Row], total_seconds: f64, out: &Output) {
     let mut lines = vec![format!("\n{}", results_table(rows, total_seconds).text())];
+    lines.push(format!("\n{SALIENCY_TITLE}\n{}", saliency_table(rows).text()));
     for row in rows {
         if let Some(heads) = row.measures.heads.as_ref().filter(|h| h.several()) {
             lines.extend(heads.lines(&row.choice.label()));

@@ -61,6 +61,9 @@ pub(crate) fn run(args: &ProbeArgs, out: &Output) -> Result<()> {
     let rows = lab::probe_model(("model", "model"), translator.model(), true, &examples, baseline_loss)?;
     let described = format!("{} pairs of {}", examples.len(), args.data.display());
     lab::print_probes(&rows, &described, &json!({ "baseline_loss": baseline_loss }), out);
+    if let Some(loss) = baseline_loss {
+        out.say(&format!("baseline without attention: loss {loss:.4}"));
+    }
     if let Some(path) = &args.report {
         let mut report = HtmlReport::new(path, "lingo probe: does the model use its attention?");
         report.add(|page| page.code(report::command_line()).paragraph(lab::probe_title(&described)));

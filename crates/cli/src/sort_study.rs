@@ -23,8 +23,8 @@ use clap::Args;
 use lingo::attention::Scorer;
 use lingo::data::{AlignedExample, DigitOp, DigitTask, Task};
 use lingo::nn::{
-    EncoderDecoder, Init, Next, Placement, Progress, RnnKind, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig,
-    Transformer, train_model_with,
+    EncoderDecoder, Init, Next, Placement, Progress, RnnKind, SaliencyComparison, Seq2Seq, Seq2SeqConfig, StateDict,
+    TrainConfig, Transformer, compare_saliency, train_model_with,
 };
 use lingo::viz::{CellStyle, HeatmapOptions, LineOptions, Series, TextOptions};
 use rand::distr::Distribution;
@@ -137,6 +137,8 @@ struct RunResult {
     alignment: Option<f64>,
     /// Every head's alignment and entropy on the test set; `None` without attention.
     heads: Option<HeadScores>,
+    /// Gradient × input saliency on the test set, beside the attention.
+    saliency: SaliencyComparison,
     /// Mean attention entropy before training and after each epoch (attention models only).
     entropy: Vec<f32>,
     /// Validation loss after each epoch.
@@ -212,7 +214,7 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
 
 /// The study with models from `make(task, attention)`, for each of
 /// `attentions` at every length.
-fn study<M: EncoderDecoder>(
+fn study<M: EncoderDecoder + Clone>(
     args: &SortStudyArgs,
     seed: u64,
     out: &Output,
@@ -273,6 +275,8 @@ fn study<M: EncoderDecoder>(
     let mut report = HtmlReport::new(path, "lingo sort-study: attention learning to sort");
     report.add(|page| page.code(report::command_line()).heading("Results"));
     report.table(&results_table(&results));
+    report.add(|page| page.subheading("Attention beside saliency").paragraph(SALIENCY_TITLE));
+    report.table(&saliency_table(&results));
     report.add(|page| page.subheading("Longer than trained (sequence accuracy, greedy)"));
     report.table(&longer_table(args, &results));
     if !rare.is_empty() {
@@ -392,7 +396,7 @@ fn time_epochs<M: EncoderDecoder>(
 
 /// Trains one model, printing a line per epoch with the attention entropy,
 /// then measures it on fresh test sets.
-fn train_and_measure<M: EncoderDecoder>(
+fn train_and_measure<M: EncoderDecoder + Clone>(
     args: &SortStudyArgs,
     task: &DigitTask,
     (train, val): (&[AlignedExample], &[AlignedExample]),
@@ -458,6 +462,7 @@ fn train_and_measure<M: EncoderDecoder>(
         longer,
         alignment: alignment_accuracy(&model, &test)?.map(|s| s.accuracy),
         heads: head_scores(&model, &test)?,
+        saliency: compare_saliency(&model, &test)?,
         entropy,
         val_losses: trained.val_losses,
         measured_epoch,
@@ -530,7 +535,7 @@ struct RareRow {
 /// Trains the attention model again on data where one digit is rare, then
 /// compares it with the uniformly trained `uniform` model on test sequences
 /// that contain the rare digit and on sequences that do not.
-fn rare_value_run<M: EncoderDecoder>(
+fn rare_value_run<M: EncoderDecoder + Clone>(
     args: &SortStudyArgs,
     task: &DigitTask,
     (uniform, fresh): (&M, M),
@@ -671,6 +676,9 @@ fn emit(r: &RunResult, out: &Output) {
         "head_alignment": heads.as_ref().map(|h| h["head_alignment"].clone()),
         "head_entropy": heads.as_ref().map(|h| h["head_entropy"].clone()),
         "best_head": heads.as_ref().map(|h| h["best_head"].clone()),
+        "saliency_alignment": r.saliency.saliency_alignment.accuracy,
+        "saliency_peak_agreement": r.saliency.agreement.map(|a| a.peak_agreement),
+        "saliency_rank_correlation": r.saliency.agreement.map(|a| a.mean_rank_correlation),
         "final_entropy": r.entropy.last(),
         "val_losses": r.val_losses,
         "measured_epoch": r.measured_epoch,
@@ -697,6 +705,28 @@ fn results_table(results: &[RunResult]) -> Table {
     }
     table
 }
+
+/// Attention beside gradient × input saliency on the test set, one row per model.
+fn saliency_table(results: &[RunResult]) -> Table {
+    let header = ["length", "attention", "training data", "attention on gold", "saliency on gold", "same peak", "rho"];
+    let mut table = Table::new(&header);
+    for r in results {
+        let s = &r.saliency;
+        table.push(vec![
+            r.len.to_string(),
+            r.model.to_string(),
+            r.variant.clone(),
+            pct(s.attention_alignment.map(|a| a.accuracy)),
+            pct(Some(s.saliency_alignment.accuracy)),
+            pct(s.agreement.map(|a| a.peak_agreement)),
+            s.agreement.map_or("n/a".into(), |a| format!("{:.3}", a.mean_rank_correlation)),
+        ]);
+    }
+    table
+}
+
+/// What the saliency table's title says.
+const SALIENCY_TITLE: &str = "attention beside gradient x input saliency on the test set (peaks on a gold link; rows whose peaks agree; Spearman's rho per row)";
 
 /// Sequence accuracy on inputs longer than trained, one row per uniformly trained model.
 fn longer_table(args: &SortStudyArgs, results: &[RunResult]) -> Table {
@@ -731,6 +761,7 @@ fn rare_table(rare: &[RareRow]) -> Table {
 
 fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], out: &Output) {
     let mut lines = vec![format!("\n{}", results_table(results).text())];
+    lines.push(format!("\n{SALIENCY_TITLE}:\n{}", saliency_table(results).text()));
     for r in results {
         if let Some(heads) = r.heads.as_ref().filter(|h| h.several()) {
             lines.extend(heads.lines(&format!("length {}, {} ({})", r.len, r.model, r.variant)));

@@ -331,10 +331,14 @@ fn ablation_json_has_one_object_per_configuration() {
             "config",
             "head_alignment",
             "head_entropy",
+            "saliency_alignment",
+            "saliency_peak_agreement",
+            "saliency_rank_correlation",
             "train_seconds",
             "val_loss",
         ];
         assert_eq!(keys(line), want);
+        assert!((0.0..=1.0).contains(&line["saliency_alignment"].as_f64().unwrap()), "saliency for every model");
         assert!(line["val_loss"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(lines[0]["config"], "none");
@@ -342,6 +346,9 @@ fn ablation_json_has_one_object_per_configuration() {
     let acc = lines[1]["alignment_accuracy"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&acc));
     assert!(lines[0]["head_alignment"].is_null(), "no attention, no heads");
+    assert!(lines[0]["saliency_peak_agreement"].is_null(), "no attention to agree with");
+    let rho = lines[1]["saliency_rank_correlation"].as_f64().unwrap();
+    assert!((-1.0..=1.0).contains(&rho), "{rho}");
     // One head: its accuracy is the model's, its entropy between one-hot and uniform over 8 positions.
     assert_eq!(lines[1]["head_alignment"], serde_json::json!([[acc]]));
     let entropy = lines[1]["head_entropy"][0][0].as_f64().unwrap();

@@ -17,8 +17,8 @@ fn an_ablation_report_holds_its_tables_heatmaps_heads_and_probes() {
     let html = read_report(&dir.path().join("lab/ablation.html"));
     let lines: Vec<serde_json::Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let tables = tables(&html);
-    // Results, the Transformer's heads, the probes.
-    assert_eq!(tables.len(), 3, "{tables:?}");
+    // Results, attention beside saliency, the Transformer's heads, the probes.
+    assert_eq!(tables.len(), 4, "{tables:?}");
     let results = &tables[0];
     assert_eq!(results[0], ["configuration", "val loss", "alignment", "chance", "seconds"]);
     for (row, line) in results[1..4].iter().zip(&lines) {
@@ -26,23 +26,29 @@ fn an_ablation_report_holds_its_tables_heatmaps_heads_and_probes() {
     }
     assert_eq!(results[2][0], "dot (Luong)");
     // The Transformer's heads: two layers of four, the JSON's accuracies.
-    let heads = &tables[1];
+    let saliency = &tables[1];
+    for (row, line) in saliency[1..].iter().zip(&lines) {
+        assert_eq!(row[2], format!("{:.1}%", 100.0 * line["saliency_alignment"].as_f64().unwrap()), "{row:?}");
+    }
+    let heads = &tables[2];
     assert_eq!(heads.len(), 3);
     let accuracy = lines[2]["head_alignment"][1][3].as_f64().unwrap();
     assert!(heads[2][4].starts_with(&format!("{:.1}%", 100.0 * accuracy)), "{:?}", heads[2]);
     // Probes: one row per JSON probe line, losses as printed.
     let probes: Vec<&serde_json::Value> = lines.iter().filter(|l| l.get("probe").is_some()).collect();
-    assert_eq!(tables[2].len(), 1 + probes.len());
-    for (row, line) in tables[2][1..].iter().zip(&probes) {
+    assert_eq!(tables[3].len(), 1 + probes.len());
+    for (row, line) in tables[3][1..].iter().zip(&probes) {
         assert_eq!(
             (row[1].as_str(), row[2].clone()),
             (line["probe"].as_str().unwrap(), format!("{:.4}", line["loss"].as_f64().unwrap()))
         );
     }
     // Heatmaps (dot, Transformer), the head grid and the loss chart, each also an SVG beside the page.
-    for svg in
-        ["ablation-dot.svg", "ablation-transformer.svg", "ablation-transformer-heads.svg", "ablation-val-loss.svg"]
-    {
+    let svgs =
+        ["ablation-dot.svg", "ablation-transformer.svg", "ablation-transformer-heads.svg", "ablation-val-loss.svg"];
+    // Saliency for every model, the one without attention too.
+    let maps = ["ablation-none-saliency.svg", "ablation-dot-saliency.svg", "ablation-transformer-saliency.svg"];
+    for svg in svgs.into_iter().chain(maps) {
         assert!(dir.path().join("lab").join(svg).exists(), "{svg}");
     }
     assert!(!dir.path().join("lab/ablation-none.svg").exists(), "no heatmap without attention");
@@ -92,16 +98,18 @@ fn a_sort_study_report_holds_results_heads_probes_and_curves() {
     let html = read_report(&dir.path().join("study.html"));
     let lines: Vec<serde_json::Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let tables = tables(&html);
-    // Results, longer inputs, the heads, the probes.
-    assert_eq!(tables.len(), 4, "{tables:?}");
+    // Results, attention beside saliency, longer inputs, the heads, the probes.
+    assert_eq!(tables.len(), 5, "{tables:?}");
     assert_eq!(tables[0][1][..3], ["3", "transformer", "uniform"]);
     assert_eq!(tables[0][1][3], format!("{:.1}%", 100.0 * lines[0]["sequence_accuracy"].as_f64().unwrap()));
-    assert_eq!(tables[1][0], ["trained at", "attention", "+1", "+2"]);
-    assert_eq!(tables[1][1][2], format!("{:.1}%", 100.0 * lines[0]["longer"]["4"].as_f64().unwrap()));
-    assert_eq!(tables[2].len(), 3, "two decoder layers of heads");
+    let saliency = lines[0]["saliency_alignment"].as_f64().unwrap();
+    assert_eq!(tables[1][1][4], format!("{:.1}%", 100.0 * saliency));
+    assert_eq!(tables[2][0], ["trained at", "attention", "+1", "+2"]);
+    assert_eq!(tables[2][1][2], format!("{:.1}%", 100.0 * lines[0]["longer"]["4"].as_f64().unwrap()));
+    assert_eq!(tables[3].len(), 3, "two decoder layers of heads");
     let entropy = lines[0]["head_entropy"][0][0].as_f64().unwrap();
-    assert!(tables[2][1][1].ends_with(&format!(" / {entropy:.2}")), "{:?}", tables[2][1]);
-    assert_eq!(tables[3].len(), 1 + 6, "the Transformer under every probe");
+    assert!(tables[3][1][1].ends_with(&format!(" / {entropy:.2}")), "{:?}", tables[3][1]);
+    assert_eq!(tables[4].len(), 1 + 6, "the Transformer under every probe");
     for svg in ["study-len3.svg", "study-len3-heads.svg", "study-entropy.svg", "study-val-loss.svg"] {
         assert!(dir.path().join(svg).exists(), "{svg}");
     }
