@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `lingo ablation` | the attention tutorial: one LSTM encoder–decoder trained without attention, with Luong's dot score and with Bahdanau's additive score on lexicon-translate-then-reverse; validation loss and alignment accuracy against the known anti-diagonal |
 //! | `lingo sort-study` | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at lengths 5 and 10; sequence accuracy, attention entropy per epoch, and the failure modes (duplicates, longer inputs, rare values) |
+//! | `lingo alignment-suite` | the alignment suite: no attention, dot, additive and the Transformer trained on each of seven tasks of known alignment (copy, reverse, swap, many-to-one, one-to-many, filler, sort-duplicates); alignment accuracy and AER against sure and possible gold links, and the misaligned sentences shown |
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set; `--config run.toml` reads its settings from a file, flags overriding it, and every run writes the settings it used as `config.toml` ([`config`]) |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
 //! | `lingo score --hyp FILE --ref FILE` | corpus BLEU and chrF of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with its signature; `--lowercase` as sacrebleu's `-lc` and `--chrf-lowercase` |
@@ -16,8 +17,8 @@
 //! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
 //!
 //! Each command lists only the flags it reads: every command takes `--json`;
-//! the commands that train (`ablation`, `sort-study`, `train`) take `--seed`
-//! (the same seed gives the same output); those that run a model (the three,
+//! the commands that train (`ablation`, `sort-study`, `alignment-suite`, `train`) take `--seed`
+//! (the same seed gives the same output); those that run a model (the four,
 //! and `translate`) take `--threads` (rayon's pool, which also shares out
 //! large products). They are the flag groups of [`args`]: [`args::RunFlags`],
 //! [`args::ComputeFlags`], [`args::JsonFlag`].
@@ -78,6 +79,7 @@ mod report;
 mod run_dir;
 mod score;
 mod sort_study;
+mod suite;
 mod train;
 mod translate;
 
@@ -91,6 +93,7 @@ pub use output::{Output, print_err};
 pub use probe::ProbeArgs;
 pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;
+pub use suite::SuiteArgs;
 pub use train::{TokenizerChoice, TrainArgs};
 pub use translate::TranslateArgs;
 
@@ -142,6 +145,12 @@ pub enum Command {
         after_help = "Examples:\n  lingo sort-study\n  lingo sort-study --lengths 5 --epochs 5 --json\n  lingo sort-study --rare-digit 3 --rare-share 0.005\n  lingo sort-study --time-epochs --lengths 5 --train-size 20000   # seconds per training epoch only"
     )]
     SortStudy(SortStudyArgs),
+    /// The alignment suite: each attention scorer trained on seven tasks of known alignment; accuracy and AER per phenomenon
+    #[command(
+        allow_negative_numbers = true,
+        after_help = "Examples:\n  lingo alignment-suite --threads 2\n  lingo alignment-suite --phenomena swap,many-to-one --configs dot,multi_head:4 --show 3\n  lingo alignment-suite --phenomena copy,reverse --configs dot --epochs 4 --json"
+    )]
+    AlignmentSuite(SuiteArgs),
     /// Train a translation model on a parallel corpus (TSV) within a time budget; BLEU and chrF on held-out pairs
     #[command(
         allow_negative_numbers = true,
@@ -183,6 +192,7 @@ impl Command {
         let compute = match self {
             Command::Ablation(args) => args.run.compute,
             Command::SortStudy(args) => args.run.compute,
+            Command::AlignmentSuite(args) => args.run.compute,
             Command::Train(args) => args.run.compute,
             Command::Translate(args) => args.compute,
             Command::Probe(args) => args.compute,
@@ -218,6 +228,7 @@ pub fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
         Command::Ablation(args) => args.check(),
         Command::SortStudy(args) => args.check(),
+        Command::AlignmentSuite(args) => args.check(),
         Command::Train(_) => Ok(()), // after its --config is read, in train::train
         Command::Translate(_) | Command::Probe(_) | Command::Score(_) | Command::Export(_) | Command::Import(_) => {
             Ok(())
@@ -232,6 +243,7 @@ pub fn run(cli: &Cli) -> Result<()> {
     match &cli.command {
         Command::Ablation(args) => ablation::run(args, args.run.seed, &out),
         Command::SortStudy(args) => sort_study::run(args, args.run.seed, &out),
+        Command::AlignmentSuite(args) => suite::run(args, args.run.seed, &out),
         Command::Train(args) => train::train(args, &out),
         Command::Translate(args) => translate::translate(args, &out),
         Command::Probe(args) => probe::run(args, &out),

@@ -81,6 +81,27 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["sort-study", "--rare-share", "1"], "--rare-share"),
     (&["sort-study", "--rare-digit", "10"], "--rare-digit"),
     (&["sort-study", "--digits", "5", "--rare-digit", "5"], "--rare-digit"),
+    // alignment-suite
+    (&["alignment-suite", "--seed", "-1"], "--seed"),
+    (&["alignment-suite", "--threads", "0"], "--threads"),
+    (&["alignment-suite", "--phenomena", "copy,mirror"], "--phenomena"),
+    (&["alignment-suite", "--configs", "multi_head:0"], "--configs"),
+    (&["alignment-suite", "--train-size", "0"], "--train-size"),
+    (&["alignment-suite", "--val-size", "0"], "--val-size"),
+    (&["alignment-suite", "--test-size", "0"], "--test-size"),
+    (&["alignment-suite", "--epochs", "0"], "--epochs"),
+    (&["alignment-suite", "--batch-size", "0"], "--batch-size"),
+    (&["alignment-suite", "--lr", "0"], "--lr"),
+    (&["alignment-suite", "--emb", "0"], "--emb"),
+    (&["alignment-suite", "--hidden", "0"], "--hidden"),
+    (&["alignment-suite", "--min-words", "0"], "--min-words"),
+    (&["alignment-suite", "--max-words", "300"], "--max-words"),
+    (&["alignment-suite", "--digits", "0"], "--digits"),
+    (&["alignment-suite", "--show", "-1"], "--show"),
+    (&["alignment-suite", "--min-words", "5", "--max-words", "4"], "--max-words"),
+    (&["alignment-suite", "--min-words", "1", "--max-words", "1"], "--max-words"),
+    (&["alignment-suite", "--configs", "dot,multi_head:3"], "--hidden"),
+    (&["alignment-suite", "--configs", "transformer", "--hidden", "62"], "--hidden"),
     // train
     (&["train", "--data", "DATA", "--max-len", "0"], "--max-len"),
     (&["train", "--data", "DATA", "--test-size", "0"], "--test-size"),
@@ -196,6 +217,7 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
     let want: [(&str, &[&str]); 8] = [
         ("ablation", trains),
         ("sort-study", trains),
+        ("alignment-suite", trains),
         ("train", trains),
         ("translate", &["threads", "json"]),
         ("probe", &["threads", "json"]),
@@ -441,6 +463,148 @@ fn ablation_text_prints_the_table_the_heatmap_and_writes_pictures() {
         assert_eq!(&bytes[1..4], b"PNG");
     }
     assert!(!dir.path().join("pics/ablation-none.png").exists(), "no heatmap without attention");
+}
+
+/// `lingo alignment-suite` small enough for a test (sentences of 2 to 5
+/// words, a few of them, two epochs of a width-16 model) with `more` flags.
+fn small_suite<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let small = "alignment-suite --hidden 16 --emb 16 --epochs 2 --train-size 64 --val-size 16 --test-size 24 \
+        --min-words 2 --max-words 5 --threads 1";
+    small.split_whitespace().chain(more.iter().copied()).collect()
+}
+
+/// Word links `i-j` read back from their Pharaoh line.
+fn pharaoh(line: &str) -> Vec<(usize, usize)> {
+    line.split_whitespace()
+        .map(|link| {
+            let (i, j) = link.split_once('-').unwrap();
+            (i.parse().unwrap(), j.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn alignment_suite_json_scores_each_phenomenon_under_each_config() {
+    let phenomena = ["copy", "many-to-one", "sort-duplicates"];
+    let configs = ["none", "dot", "transformer"];
+    let args = ["--json", "--phenomena", "copy,many-to-one,sort-duplicates", "--configs", "none,dot,transformer"];
+    let lines = json_lines(&lingo(&small_suite(&[&args[..], &["--show", "2"]].concat())));
+    assert_eq!(lines.len(), phenomena.len() * configs.len());
+    let mut shown = 0;
+    for (n, line) in lines.iter().enumerate() {
+        let want = [
+            "aer",
+            "alignment_accuracy",
+            "best_head",
+            "best_head_alignment",
+            "chance",
+            "config",
+            "links",
+            "misaligned",
+            "misaligned_examples",
+            "phenomenon",
+            "possible_hits",
+            "precision",
+            "recall",
+            "sequence_accuracy",
+            "sure_hits",
+            "sure_links",
+            "train_seconds",
+            "val_loss",
+        ];
+        assert_eq!(keys(line), want);
+        let (phenomenon, config) = (phenomena[n / configs.len()], configs[n % configs.len()]);
+        assert_eq!((line["phenomenon"].as_str(), line["config"].as_str()), (Some(phenomenon), Some(config)));
+        assert!(line["val_loss"].as_f64().unwrap() > 0.0, "{line:?}");
+        assert!((0.0..=1.0).contains(&line["sequence_accuracy"].as_f64().unwrap()), "{line:?}");
+        if config == "none" {
+            for key in ["aer", "alignment_accuracy", "precision", "recall", "misaligned", "misaligned_examples"] {
+                assert!(line[key].is_null(), "no attention, no {key}: {line:?}");
+            }
+            continue;
+        }
+        let count = |key: &str| line[key].as_u64().unwrap() as f64;
+        let (links, sure, sure_hits, possible_hits) =
+            (count("links"), count("sure_links"), count("sure_hits"), count("possible_hits"));
+        assert!(sure_hits <= sure && sure_hits <= possible_hits && possible_hits <= links, "{line:?}");
+        let aer = line["aer"].as_f64().unwrap();
+        assert!((aer - (1.0 - (sure_hits + possible_hits) / (links + sure))).abs() < 1e-12, "{line:?}");
+        assert!((line["precision"].as_f64().unwrap() - possible_hits / links).abs() < 1e-12, "{line:?}");
+        assert!((line["recall"].as_f64().unwrap() - sure_hits / sure).abs() < 1e-12, "{line:?}");
+        let accuracy = line["alignment_accuracy"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&accuracy) && (0.0..=1.0).contains(&aer), "{line:?}");
+        // One peak per scored row: the possible ones are the hits.
+        assert_eq!(line["precision"], line["alignment_accuracy"], "{line:?}");
+        if phenomenon == "copy" {
+            // One sure link per word and nothing else possible: AER is 1 - accuracy.
+            assert!((aer - (1.0 - accuracy)).abs() < 1e-12, "{line:?}");
+        }
+        if phenomenon == "many-to-one" {
+            assert!(sure > links, "a merged word has two sure links and one peak: {line:?}");
+        }
+        // The Transformer's eight heads are compared; one head has nothing to compare.
+        let best = line["best_head_alignment"].as_f64();
+        assert_eq!(best.is_some(), config == "transformer", "{line:?}");
+        assert!(best.is_none_or(|b| (0.0..=1.0).contains(&b)), "{line:?}");
+        let misaligned = line["misaligned"].as_u64().unwrap();
+        assert!(misaligned <= 24 && (misaligned == 0) == (accuracy == 1.0), "{line:?}");
+        let examples = line["misaligned_examples"].as_array().unwrap();
+        assert_eq!(examples.len() as u64, misaligned.min(2), "{line:?}");
+        for example in examples {
+            let words = |key: &str| example[key].as_str().unwrap().split_whitespace().count();
+            let (gold, predicted) =
+                (pharaoh(example["gold"].as_str().unwrap()), pharaoh(example["predicted"].as_str().unwrap()));
+            assert!(pharaoh(example["sure"].as_str().unwrap()).iter().all(|l| gold.contains(l)), "{example:?}");
+            // Some target word's peak is on no gold link: on another word, or on <sos> or <eos> (no link).
+            let missed = (0..words("target")).any(|j| {
+                let peaks: Vec<_> = predicted.iter().filter(|l| l.1 == j).collect();
+                peaks.is_empty() || peaks.iter().any(|l| !gold.contains(l))
+            });
+            assert!(missed, "{example:?}");
+            assert!(predicted.iter().chain(&gold).all(|&(i, _)| i < words("source")), "{example:?}");
+            shown += 1;
+        }
+    }
+    assert!(shown > 0, "two epochs leave some sentence misaligned");
+}
+
+#[test]
+fn alignment_suite_text_prints_tables_a_misaligned_case_and_the_aer_matrix() {
+    let out = lingo(&small_suite(&["--phenomena", "reverse,filler", "--configs", "none,additive"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "== reverse (24 test sentences) ==",
+        "== filler",
+        "no attention",
+        "additive (Bahdanau)",
+        "AER (lower is better",
+    ] {
+        assert!(text.contains(want), "no {want:?}: {text}");
+    }
+    assert!(text.contains("additive (Bahdanau) misaligns") && text.contains("predicted: "), "{text}");
+    assert!(text.contains("<sos>") && text.contains("<eos>"), "no heatmap: {text}");
+    let matrix: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("AER")).skip(1).take(3).collect();
+    assert_eq!(matrix[0].split_whitespace().collect::<Vec<_>>(), ["phenomenon", "none", "additive"]);
+    for (line, name) in matrix[1..].iter().zip(["reverse", "filler"]) {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells[..2], [name, "n/a"], "{line}");
+        assert!((0.0..=1.0).contains(&cells[2].parse::<f64>().unwrap()), "{line}");
+    }
+}
+
+#[test]
+fn alignment_suite_refuses_what_does_not_fit_before_any_work() {
+    let run = |flags: &[&str]| {
+        common::lingo_command(&std::env::temp_dir(), &[&["alignment-suite"][..], flags].concat())
+            .env("LINGO_MEMORY_LIMIT", "1G")
+            .output()
+            .unwrap()
+    };
+    let many = run(&["--train-size", "10000000"]);
+    assert_one_line_error(&many, "invalid --train-size: the command needs about");
+    assert!(many.stdout.is_empty(), "it started first");
+    assert_one_line_error(&run(&["--hidden", "2048", "--emb", "2048"]), "invalid --hidden: the command needs about");
 }
 
 /// A sort study small enough for a test: length 3, two epochs, one longer length.
