@@ -214,7 +214,7 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
     let root = lingo_cli::Cli::command();
     assert!(root.get_arguments().all(|a| a.get_long().is_none_or(|l| l == "help" || l == "version")));
     let trains: &[&str] = &["seed", "threads", "json"];
-    let want: [(&str, &[&str]); 8] = [
+    let want: [(&str, &[&str]); 9] = [
         ("ablation", trains),
         ("sort-study", trains),
         ("alignment-suite", trains),
