@@ -18,10 +18,7 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::args::{
-    AttentionChoice, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, check_heads, dimension,
-    positive_real, unit_fraction,
-};
+use crate::args::{AttentionChoice, MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, check_heads, unit_fraction};
 use crate::error::{Error, Result};
 use crate::lab;
 use crate::measure::HeadScores;
@@ -48,21 +45,9 @@ pub struct AblationArgs {
     /// Most words per sentence
     #[arg(long, default_value = "6", value_parser = at_most::<MAX_LENGTH>)]
     pub max_words: usize,
-    /// Epochs per configuration
-    #[arg(long, default_value = "16", value_parser = at_most::<MAX_EPOCHS>)]
-    pub epochs: usize,
-    /// Sentences per batch
-    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
-    pub batch_size: usize,
-    /// Adam's learning rate
-    #[arg(long, default_value = "5e-3", value_parser = positive_real, allow_hyphen_values = true)]
-    pub lr: f64,
-    /// Embedding size
-    #[arg(long, default_value = "64", value_parser = dimension)]
-    pub emb: usize,
-    /// LSTM hidden size
-    #[arg(long, default_value = "64", value_parser = dimension)]
-    pub hidden: usize,
+    /// `--epochs`, `--batch-size`, `--lr`, `--emb`, `--hidden`.
+    #[command(flatten)]
+    pub training: crate::args::TaskTraining,
     /// Label smoothing of the loss
     #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub label_smoothing: f32,
@@ -158,19 +143,19 @@ impl AblationArgs {
             ModelChoice::Recurrent(choice) => Some(choice),
             ModelChoice::Transformer => None,
         });
-        check_heads(recurrent, self.hidden)?;
+        check_heads(recurrent, self.training.hidden)?;
         if self.configs.contains(&ModelChoice::Transformer) {
-            recipe::check_width(self.hidden)?;
+            recipe::check_width(self.training.hidden)?;
         }
         // Every configuration trains at once, each with its model and batches.
         let task = LexiconReverse::new(&lingo::data::DEFAULT_LEXICON, self.min_words, self.max_words)?;
         let config = Seq2SeqConfig {
-            emb_dim: self.emb,
-            hidden_dim: self.hidden,
-            attn_dim: self.hidden,
+            emb_dim: self.training.emb,
+            hidden_dim: self.training.hidden,
+            attn_dim: self.training.hidden,
             ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
         };
-        let [model, batch] = budget::training_bytes(&config.into(), self.batch_size, self.max_words)
+        let [model, batch] = budget::training_bytes(&config.into(), self.training.batch_size, self.max_words)
             .map(|b| b.saturating_mul(self.configs.len() as u64));
         budget::fits(&[
             ("--train-size", budget::example_bytes(self.train_size, self.max_words)),
@@ -314,8 +299,8 @@ fn train_one(
 ) -> Result<Row> {
     let (src_vocab, tgt_vocab) = (task.src_vocab().len(), task.tgt_vocab().len());
     let init = Init::from(args.init);
-    let mut train_config = TrainConfig::new(args.epochs, args.lr);
-    train_config.batching.batch_size = args.batch_size;
+    let mut train_config = TrainConfig::new(args.training.epochs, args.training.lr);
+    train_config.batching.batch_size = args.training.batch_size;
     train_config.label_smoothing = args.label_smoothing;
     train_config.seed = seed;
     train_config.progress = Progress::Silent;
@@ -325,9 +310,9 @@ fn train_one(
         ModelChoice::Recurrent(attention) => {
             let config = Seq2SeqConfig {
                 attention: attention.0,
-                emb_dim: args.emb,
-                hidden_dim: args.hidden,
-                attn_dim: args.hidden,
+                emb_dim: args.training.emb,
+                hidden_dim: args.training.hidden,
+                attn_dim: args.training.hidden,
                 init,
                 ..Seq2SeqConfig::new(src_vocab, tgt_vocab)
             };
@@ -340,7 +325,7 @@ fn train_one(
             Ok(Row { choice, model: AnyModel::Seq2Seq(model), measures })
         }
         ModelChoice::Transformer => {
-            let config = recipe::transformer(src_vocab, tgt_vocab, args.hidden, init);
+            let config = recipe::transformer(src_vocab, tgt_vocab, args.training.hidden, init);
             recipe::schedule(&mut train_config);
             let (model, measures) = fit(Transformer::new(config, &mut rng)?, data, probe, &train_config)?;
             Ok(Row { choice, model: AnyModel::Transformer(model), measures })

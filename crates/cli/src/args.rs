@@ -135,6 +135,28 @@ pub struct ComputeFlags {
     pub output: JsonFlag,
 }
 
+/// How the commands that train on a generated task (`ablation`,
+/// `alignment-suite`) train each model; the Transformer keeps its own
+/// learning-rate schedule.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct TaskTraining {
+    /// Epochs per model
+    #[arg(long, default_value = "16", value_parser = at_most::<MAX_EPOCHS>)]
+    pub epochs: usize,
+    /// Sentences per batch
+    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
+    pub batch_size: usize,
+    /// Adam's learning rate of the recurrent models (the Transformer has its own schedule)
+    #[arg(long, default_value = "5e-3", value_parser = positive_real, allow_hyphen_values = true)]
+    pub lr: f64,
+    /// Embedding size
+    #[arg(long, default_value = "64", value_parser = dimension)]
+    pub emb: usize,
+    /// LSTM hidden size, and the Transformer's width
+    #[arg(long, default_value = "64", value_parser = dimension)]
+    pub hidden: usize,
+}
+
 /// `--seed`, `--threads` and `--json`: the flags of a command that trains
 /// (`ablation`, `sort-study`, `train`).
 ///

@@ -21,7 +21,7 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::args::{MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, dimension, positive_real};
+use crate::args::{MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, dimension};
 use crate::error::{Error, Result};
 use crate::measure::{HeadScores, head_scores, sequence_accuracy};
 use crate::output::Output;
@@ -60,21 +60,9 @@ pub struct SuiteArgs {
     /// Fresh test sentences per phenomenon, whose attention is scored against the gold links
     #[arg(long, default_value = "500", value_parser = at_most::<MAX_EXAMPLES>)]
     pub test_size: usize,
-    /// Epochs per run
-    #[arg(long, default_value = "16", value_parser = at_most::<MAX_EPOCHS>)]
-    pub epochs: usize,
-    /// Sentences per batch
-    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
-    pub batch_size: usize,
-    /// Adam's learning rate of the recurrent models (the Transformer has its own schedule)
-    #[arg(long, default_value = "5e-3", value_parser = positive_real, allow_hyphen_values = true)]
-    pub lr: f64,
-    /// Embedding size
-    #[arg(long, default_value = "64", value_parser = dimension)]
-    pub emb: usize,
-    /// LSTM hidden size, and the Transformer's width
-    #[arg(long, default_value = "64", value_parser = dimension)]
-    pub hidden: usize,
+    /// `--epochs`, `--batch-size`, `--lr`, `--emb`, `--hidden`.
+    #[command(flatten)]
+    pub training: crate::args::TaskTraining,
     /// Fewest source words (digits for the sort) per sentence
     #[arg(long, default_value = "3", value_parser = at_most::<MAX_LENGTH>)]
     pub min_words: usize,
@@ -116,8 +104,8 @@ impl SuiteArgs {
         }
         for choice in &self.configs {
             match choice {
-                ModelChoice::Recurrent(attention) => crate::args::check_heads([attention], self.hidden)?,
-                ModelChoice::Transformer => recipe::check_width(self.hidden)?,
+                ModelChoice::Recurrent(attention) => crate::args::check_heads([attention], self.training.hidden)?,
+                ModelChoice::Transformer => recipe::check_width(self.training.hidden)?,
             }
         }
         // Every phenomenon's data is held at once; up to one run per thread trains at a time.
@@ -129,7 +117,7 @@ impl SuiteArgs {
         let [mut model, mut batch] = [0, 0];
         for task in &tasks {
             for &choice in &self.configs {
-                let [m, b] = budget::training_bytes(&self.model_config(choice, task), self.batch_size, len);
+                let [m, b] = budget::training_bytes(&self.model_config(choice, task), self.training.batch_size, len);
                 (model, batch) = (model.max(m), batch.max(b));
             }
         }
@@ -161,14 +149,14 @@ impl SuiteArgs {
         match choice {
             ModelChoice::Recurrent(attention) => Seq2SeqConfig {
                 attention: attention.0,
-                emb_dim: self.emb,
-                hidden_dim: self.hidden,
-                attn_dim: self.hidden,
+                emb_dim: self.training.emb,
+                hidden_dim: self.training.hidden,
+                attn_dim: self.training.hidden,
                 ..Seq2SeqConfig::new(src, tgt)
             }
             .into(),
             ModelChoice::Transformer => {
-                let config = recipe::transformer(src, tgt, self.hidden, Default::default());
+                let config = recipe::transformer(src, tgt, self.training.hidden, Default::default());
                 // Positions for the longest sentence, `<sos>` and `<eos>` included.
                 TransformerConfig { max_len: config.max_len.max(self.longest() + 2), ..config }.into()
             }
@@ -178,8 +166,8 @@ impl SuiteArgs {
     /// How `choice` trains: the recurrent models with `--lr` warmed up
     /// linearly, the Transformer with its own schedule.
     fn train_config(&self, choice: ModelChoice, seed: u64) -> TrainConfig {
-        let mut config = TrainConfig::new(self.epochs, self.lr);
-        config.batching.batch_size = self.batch_size;
+        let mut config = TrainConfig::new(self.training.epochs, self.training.lr);
+        config.batching.batch_size = self.training.batch_size;
         config.label_smoothing = LABEL_SMOOTHING;
         config.seed = seed;
         config.progress = Progress::Silent;
