@@ -89,7 +89,7 @@ pub use ablation::{AblationArgs, InitChoice};
 pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
 pub use metrics::RoundMetrics;
-pub use output::{Output, print_err};
+pub use output::{Output, output_dir_of, print_err, write_file};
 pub use probe::ProbeArgs;
 pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;
@@ -234,6 +234,17 @@ pub fn run(cli: &Cli) -> Result<()> {
             Ok(())
         }
     }?;
+    // A report's folder exists before any work, so a bad path fails first.
+    let report = match &cli.command {
+        Command::Ablation(args) => args.report.as_ref(),
+        Command::SortStudy(args) => args.report.as_ref(),
+        Command::Translate(args) => args.report.as_ref(),
+        Command::Probe(args) => args.report.as_ref(),
+        _ => None,
+    };
+    if let Some(path) = report {
+        output::output_dir_of(path)?;
+    }
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
         Command::Ablation(args) if !args.no_png => Some(run_dir::RunDir::claim(&args.out)?),

@@ -91,7 +91,7 @@ impl MetricsLog {
         for m in &rounds {
             text.push_str(&line(m));
         }
-        lingo::nn::write_atomic(&path, text.as_bytes())?;
+        crate::output::write_file(&path, text.as_bytes())?;
         Ok(MetricsLog { path, rounds })
     }
 

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use lingo::viz::{HeatmapOptions, LineOptions, Report, Series};
 use ndarray::{ArrayView2, ArrayView4};
 
-use crate::error::{Error, Result};
-use crate::output::Output;
+use crate::error::Result;
+use crate::output::{Output, output_dir_of};
 
 /// A table: a header and rows of cells, printed as text or put in a report.
 pub(crate) struct Table {
@@ -117,9 +117,7 @@ impl HtmlReport {
 
     /// Writes the SVGs, then the page, and says where.
     pub fn save(mut self, out: &Output) -> Result<()> {
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
+        output_dir_of(&self.path)?;
         for (file, svg) in &self.svgs {
             lingo::viz::save_svg(svg, file)?;
         }

@@ -14,7 +14,7 @@ use lingo::nn::{
     Activation, Algorithm, AnyConfig, AnyModel, Checkpoint, CheckpointSpec, EncoderDecoder, Next, NormPosition,
     Placement, PositionKind, Progress, RnnKind, Schedule, Seq2SeqConfig, StateDict, TrainConfig, TrainResult,
     TrainedModel, TransformerConfig, TranslateOptions, Translator, evaluate, load_own, load_resumable,
-    remove_stale_temp_files, train_model_with, write_atomic,
+    remove_stale_temp_files, train_model_with,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -779,7 +779,7 @@ fn write_run_file(args: &TrainArgs) -> Result<()> {
     let text = RunFile::of(&args.explicit()).to_toml()?;
     let header =
         "# The settings of this run, every one explicit: `lingo train --config config.toml --out DIR` repeats it.\n";
-    Ok(write_atomic(&args.out.join(CONFIG_FILE), format!("{header}{text}").as_bytes())?)
+    crate::output::write_file(&args.out.join(CONFIG_FILE), format!("{header}{text}").as_bytes())
 }
 
 /// Readies `--out` for the run, only once the corpus is read: a bad --data keeps the old run.

@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
 use crate::budget;
 use crate::error::{Error, Result};
-use crate::output::Output;
+use crate::output::{Output, output_dir_of};
 use crate::report::{self, HtmlReport, Table};
 
 /// Settings of `lingo translate`.
@@ -98,13 +98,16 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     if args.alignments.is_some() && !config.has_attention() {
         return Err(Error::invalid("--alignments", "this model has no attention to align with"));
     }
+    if let Some(path) = &args.alignments {
+        output_dir_of(path)?;
+    }
     let translations = match &args.sentence {
         Some(sentence) => vec![(sentence.clone(), translate_one(args, sentence, &translator, out)?)],
         None => translate_lines(args, &translator, out)?,
     };
     if let Some(path) = &args.alignments {
         let lines: String = translations.iter().map(|(_, t)| format!("{}\n", pharaoh_line(t))).collect();
-        lingo::nn::write_atomic(path, lines.as_bytes())?;
+        crate::output::write_file(path, lines.as_bytes())?;
         out.note(&format!("wrote {}", path.display()));
     }
     if let Some(path) = &args.report {

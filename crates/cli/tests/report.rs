@@ -147,3 +147,23 @@ fn a_translate_report_lists_every_line_with_its_alignment_and_draws_the_attentio
     assert!(dir.path().join("out/translate-line3.svg").exists());
     assert!(titles(&html).iter().any(|t| t.starts_with("<sos> → <sos>: ")), "rows start at <sos>");
 }
+
+#[test]
+fn an_output_path_that_cannot_be_written_fails_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), "not a folder").unwrap();
+    // `file/x.html`: its folder cannot be made, so nothing trains.
+    let out = lingo_in(dir.path(), &["ablation", "--configs", "dot", "--report", "file/x.html"]);
+    common::assert_one_line_error(&out, "file: ");
+    assert!(stdout(&out).is_empty(), "trained first: {}", stdout(&out));
+    common::tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut args = common::tiny_train("1");
+    args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
+    assert!(lingo_in(dir.path(), &args).status.success());
+    for flag in ["--alignments", "--report"] {
+        let out = lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", flag, "file/a.txt", "two."]);
+        common::assert_one_line_error(&out, "file: ");
+        assert!(!common::stderr(&out).contains("checkpoint"), "{flag}: {}", common::stderr(&out));
+        assert!(stdout(&out).is_empty(), "{flag}: translated first: {}", stdout(&out));
+    }
+}
