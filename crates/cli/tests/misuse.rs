@@ -310,6 +310,17 @@ fn every_count_flag_has_a_bound_that_parses_and_one_past_it_that_does_not() {
         (&["translate", "--checkpoint", "x"], "--beam", MAX_BEAM),
         (&["translate", "--checkpoint", "x"], "--batch-size", MAX_BATCH),
         (&["translate", "--checkpoint", "x"], "--max-len", MAX_LENGTH),
+        (&["probe", "--checkpoint", "x", "--data", "y"], "--limit", MAX_EXAMPLES),
+        (&["probe", "--checkpoint", "x", "--data", "y"], "--max-len", MAX_LENGTH),
+        (&["alignment-suite"], "--train-size", MAX_EXAMPLES),
+        (&["alignment-suite"], "--val-size", MAX_EXAMPLES),
+        (&["alignment-suite"], "--test-size", MAX_EXAMPLES),
+        (&["alignment-suite"], "--min-words", MAX_LENGTH),
+        (&["alignment-suite"], "--max-words", MAX_LENGTH),
+        (&["alignment-suite"], "--epochs", MAX_EPOCHS),
+        (&["alignment-suite"], "--batch-size", MAX_BATCH),
+        (&["alignment-suite"], "--hidden", MAX_DIMENSION),
+        (&["alignment-suite"], "--digits", MAX_DIMENSION),
     ];
     for &(command, flag, max) in cases {
         let parse = |n: usize| Cli::try_parse_from(["lingo"].iter().chain(command).chain(&[flag, &n.to_string()]));
