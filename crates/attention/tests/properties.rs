@@ -312,3 +312,33 @@ fn gru_recurrence_is_attend_then_a_gru_step() {
     let err = dot.gru_recurrence(&tensor(&[1, 2, e], 7), &tensor(&[1, h], 8), gru).unwrap_err().to_string();
     assert!(err.contains("additive") && err.contains("attend"), "{err}");
 }
+
+#[test]
+fn one_query_row_gets_the_bits_it_gets_among_several() {
+    // A decoding step's single query runs on plain slices; the same row
+    // inside a two-row call runs through the products: they must agree bit
+    // for bit, with padding, one or four heads, and strided inputs too.
+    let (batch, src_len) = (3, 5);
+    let mask = pad_mask(&[5, 2, 4], src_len);
+    for heads in [1, 4] {
+        let (q2, kv) = (tensor(&[batch, 2, 8], 1), tensor(&[batch, src_len, 8], 2));
+        let v = tensor(&[batch, src_len, 4 * heads], 3);
+        let q1 = q2.narrow(1, 0, 1).unwrap();
+        // The same keys, strided: every other position of a longer tensor's columns.
+        let wide = Tensor::new(values(&[batch, src_len, 16], 4));
+        for (keys, contiguous) in [(kv.clone(), true), (wide.narrow(2, 0, 8).unwrap(), false)] {
+            let run = |q: &Tensor| {
+                lingo_attention::dot_product_attention(q, &keys, &v, heads, 0.5, Some(&mask), false).unwrap()
+            };
+            let (one, two) = (run(&q1), run(&q2));
+            let first = |a: &ArrayD<f32>| a.index_axis(Axis(1), 0).to_owned();
+            assert_eq!(first(one.context.data()), first(two.context.data()), "{heads} heads, contiguous {contiguous}");
+            assert_eq!(first(one.weights.data()), first(two.weights.data()));
+            if let (Some(a), Some(b)) = (one.head_weights, two.head_weights) {
+                assert_eq!(a.data().index_axis(Axis(2), 0), b.data().index_axis(Axis(2), 0));
+            }
+            // Padding gets exactly 0.
+            assert!(one.weights.data().index_axis(Axis(0), 1).iter().skip(2).all(|&w| w == 0.0));
+        }
+    }
+}

@@ -34,7 +34,7 @@
 use std::mem::MaybeUninit;
 
 use lingo_tensor::fastmath::vectorized;
-use lingo_tensor::{BackwardMulti, Tensor, gemm, gemm_uninit, will_record};
+use lingo_tensor::{BackwardMulti, Tensor, dot8, gemm, gemm_uninit, will_record};
 use ndarray::{
     Array3, ArrayD, ArrayView2, ArrayView3, ArrayViewMut2, Axis, Ix2, Slice, SliceInfo, SliceInfoElem, Zip, s,
 };
@@ -151,6 +151,10 @@ pub(crate) fn dot_product(
 /// Forward for batch entry `b`, head by head:
 /// `X = α Q·Kᵀ`, `W = masked_softmax(X)`, `C = W·V`.
 fn forward_entry(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, mut out: Entry<'_>) {
+    if hs.n_t == 1 && one_query(b, hs, (q, k, v), mask, &mut out) {
+        // SAFETY: `one_query` wrote every head's scores and context columns.
+        return unsafe { out.finish() };
+    }
     for h in 0..hs.count {
         let (qh, kh, vh) = (hs.of(q, b, h, hs.d), hs.of(k, b, h, hs.d), hs.of(v, b, h, hs.d_v));
         let (scores, context) = out.head(h, h * hs.d_v..(h + 1) * hs.d_v);
@@ -162,6 +166,44 @@ fn forward_entry(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, mu
     }
     // SAFETY: every head's scores and context columns were written whole above, by products.
     unsafe { out.finish() }
+}
+
+/// [`forward_entry`] for one query row (a decoding step), on plain slices:
+/// the same sums in the same order as the two one-row products (`dot8`
+/// for the scores, rows of `V` added in order for the context), so the same
+/// bits, without a view and a product dispatch per head. Returns `false`,
+/// having written nothing, when an input or output is not contiguous.
+fn one_query(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, out: &mut Entry<'_>) -> bool {
+    let (q, k, v) = (q.index_axis(Axis(0), b), k.index_axis(Axis(0), b), v.index_axis(Axis(0), b));
+    let scores = match out.heads.as_mut() {
+        Some(all) => all.as_slice_mut(),
+        None => out.weights.as_slice_mut(),
+    };
+    let (Some(q), Some(k), Some(v), Some(scores), Some(context)) =
+        (q.to_slice(), k.to_slice(), v.to_slice(), scores, out.context.as_slice_mut())
+    else {
+        return false;
+    };
+    let (d, d_v, n_s) = (hs.d, hs.d_v, hs.n_s);
+    let (row_k, row_v) = (hs.count * d, hs.count * d_v);
+    for h in 0..hs.count {
+        let q_h = &q[h * d..(h + 1) * d];
+        let x = &mut scores[h * n_s..(h + 1) * n_s];
+        for (s, x_s) in x.iter_mut().enumerate() {
+            x_s.write(hs.scale * dot8(q_h, &k[s * row_k + h * d..][..d])); // X = α Q·Kᵀ
+        }
+        // SAFETY: every score of the head was written just above.
+        let w = unsafe { &mut *(std::ptr::from_mut(x) as *mut [f32]) };
+        masked_softmax(w, mask.row(b, 0, 1, n_s)); // W = masked_softmax(X)
+        let c = &mut context[h * d_v..(h + 1) * d_v];
+        c.fill(MaybeUninit::new(0.0));
+        // SAFETY: every element was written on the line above.
+        let c = unsafe { &mut *(std::ptr::from_mut(c) as *mut [f32]) };
+        for (s, &w_s) in w.iter().enumerate() {
+            c.iter_mut().zip(&v[s * row_v + h * d_v..][..d_v]).for_each(|(c, &v)| *c += w_s * v); // C = W·V
+        }
+    }
+    true
 }
 
 /// The backward rule (see the module docs): per batch entry, per head, the
