@@ -377,16 +377,10 @@ fn results_table(rows: &[Row], total_seconds: f64) -> Table {
 fn saliency_table(rows: &[Row]) -> Table {
     let header = ["configuration", "attention on gold", "saliency on gold", "same peak", "rank correlation"];
     let mut table = Table::new(&header);
-    let pct = |x: Option<f64>| x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x));
     for row in rows {
-        let s = &row.measures.saliency;
-        table.push(vec![
-            row.choice.label(),
-            pct(s.attention_alignment.map(|a| a.accuracy)),
-            pct(Some(s.saliency_alignment.accuracy)),
-            pct(s.agreement.map(|a| a.peak_agreement)),
-            s.agreement.map_or("n/a".into(), |a| format!("{:.3}", a.mean_rank_correlation)),
-        ]);
+        let mut cells = vec![row.choice.label()];
+        cells.extend(lab::saliency_cells(&row.measures.saliency));
+        table.push(cells);
     }
     table
 }

@@ -1,7 +1,7 @@
 //! The attention lab's probes as the commands print them: every trained
 //! model with its attention replaced after training, in one table.
 
-use lingo::nn::{EncoderDecoder, Probe, ProbeScore, Probed, probe};
+use lingo::nn::{EncoderDecoder, Probe, ProbeScore, Probed, SaliencyComparison, probe};
 use serde_json::json;
 
 use crate::error::Result;
@@ -98,4 +98,17 @@ pub(crate) fn print_probes(rows: &[ProbeRow], examples: &str, extra: &serde_json
         out.json(&value);
     }
     out.say(&format!("\n{}\n{}", probe_title(examples), probe_table(rows).text()));
+}
+
+/// A saliency table's four measured cells: attention and saliency on the
+/// gold links, how often their peaks agree, and Spearman's rho (`n/a`
+/// without attention).
+pub(crate) fn saliency_cells(s: &SaliencyComparison) -> [String; 4] {
+    let pct = |x: Option<f64>| x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x));
+    [
+        pct(s.attention_alignment.map(|a| a.accuracy)),
+        pct(Some(s.saliency_alignment.accuracy)),
+        pct(s.agreement.map(|a| a.peak_agreement)),
+        s.agreement.map_or("n/a".into(), |a| format!("{:.3}", a.mean_rank_correlation)),
+    ]
 }

@@ -711,16 +711,9 @@ fn saliency_table(results: &[RunResult]) -> Table {
     let header = ["length", "attention", "training data", "attention on gold", "saliency on gold", "same peak", "rho"];
     let mut table = Table::new(&header);
     for r in results {
-        let s = &r.saliency;
-        table.push(vec![
-            r.len.to_string(),
-            r.model.to_string(),
-            r.variant.clone(),
-            pct(s.attention_alignment.map(|a| a.accuracy)),
-            pct(Some(s.saliency_alignment.accuracy)),
-            pct(s.agreement.map(|a| a.peak_agreement)),
-            s.agreement.map_or("n/a".into(), |a| format!("{:.3}", a.mean_rank_correlation)),
-        ]);
+        let mut cells = vec![r.len.to_string(), r.model.to_string(), r.variant.clone()];
+        cells.extend(lab::saliency_cells(&r.saliency));
+        table.push(cells);
     }
     table
 }
