@@ -607,30 +607,10 @@ fn alignment_suite_refuses_what_does_not_fit_before_any_work() {
     assert_one_line_error(&run(&["--hidden", "2048", "--emb", "2048"]), "invalid --hidden: the command needs about");
 }
 
-/// A sort study small enough for a test: length 3, two epochs, one longer length.
-const SMALL_SORT_STUDY: [&str; 16] = [
-    "sort-study",
-    "--json",
-    "--lengths",
-    "3",
-    "--digits",
-    "5",
-    "--train-size",
-    "64",
-    "--val-size",
-    "16",
-    "--test-size",
-    "16",
-    "--epochs",
-    "2",
-    "--longer",
-    "1",
-];
-
 #[test]
 fn sort_study_json_reports_each_model() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = SMALL_SORT_STUDY.to_vec();
+    let mut args = common::SMALL_SORT_STUDY.to_vec();
     args.extend(["--rare-digit", "2", "--rare-share", "0.05", "--emb", "8", "--hidden", "8", "--out", "pics"]);
     args.push("--probe");
     let out = lingo_in(dir.path(), &args);
@@ -666,7 +646,7 @@ fn sort_study_json_reports_each_model() {
 
 #[test]
 fn sort_study_trains_the_transformer_in_the_recurrent_pair_s_place() {
-    let mut small = SMALL_SORT_STUDY.to_vec();
+    let mut small = common::SMALL_SORT_STUDY.to_vec();
     small.extend(["--model", "transformer", "--rare-share", "0", "--hidden", "8", "--no-png"]);
     let lines = json_lines(&lingo(&small));
     assert_eq!(lines.len(), 1, "one Transformer per length, no pair");

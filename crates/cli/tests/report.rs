@@ -65,34 +65,10 @@ fn an_ablation_report_holds_its_tables_heatmaps_heads_and_probes() {
 #[test]
 fn a_sort_study_report_holds_results_heads_probes_and_curves() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "sort-study",
-        "--json",
-        "--probe",
-        "--model",
-        "transformer",
-        "--lengths",
-        "3",
-        "--digits",
-        "5",
-        "--hidden",
-        "8",
-        "--train-size",
-        "64",
-        "--val-size",
-        "16",
-        "--test-size",
-        "16",
-        "--epochs",
-        "2",
-        "--longer",
-        "1,2",
-        "--rare-share",
-        "0",
-        "--no-png",
-        "--report",
-        "study.html",
-    ];
+    let mut args = common::SMALL_SORT_STUDY.to_vec();
+    let extra =
+        ["--probe", "--model", "transformer", "--hidden", "8", "--longer", "2", "--rare-share", "0", "--no-png"];
+    args.extend(extra.into_iter().chain(["--report", "study.html"]));
     let out = lingo_in(dir.path(), &args);
     assert!(out.status.success(), "{}", stderr(&out));
     let html = read_report(&dir.path().join("study.html"));

@@ -67,3 +67,23 @@ pub fn tiny_corpus(path: &Path) {
     }
     std::fs::write(path, text).unwrap();
 }
+
+/// A sort study small enough for a test: length 3, two epochs, one longer length.
+pub const SMALL_SORT_STUDY: [&str; 16] = [
+    "sort-study",
+    "--json",
+    "--lengths",
+    "3",
+    "--digits",
+    "5",
+    "--train-size",
+    "64",
+    "--val-size",
+    "16",
+    "--test-size",
+    "16",
+    "--epochs",
+    "2",
+    "--longer",
+    "1",
+];
