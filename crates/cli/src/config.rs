@@ -17,10 +17,8 @@
 //! train` fixes them: batches are always bucketed by length and shuffled;
 //! Adam's betas and ε, and SGD's dampening and Nesterov switch, are
 //! PyTorch's defaults; the time budget is planned per round by the command
-//! (`time_budget`), not `TrainConfig::time_budget`; a Transformer never ties
-//! its source embedding (`tie_source` needs one joint vocabulary, and
-//! `lingo train` builds one per language); and the schedules are the three
-//! of `decay` (no reduce-on-plateau, a cosine down to 0).
+//! (`time_budget`), not `TrainConfig::time_budget`; and the schedules are
+//! the three of `decay` (no reduce-on-plateau, a cosine down to 0).
 //!
 //! Before training, `lingo train` writes the resolved run (file, flags and
 //! defaults, every key explicit, the data path absolute) to `--out` as
@@ -159,6 +157,7 @@ pub(crate) struct DataSection {
     pub(crate) bpe_merges: Option<usize>,
     #[serde(default, deserialize_with = "count::<MAX_VOCAB, _>")]
     pub(crate) vocab_size: Option<usize>,
+    pub(crate) joint_vocab: Option<bool>,
 }
 
 /// `[model]`: `--model` (as `kind`) and every flag of the model's shape.
@@ -208,6 +207,7 @@ pub(crate) struct ModelSection {
     #[serde(default, deserialize_with = "unit")]
     pub(crate) attention_dropout: Option<f32>,
     pub(crate) tie_output: Option<bool>,
+    pub(crate) tie_source: Option<bool>,
     #[serde(default, deserialize_with = "real")]
     pub(crate) layer_norm_eps: Option<f64>,
 }
@@ -329,7 +329,10 @@ impl RunFile {
         // The other kind's switches are off: leave them out, so the file
         // names only settings of the model it trains.
         match args.model {
-            ModelKind::Rnn => file.model.tie_output = None,
+            ModelKind::Rnn => {
+                file.model.tie_output = None;
+                file.model.tie_source = None;
+            }
             ModelKind::Transformer => file.model.bidirectional = None,
         }
         file
@@ -393,6 +396,7 @@ run_file_fields! {
     data.tokenizer = plain tokenizer,
     data.bpe_merges = plain bpe_merges,
     data.vocab_size = plain vocab_size,
+    data.joint_vocab = plain joint_vocab,
     model.kind = plain model,
     model.layers = plain layers,
     model.dropout = opt dropout,
@@ -415,6 +419,7 @@ run_file_fields! {
     model.max_positions = opt max_positions,
     model.attention_dropout = opt attention_dropout,
     model.tie_output = plain tie_output,
+    model.tie_source = plain tie_source,
     model.layer_norm_eps = opt layer_norm_eps,
     train.optimizer = plain optimizer,
     train.lr = opt lr,

@@ -181,6 +181,9 @@ pub struct TrainArgs {
     /// Largest vocabulary per language, the four specials included
     #[arg(long, default_value = "10000", value_parser = at_most::<MAX_VOCAB>)]
     pub vocab_size: usize,
+    /// One vocabulary for both languages, built from both sides' training sentences (at most --vocab-size); needed by --tie-source
+    #[arg(long)]
+    pub joint_vocab: bool,
     /// The kind of model
     #[arg(long, value_enum, default_value_t = ModelKind::Rnn)]
     pub model: ModelKind,
@@ -241,6 +244,9 @@ pub struct TrainArgs {
     /// The output layer reuses the target embedding as its weight (transformer)
     #[arg(long)]
     pub tie_output: bool,
+    /// The source reuses the target embedding, with --joint-vocab (transformer)
+    #[arg(long)]
+    pub tie_source: bool,
     /// The layer norms' ε (transformer) [default: 1e-5]
     #[arg(long, value_parser = positive_real, allow_hyphen_values = true)]
     pub layer_norm_eps: Option<f64>,
@@ -411,6 +417,7 @@ impl TrainArgs {
                     ("--max-positions", self.max_positions.is_some()),
                     ("--attention-dropout", self.attention_dropout.is_some()),
                     ("--tie-output", self.tie_output),
+                    ("--tie-source", self.tie_source),
                     ("--layer-norm-eps", self.layer_norm_eps.is_some()),
                 ]
                 .to_vec(),
@@ -454,11 +461,16 @@ impl TrainArgs {
             }
             ModelKind::Transformer => {
                 let (d, heads) = (self.d_model(), self.heads.unwrap_or(HEADS));
-                if d.is_multiple_of(heads) {
-                    Ok(())
-                } else {
-                    Err(Error::usage("--d-model", format!("must be a multiple of --heads {heads}, got {d}")))
+                if !d.is_multiple_of(heads) {
+                    return Err(Error::usage("--d-model", format!("must be a multiple of --heads {heads}, got {d}")));
                 }
+                if self.tie_source && !self.joint_vocab {
+                    return Err(Error::usage(
+                        "--tie-source",
+                        "needs --joint-vocab: one embedding table serves both languages only if they share one vocabulary",
+                    ));
+                }
+                Ok(())
             }
         }
     }
@@ -589,6 +601,7 @@ impl TrainArgs {
                 },
                 max_len: get(explicit.max_positions),
                 tie_output: self.tie_output,
+                tie_source: self.tie_source,
                 layer_norm_eps: explicit.layer_norm_eps.unwrap_or(LAYER_NORM_EPS) as f32,
                 init: self.init.into(),
                 ..TransformerConfig::new(src_vocab, tgt_vocab)
@@ -686,7 +699,8 @@ fn prepare(args: &TrainArgs, seed: u64, out: &Output) -> Result<Prepared> {
     })
 }
 
-/// The tokenizer `--tokenizer` asks for and the vocabulary of each language, all learned on the training pairs only.
+/// The tokenizer `--tokenizer` asks for and the vocabulary of each language
+/// (one for both with `--joint-vocab`), all learned on the training pairs only.
 fn tokenizer_and_vocabs(args: &TrainArgs, words: WordTokenizer, train: &Corpus) -> (TextTokenizer, Vocab, Vocab) {
     let tokenizer = match args.tokenizer {
         TokenizerChoice::Word => TextTokenizer::Word(words),
@@ -699,6 +713,10 @@ fn tokenizer_and_vocabs(args: &TrainArgs, words: WordTokenizer, train: &Corpus) 
         }
     };
     let config = VocabConfig { min_freq: 2, max_size: Some(args.vocab_size) };
+    if args.joint_vocab {
+        let vocab = Vocab::build(train.pairs.iter().flat_map(|p| [&p.src, &p.tgt]), &tokenizer, &config);
+        return (tokenizer, vocab.clone(), vocab);
+    }
     let src_vocab = Vocab::build(train.pairs.iter().map(|p| &p.src), &tokenizer, &config);
     let tgt_vocab = Vocab::build(train.pairs.iter().map(|p| &p.tgt), &tokenizer, &config);
     (tokenizer, src_vocab, tgt_vocab)
@@ -1080,6 +1098,7 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
         ("--tokenizer", format!("{:?}", args.tokenizer).to_lowercase()),
         ("--bpe-merges", args.bpe_merges.to_string()),
         ("--vocab-size", args.vocab_size.to_string()),
+        ("--joint-vocab", args.joint_vocab.to_string()),
         ("--model", format!("{:?}", args.model).to_lowercase()),
         ("--layers", args.layers.to_string()),
         ("--init", choice_name(&args.init)),
@@ -1107,6 +1126,7 @@ fn run_settings(args: &TrainArgs, seed: u64, train: &[Example]) -> Vec<(String, 
             ("--max-positions", c.max_len.to_string()),
             ("--attention-dropout", c.attention_dropout.to_string()),
             ("--tie-output", c.tie_output.to_string()),
+            ("--tie-source", c.tie_source.to_string()),
             ("--layer-norm-eps", c.layer_norm_eps.to_string()),
         ]),
     }

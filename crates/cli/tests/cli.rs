@@ -145,6 +145,8 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--model", "transformer", "--attention-dropout", "1"], "--attention-dropout"),
     (&["train", "--data", "DATA", "--model", "transformer", "--layer-norm-eps", "0"], "--layer-norm-eps"),
     (&["train", "--data", "DATA", "--tie-output"], "--tie-output"),
+    (&["train", "--data", "DATA", "--joint-vocab", "--tie-source"], "--tie-source"),
+    (&["train", "--data", "DATA", "--model", "transformer", "--tie-source"], "--tie-source"),
     (&["train", "--data", "DATA", "--weight-decay", "-1"], "--weight-decay"),
     (&["train", "--data", "DATA", "--optimizer", "sgd", "--momentum", "nan"], "--momentum"),
     (&["train", "--data", "DATA", "--momentum", "0.9"], "--momentum"),
@@ -828,6 +830,40 @@ fn a_transformer_trains_translates_and_keeps_its_kind_on_resume() {
     let mut resume = flags("3", "rnn");
     resume.push("--resume");
     assert_one_line_error(&lingo_in(dir.path(), &resume), "--model transformer (saved) vs rnn (this run)");
+}
+
+#[test]
+fn a_joint_vocabulary_lets_one_table_embed_both_languages_and_score_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_corpus(&dir.path().join("numbers.tsv"));
+    let flags = |rounds: &'static str, joint: bool| {
+        let mut args = common::tiny_train(rounds);
+        args.extend(["--tokenizer", "word", "--vocab-size", "50", "--average", "1", "--model", "transformer"]);
+        args.extend(["--d-model", "16", "--heads", "2", "--layers", "1", "--ff-dim", "32", "--tie-output"]);
+        if joint {
+            args.extend(["--joint-vocab", "--tie-source"]);
+        }
+        args
+    };
+    let train = lingo_in(dir.path(), &flags("2", true));
+    assert!(train.status.success(), "{}", stderr(&train));
+
+    let translator = lingo::nn::Translator::load(dir.path().join("run/model.ckpt")).unwrap();
+    assert_eq!(translator.src_vocab(), translator.tgt_vocab(), "one vocabulary for both sides");
+    for word in ["one", "uno", "six", "seis"] {
+        assert!(translator.src_vocab().get(word).is_some(), "{word} is in the joint vocabulary");
+    }
+    let lingo::nn::AnyModel::Transformer(model) = translator.model() else { panic!("a Transformer") };
+    assert!(model.config().tie_source && model.config().tie_output);
+    let out = lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "two three."]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = std::fs::read_to_string(dir.path().join("run/config.toml")).unwrap();
+    assert!(written.contains("joint_vocab = true") && written.contains("tie_source = true"), "{written}");
+
+    // A vocabulary per language is another run: its resume is refused, naming the flag.
+    let mut resume = flags("3", false);
+    resume.push("--resume");
+    assert_one_line_error(&lingo_in(dir.path(), &resume), "--joint-vocab true (saved) vs false (this run)");
 }
 
 #[test]
