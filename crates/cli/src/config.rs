@@ -252,13 +252,16 @@ pub(crate) struct TrainSection {
     pub(crate) average: Option<usize>,
 }
 
-/// `[decode]`: `--beam`, the beam of the test set's translations.
+/// `[decode]`: `--beam` and `--length-penalty`, the search of the test set's translations.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DecodeSection {
     /// `--beam` (1: greedy).
     #[serde(default, deserialize_with = "count::<MAX_BEAM, _>")]
     pub(crate) beam: Option<usize>,
+    /// `--length-penalty`: GNMT's α.
+    #[serde(default, deserialize_with = "non_negative")]
+    pub(crate) length_penalty: Option<f64>,
 }
 
 impl RunFile {
@@ -438,6 +441,7 @@ run_file_fields! {
     train.time_budget = plain time_budget,
     train.average = plain average,
     decode.beam = plain beam,
+    decode.length_penalty = plain length_penalty,
 }
 
 /// The clap id of a flag: its field's name (`--batch-size` is `batch_size`).

@@ -309,6 +309,9 @@ pub struct TrainArgs {
     /// Beam size for the test set (1: greedy)
     #[arg(long, default_value = "5", value_parser = at_most::<MAX_BEAM>)]
     pub beam: usize,
+    /// Length-penalty exponent α of the test set's beam search (see `lingo translate --length-penalty`)
+    #[arg(long, default_value = "0.6", value_parser = non_negative_real)]
+    pub length_penalty: f64,
     /// Example translations to print
     #[arg(long, default_value = "5")]
     pub show: usize,
@@ -995,7 +998,12 @@ impl Run<'_> {
         let train_seconds = trained.seconds;
         let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
         let decoding = Instant::now();
-        let options = TranslateOptions { beam: args.beam, attention: false, ..TranslateOptions::default() };
+        let options = TranslateOptions {
+            beam: args.beam,
+            alpha: args.length_penalty as f32,
+            attention: false,
+            ..TranslateOptions::default()
+        };
         let hyps: Vec<String> = kept.translator.translate(&sources, &options)?.into_iter().map(|t| t.text).collect();
         let decode_seconds = decoding.elapsed().as_secs_f64();
         write_lines(&args.out.join("test.hyp.txt"), &hyps)?;
@@ -1029,6 +1037,7 @@ impl Run<'_> {
             "test_pairs": refs.len(),
             "test_decode_seconds": decode_seconds,
             "beam": args.beam,
+            "length_penalty": args.length_penalty,
         }));
         Ok(())
     }

@@ -12,7 +12,7 @@ use lingo::nn::{CheckpointProblem, EncoderDecoder, TranslateOptions, Translation
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
-use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
+use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most, non_negative_real};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::{Output, output_dir_of};
@@ -39,6 +39,9 @@ pub struct TranslateArgs {
     /// Most output tokens
     #[arg(long, default_value = "30", value_parser = at_most::<MAX_LENGTH>)]
     pub max_len: usize,
+    /// GNMT's length-penalty exponent α: beams are ranked by log p / ((5 + n) / 6)^α, so a larger α favours longer outputs (0: by log p alone)
+    #[arg(long, default_value = "0.6", value_parser = non_negative_real)]
+    pub length_penalty: f64,
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
@@ -79,6 +82,7 @@ pub(crate) fn load(path: &Path) -> Result<Translator> {
 fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
     TranslateOptions {
         beam: args.beam,
+        alpha: args.length_penalty as f32,
         max_len_a: 0.0,
         max_len_b: args.max_len,
         batch_size: args.batch_size,

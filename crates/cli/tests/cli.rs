@@ -145,6 +145,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--model", "transformer", "--attention-dropout", "1"], "--attention-dropout"),
     (&["train", "--data", "DATA", "--model", "transformer", "--layer-norm-eps", "0"], "--layer-norm-eps"),
     (&["train", "--data", "DATA", "--tie-output"], "--tie-output"),
+    (&["train", "--data", "DATA", "--length-penalty", "-0.1"], "--length-penalty"),
     (&["train", "--data", "DATA", "--joint-vocab", "--tie-source"], "--tie-source"),
     (&["train", "--data", "DATA", "--model", "transformer", "--tie-source"], "--tie-source"),
     (&["train", "--data", "DATA", "--weight-decay", "-1"], "--weight-decay"),
@@ -155,6 +156,8 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     // translate
     (&["translate", "--checkpoint", "x.ckpt", "--beam", "0", "hola"], "--beam"),
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
+    (&["translate", "--checkpoint", "x.ckpt", "--length-penalty", "-1", "hola"], "--length-penalty"),
+    (&["translate", "--checkpoint", "x.ckpt", "--length-penalty", "inf", "hola"], "--length-penalty"),
     (&["translate", "--checkpoint", "x.ckpt", "--batch-size", "0", "--input", "in.txt"], "--batch-size"),
     // probe
     (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--limit", "0"], "--limit"),
