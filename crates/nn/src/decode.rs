@@ -30,8 +30,9 @@ pub struct Hypothesis {
     pub tokens: Vec<usize>,
     /// `Σ log p(token)` over `tokens`.
     pub log_prob: f32,
-    /// The score beams are ranked by: `log_prob / lp(|tokens|)` with GNMT's
-    /// length penalty `lp(n) = ((5 + n) / 6)^α` (equal to `log_prob` for greedy).
+    /// The score beams are ranked by: `log_prob / lp(|tokens|) + cp` with
+    /// GNMT's length penalty `lp(n) = ((5 + n) / 6)^α` and coverage penalty
+    /// `cp` ([`BeamConfig::beta`]); equal to `log_prob` for greedy.
     pub score: f32,
     /// Attention over the source for each output token, `(tokens.len(), src_len)`,
     /// when asked for and the model has attention.
@@ -209,6 +210,12 @@ pub struct BeamConfig {
     pub beam_size: usize,
     /// GNMT length penalty exponent `α` (0: no normalisation; 0.6 to 1 are usual).
     pub alpha: f32,
+    /// GNMT coverage penalty weight `β` (0: none): a finished hypothesis
+    /// gains `β Σ_i log min(Σ_j p_ij, 1)` over the source positions `i`,
+    /// with `p_ij` output token `j`'s attention on source token `i`, so an
+    /// output that left source tokens unread ranks lower. A model without
+    /// attention gets no penalty.
+    pub beta: f32,
     /// How many finished hypotheses to return per input (`≤ beam_size`).
     pub n_best: usize,
     /// The most tokens an output may have, `<eos>` included.
@@ -217,13 +224,27 @@ pub struct BeamConfig {
 
 impl Default for BeamConfig {
     fn default() -> Self {
-        BeamConfig { beam_size: 5, alpha: 0.6, n_best: 1, max_len: 50 }
+        BeamConfig { beam_size: 5, alpha: 0.6, beta: 0.0, n_best: 1, max_len: 50 }
     }
 }
 
 /// GNMT's length penalty `lp(n) = ((5 + n) / 6)^α` (Wu et al., 2016).
 fn length_penalty(n: usize, alpha: f32) -> f32 {
     ((5.0 + n as f32) / 6.0).powf(alpha)
+}
+
+/// GNMT's coverage penalty `cp = β Σ_i log min(Σ_j p_ij, 1)` over the
+/// first `src_len` source positions of `attention (tokens, src_len)`: 0
+/// when every source token got a total weight of at least 1. A total of 0
+/// counts as the smallest normal float, so the penalty stays finite.
+fn coverage_penalty(attention: Option<&Array2<f32>>, src_len: usize, beta: f32) -> f32 {
+    match attention {
+        Some(weights) if beta > 0.0 => {
+            let coverage = weights.sum_axis(Axis(0));
+            beta * coverage.iter().take(src_len).map(|&c| c.clamp(f32::MIN_POSITIVE, 1.0).ln()).sum::<f32>()
+        }
+        _ => 0.0,
+    }
 }
 
 /// A live beam: its tokens, log-probability and attention rows so far.
@@ -252,13 +273,16 @@ struct Beams {
     live: Vec<Beam>,
     /// The hypotheses that ended with `<eos>`, in the order they ended.
     finished: Vec<Hypothesis>,
+    /// The source's length in tokens: the positions the coverage penalty reads.
+    src_len: usize,
 }
 
 /// Beam search over a batch: `K = beam_size` hypotheses per input advance
 /// together as `batch · K` rows of one decoder step. Each step, every input
 /// keeps its `K` best continuations by log-probability; a continuation that
 /// ends in `<eos>` becomes a finished hypothesis, ranked by
-/// `log p / lp(length)`. An input is done when it has `K` finished
+/// `log p / lp(length) + cp` ([`BeamConfig::beta`]; the search itself
+/// follows `log p` alone). An input is done when it has `K` finished
 /// hypotheses or `max_len` is reached (its live beams then count as
 /// unfinished outputs). Returns the `n_best` best per input, best first.
 ///
@@ -270,7 +294,7 @@ struct Beams {
 /// let mut rng = rand::rngs::StdRng::seed_from_u64(1);
 /// let model = Seq2Seq::new(Seq2SeqConfig::new(9, 9), &mut rng).unwrap();
 /// let src = ndarray::arr2(&[[2_usize, 5, 6, 3]]);
-/// let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 6 };
+/// let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, beta: 0.0, max_len: 6 };
 /// let beam = beam_search(&model, &src, &[4], one, false).unwrap();
 /// let greedy = greedy_decode(&model, &src, &[4], 6, false).unwrap();
 /// assert_eq!(beam[0][0].tokens, greedy[0].tokens);
@@ -308,7 +332,10 @@ fn beam_group<M: EncoderDecoder>(
         let (mut ctx, mut state) = model.start(src, src_lens, k)?;
         // At the start only beam 0 is real; the others are copies kept out of the race.
         let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
-        let mut inputs = vec![Beams { live: vec![empty], finished: Vec::new() }; batch];
+        let mut inputs: Vec<Beams> = src_lens
+            .iter()
+            .map(|&src_len| Beams { live: vec![empty.clone()], finished: Vec::new(), src_len })
+            .collect();
         // Rows i·K .. i·K + K of a step belong to input active[i]; a done input's rows are dropped.
         let mut active: Vec<usize> = (0..batch).collect();
         for _ in 0..cfg.max_len {
@@ -316,7 +343,8 @@ fn beam_group<M: EncoderDecoder>(
             let step = model.step(&ctx, &state, &prev)?;
             // The K best of each row's (batch·K, vocab) logits, as its beam's log p so far plus the token's.
             let best = best_continuations(step.logits.data(), &bases, k);
-            let weights = step.weights.as_ref().filter(|_| with_attention);
+            // The coverage penalty reads the attention even when the output does not keep it.
+            let weights = step.weights.as_ref().filter(|_| with_attention || cfg.beta > 0.0);
             let (parents, going) = advance(&mut inputs, &active, &best, weights, cfg);
             if going.is_empty() {
                 break;
@@ -327,7 +355,11 @@ fn beam_group<M: EncoderDecoder>(
                 ctx = drop_done(&ctx, &mut active, &going, k)?;
             }
         }
-        Ok(inputs.into_iter().map(|input| input.n_best(cfg)).collect())
+        let mut outputs: Vec<Vec<Hypothesis>> = inputs.into_iter().map(|input| input.n_best(cfg)).collect();
+        if !with_attention {
+            outputs.iter_mut().flatten().for_each(|hyp| hyp.attention = None);
+        }
+        Ok(outputs)
     })
 }
 
@@ -408,7 +440,7 @@ impl Beams {
             }
             let beam = self.live[j].child(token, log_prob, weights.map(|w| row_of(w, first_row + j)));
             if token == EOS {
-                self.finished.push(finish(beam, cfg.alpha));
+                self.finished.push(finish(beam, cfg, self.src_len));
             } else {
                 parents.push(first_row + j);
                 next.push(beam);
@@ -422,7 +454,7 @@ impl Beams {
     /// when `max_len` cut it short, its live beams as unfinished ones.
     fn n_best(self, cfg: BeamConfig) -> Vec<Hypothesis> {
         let mut all = self.finished;
-        all.extend(self.live.into_iter().map(|beam| finish(beam, cfg.alpha)));
+        all.extend(self.live.into_iter().map(|beam| finish(beam, cfg, self.src_len)));
         // Finished outputs rank above unfinished ones, then by score.
         all.sort_by(|x, y| y.finished().cmp(&x.finished()).then(y.score.total_cmp(&x.score)));
         all.truncate(cfg.n_best);
@@ -459,8 +491,10 @@ fn top_k(row: &[f32], log_sum: f32, base: f32, k: usize) -> Vec<(f32, usize)> {
     best
 }
 
-/// A beam as an output, with its length-normalised score `log p / lp(|tokens|)`.
-fn finish(beam: Beam, alpha: f32) -> Hypothesis {
-    let score = beam.log_prob / length_penalty(beam.tokens.len(), alpha);
-    Hypothesis { score, log_prob: beam.log_prob, attention: stack_rows(&beam.attention), tokens: beam.tokens }
+/// A beam as an output, with its score `log p / lp(|tokens|) + cp`.
+fn finish(beam: Beam, cfg: BeamConfig, src_len: usize) -> Hypothesis {
+    let attention = stack_rows(&beam.attention);
+    let score = beam.log_prob / length_penalty(beam.tokens.len(), cfg.alpha)
+        + coverage_penalty(attention.as_ref(), src_len, cfg.beta);
+    Hypothesis { score, log_prob: beam.log_prob, attention, tokens: beam.tokens }
 }

@@ -58,6 +58,8 @@ pub struct TranslateOptions {
     pub n_best: usize,
     /// GNMT's length-penalty exponent `α` for ranking beams ([`BeamConfig::alpha`]).
     pub alpha: f32,
+    /// GNMT's coverage-penalty weight `β` for ranking beams ([`BeamConfig::beta`]).
+    pub beta: f32,
     /// The most output tokens, `<eos>` included, are `⌊max_len_a · n⌋ +
     /// max_len_b` with `n` the longest source of a batch in tokens
     /// (`<sos>` and `<eos>` included): fairseq's `--max-len-a/-b`.
@@ -71,12 +73,13 @@ pub struct TranslateOptions {
 }
 
 impl Default for TranslateOptions {
-    /// Beam 5, one candidate, `α = 0.6`, at most `3n + 5` output tokens, attention kept.
+    /// Beam 5, one candidate, `α = 0.6`, no coverage penalty, at most `3n + 5` output tokens, attention kept.
     fn default() -> Self {
         TranslateOptions {
             beam: 5,
             n_best: 1,
             alpha: 0.6,
+            beta: 0.0,
             max_len_a: 3.0,
             max_len_b: 5,
             batch_size: None,
@@ -329,7 +332,8 @@ impl Translator {
             let best = greedy_decode(&self.model, &src, &src_lens, max_len, options.attention)?;
             return Ok(best.into_iter().map(|hyp| vec![hyp]).collect());
         }
-        let config = BeamConfig { beam_size: options.beam, alpha: options.alpha, n_best: options.n_best, max_len };
+        let (beam_size, alpha, beta, n_best) = (options.beam, options.alpha, options.beta, options.n_best);
+        let config = BeamConfig { beam_size, alpha, beta, n_best, max_len };
         beam_search(&self.model, &src, &src_lens, config, options.attention)
     }
 

@@ -3,9 +3,9 @@
 use lingo_attention::Scorer;
 use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, SOS, Task};
 use lingo_nn::{
-    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Mode, Next, Optimizer, ParamProblem, Placement, Progress,
-    RnnKind, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, TrainedModel, beam_search, evaluate,
-    greedy_decode, train_model, train_model_with,
+    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Hypothesis, Mode, Next, Optimizer, ParamProblem,
+    Placement, Progress, RnnKind, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, TrainedModel, beam_search,
+    evaluate, greedy_decode, train_model, train_model_with,
 };
 use lingo_tensor::{Module, RnnWeights, Tensor, lstm_sequence, no_grad};
 use ndarray::{Array2, Axis};
@@ -523,13 +523,13 @@ fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
     train_model(&mut model, &train, &val, &TrainConfig { label_smoothing: 0.0, ..quiet(20) }, None).unwrap();
     let batch = batch_of(&val);
     let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 8, true).unwrap();
-    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 8 };
+    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, beta: 0.0, max_len: 8 };
     let beam1 = beam_search(&model, &batch.src, &batch.src_lens, one, true).unwrap();
     for (g, b) in greedy.iter().zip(&beam1) {
         assert_eq!(g.tokens, b[0].tokens);
         assert!((g.log_prob - b[0].log_prob).abs() < 1e-5);
     }
-    let wide = BeamConfig { beam_size: 4, n_best: 3, alpha: 0.6, max_len: 8 };
+    let wide = BeamConfig { beam_size: 4, n_best: 3, alpha: 0.6, beta: 0.0, max_len: 8 };
     let beams = beam_search(&model, &batch.src, &batch.src_lens, wide, false).unwrap();
     let mut correct = 0;
     for (ex, nbest) in val.iter().zip(&beams) {
@@ -538,6 +538,63 @@ fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
         correct += usize::from(nbest[0].tokens == ex.tgt[1..]);
     }
     assert!(correct * 10 >= val.len() * 9, "beam search got {correct}/{} right", val.len());
+}
+
+#[test]
+fn the_coverage_penalty_reranks_what_the_search_found_by_the_attention_it_read() {
+    // GNMT's cp only ranks the hypotheses the search finds (the search
+    // follows log p), so with n_best = K every β returns the same ones, each
+    // scored log p / lp + β Σ_i log min(Σ_j p_ij, 1) from its own attention;
+    // and as β grows the best one's coverage term can only rise.
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(31);
+    let (train, val) = (task.generate(256, &mut rng), task.generate(32, &mut rng));
+    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
+    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(32)).unwrap();
+    // Half trained, so that hypotheses differ in what they read.
+    train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
+    let batch = batch_of(&val);
+    let search = |beta: f32, with_attention: bool| {
+        let cfg = BeamConfig { beam_size: 4, n_best: 4, alpha: 0.6, beta, max_len: 9 };
+        beam_search(&model, &batch.src, &batch.src_lens, cfg, with_attention).unwrap()
+    };
+    let sorted = |n_best: &[Hypothesis]| {
+        let mut tokens: Vec<Vec<usize>> = n_best.iter().map(|h| h.tokens.clone()).collect();
+        tokens.sort();
+        tokens
+    };
+    let plain = search(0.0, true);
+    let mut best_coverage: Vec<Vec<f32>> = Vec::new();
+    for beta in [0.0, 0.5, 2.0, 10.0] {
+        let ranked = search(beta, true);
+        let mut row = Vec::new();
+        for (b, (n_best, base)) in ranked.iter().zip(&plain).enumerate() {
+            assert_eq!(sorted(n_best), sorted(base), "β {beta}, row {b}: other hypotheses");
+            let coverage = |h: &Hypothesis| -> f32 {
+                let weights = h.attention.as_ref().expect("dot attention");
+                weights.sum_axis(Axis(0)).iter().take(batch.src_lens[b]).map(|&c| c.min(1.0).ln()).sum()
+            };
+            for h in n_best {
+                let lp = ((5.0 + h.tokens.len() as f32) / 6.0).powf(0.6);
+                let want = h.log_prob / lp + beta * coverage(h);
+                assert!((h.score - want).abs() < 1e-4, "β {beta}, row {b}: score {} vs {want}", h.score);
+            }
+            row.push(if n_best[0].finished() { coverage(&n_best[0]) } else { f32::NAN });
+        }
+        let without = search(beta, false);
+        for (with, without) in ranked.iter().flatten().zip(without.iter().flatten()) {
+            assert_eq!((&with.tokens, with.score), (&without.tokens, without.score), "β {beta}");
+            assert!(without.attention.is_none());
+        }
+        best_coverage.push(row);
+    }
+    let mut changed = 0;
+    for b in 0..val.len() {
+        let column: Vec<f32> = best_coverage.iter().map(|row| row[b]).filter(|c| c.is_finite()).collect();
+        assert!(column.windows(2).all(|w| w[1] >= w[0] - 1e-6), "row {b}: the best's coverage fell: {column:?}");
+        changed += usize::from(column.first() != column.last());
+    }
+    assert!(changed > 0, "no row's best changed with β: the test exercises nothing");
 }
 
 #[test]
@@ -552,7 +609,7 @@ fn a_batch_decodes_as_each_row_alone_while_its_rows_finish_at_different_steps() 
         let mut model =
             Seq2Seq::new(tiny(&task, RnnKind::Lstm, attention, placement), &mut StdRng::seed_from_u64(22)).unwrap();
         train_model(&mut model, &train, &val, &quiet(8), None).unwrap();
-        let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, max_len: 9 };
+        let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, beta: 0.0, max_len: 9 };
         let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 9, true).unwrap();
         let beams = beam_search(&model, &batch.src, &batch.src_lens, beam, true).unwrap();
         let lengths: std::collections::BTreeSet<usize> = greedy.iter().map(|h| h.tokens.len()).collect();
