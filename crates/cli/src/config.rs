@@ -252,7 +252,7 @@ pub(crate) struct TrainSection {
     pub(crate) average: Option<usize>,
 }
 
-/// `[decode]`: `--beam` and `--length-penalty`, the search of the test set's translations.
+/// `[decode]`: `--beam`, `--length-penalty` and `--coverage-penalty`, the search of the test set's translations.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DecodeSection {
@@ -262,6 +262,9 @@ pub(crate) struct DecodeSection {
     /// `--length-penalty`: GNMT's α.
     #[serde(default, deserialize_with = "non_negative")]
     pub(crate) length_penalty: Option<f64>,
+    /// `--coverage-penalty`: GNMT's β.
+    #[serde(default, deserialize_with = "non_negative")]
+    pub(crate) coverage_penalty: Option<f64>,
 }
 
 impl RunFile {
@@ -442,6 +445,7 @@ run_file_fields! {
     train.average = plain average,
     decode.beam = plain beam,
     decode.length_penalty = plain length_penalty,
+    decode.coverage_penalty = plain coverage_penalty,
 }
 
 /// The clap id of a flag: its field's name (`--batch-size` is `batch_size`).

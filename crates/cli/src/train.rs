@@ -312,6 +312,9 @@ pub struct TrainArgs {
     /// Length-penalty exponent α of the test set's beam search (see `lingo translate --length-penalty`)
     #[arg(long, default_value = "0.6", value_parser = non_negative_real)]
     pub length_penalty: f64,
+    /// Coverage-penalty weight β of the test set's beam search (see `lingo translate --coverage-penalty`)
+    #[arg(long, default_value = "0", value_parser = non_negative_real)]
+    pub coverage_penalty: f64,
     /// Example translations to print
     #[arg(long, default_value = "5")]
     pub show: usize,
@@ -1001,6 +1004,7 @@ impl Run<'_> {
         let options = TranslateOptions {
             beam: args.beam,
             alpha: args.length_penalty as f32,
+            beta: args.coverage_penalty as f32,
             attention: false,
             ..TranslateOptions::default()
         };
@@ -1038,6 +1042,7 @@ impl Run<'_> {
             "test_decode_seconds": decode_seconds,
             "beam": args.beam,
             "length_penalty": args.length_penalty,
+            "coverage_penalty": args.coverage_penalty,
         }));
         Ok(())
     }

@@ -42,6 +42,9 @@ pub struct TranslateArgs {
     /// GNMT's length-penalty exponent α: beams are ranked by log p / ((5 + n) / 6)^α, so a larger α favours longer outputs (0: by log p alone)
     #[arg(long, default_value = "0.6", value_parser = non_negative_real)]
     pub length_penalty: f64,
+    /// GNMT's coverage-penalty weight β: a beam gains β Σ_i log min(Σ_j p_ij, 1) over the source tokens i, so an output that left source tokens unread (by its attention p) ranks lower (0: none; no effect without attention)
+    #[arg(long, default_value = "0", value_parser = non_negative_real)]
+    pub coverage_penalty: f64,
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
@@ -83,6 +86,7 @@ fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
     TranslateOptions {
         beam: args.beam,
         alpha: args.length_penalty as f32,
+        beta: args.coverage_penalty as f32,
         max_len_a: 0.0,
         max_len_b: args.max_len,
         batch_size: args.batch_size,

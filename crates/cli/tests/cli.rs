@@ -146,6 +146,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["train", "--data", "DATA", "--model", "transformer", "--layer-norm-eps", "0"], "--layer-norm-eps"),
     (&["train", "--data", "DATA", "--tie-output"], "--tie-output"),
     (&["train", "--data", "DATA", "--length-penalty", "-0.1"], "--length-penalty"),
+    (&["train", "--data", "DATA", "--coverage-penalty", "nan"], "--coverage-penalty"),
     (&["train", "--data", "DATA", "--joint-vocab", "--tie-source"], "--tie-source"),
     (&["train", "--data", "DATA", "--model", "transformer", "--tie-source"], "--tie-source"),
     (&["train", "--data", "DATA", "--weight-decay", "-1"], "--weight-decay"),
@@ -158,6 +159,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["translate", "--checkpoint", "x.ckpt", "--max-len", "0", "hola"], "--max-len"),
     (&["translate", "--checkpoint", "x.ckpt", "--length-penalty", "-1", "hola"], "--length-penalty"),
     (&["translate", "--checkpoint", "x.ckpt", "--length-penalty", "inf", "hola"], "--length-penalty"),
+    (&["translate", "--checkpoint", "x.ckpt", "--coverage-penalty", "-0.2", "hola"], "--coverage-penalty"),
     (&["translate", "--checkpoint", "x.ckpt", "--batch-size", "0", "--input", "in.txt"], "--batch-size"),
     // probe
     (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--limit", "0"], "--limit"),

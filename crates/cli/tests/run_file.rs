@@ -83,14 +83,14 @@ fn the_recipe_follows_the_model_kind_the_file_chooses() {
 fn flags_given_override_the_file_and_defaults_do_not() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.toml");
-    std::fs::write(&run, "[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n[decode]\nbeam = 3\nlength_penalty = 1.5\n")
+    std::fs::write(&run, "[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n[decode]\nbeam = 3\nlength_penalty = 1.5\ncoverage_penalty = 0.2\n")
         .unwrap();
     let run = run.to_str().unwrap();
     // --batch-size 64 is the default, given on purpose: it still wins.
     let args = train_args(&["--data", "x.tsv", "--config", run, "--batch-size", "64", "--seed", "1"]);
     let resolved = args.resolve().unwrap();
     assert_eq!((resolved.batch_size, resolved.rounds, resolved.beam, resolved.run.seed), (64, 7, 3, 1));
-    assert_eq!(resolved.length_penalty, 1.5);
+    assert_eq!((resolved.length_penalty, resolved.coverage_penalty), (1.5, 0.2));
     assert_eq!(resolved.data.as_deref(), Some(Path::new("x.tsv")));
     let resolved = train_args(&["--data", "x.tsv", "--config", run]).resolve().unwrap();
     assert_eq!((resolved.batch_size, resolved.rounds, resolved.run.seed), (32, 7, 5));
