@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::lab;
 use crate::measure::HeadScores;
 use crate::output::{Output, example_tokens};
-use crate::report::{self, HtmlReport, Table};
+use crate::report::{self, HtmlReport, Table, percent};
 use crate::{budget, recipe};
 
 /// Settings of `lingo ablation`; the defaults are the tutorial's.
@@ -356,7 +356,7 @@ fn fit<M: EncoderDecoder + Clone>(
 /// The results, one row per configuration, and the total time.
 fn results_table(rows: &[Row], total_seconds: f64) -> Table {
     let mut table = Table::new(&["configuration", "val loss", "alignment", "chance", "seconds"]);
-    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    let pct = |x: f64| percent(Some(x));
     for row in rows {
         let (align, chance) = row.measures.alignment.map_or(("n/a".into(), "n/a".into()), |(a, c)| (pct(a), pct(c)));
         let loss = row.measures.val_losses.last().copied().unwrap_or(f32::NAN);

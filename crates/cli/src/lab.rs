@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::error::Result;
 use crate::output::Output;
-use crate::report::Table;
+use crate::report::{Table, percent};
 
 /// One model under one probe.
 pub(crate) struct ProbeRow {
@@ -57,7 +57,7 @@ pub(crate) fn probe_model<M: EncoderDecoder, E: Probed>(
 /// The probes as a table, one row per model and probe.
 pub(crate) fn probe_table(rows: &[ProbeRow]) -> Table {
     let mut table = Table::new(&["configuration", "attention", "loss", "tokens", "exact", "BLEU", "gain lost"]);
-    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    let pct = |x: f64| percent(Some(x));
     for row in rows {
         let s = &row.score;
         table.push(vec![
@@ -104,11 +104,10 @@ pub(crate) fn print_probes(rows: &[ProbeRow], examples: &str, extra: &serde_json
 /// gold links, how often their peaks agree, and Spearman's rho (`n/a`
 /// without attention).
 pub(crate) fn saliency_cells(s: &SaliencyComparison) -> [String; 4] {
-    let pct = |x: Option<f64>| x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x));
     [
-        pct(s.attention_alignment.map(|a| a.accuracy)),
-        pct(Some(s.saliency_alignment.accuracy)),
-        pct(s.agreement.map(|a| a.peak_agreement)),
+        percent(s.attention_alignment.map(|a| a.accuracy)),
+        percent(Some(s.saliency_alignment.accuracy)),
+        percent(s.agreement.map(|a| a.peak_agreement)),
         s.agreement.map_or("n/a".into(), |a| format!("{:.3}", a.mean_rank_correlation)),
     ]
 }

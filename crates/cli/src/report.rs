@@ -10,6 +10,11 @@ use ndarray::{ArrayView2, ArrayView4};
 use crate::error::Result;
 use crate::output::{Output, output_dir_of};
 
+/// A share as a table cell: a percentage with one decimal, `n/a` when there is none.
+pub(crate) fn percent(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x))
+}
+
 /// A table: a header and rows of cells, printed as text or put in a report.
 pub(crate) struct Table {
     pub header: Vec<String>,

@@ -41,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::lab;
 use crate::measure::{HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
-use crate::report::{self, HtmlReport, Table};
+use crate::report::{self, HtmlReport, Table, percent};
 use crate::{budget, recipe};
 
 /// Settings of `lingo sort-study`.
@@ -653,11 +653,6 @@ fn show_heatmap(
     Ok(Some(Picture { len, src_tokens, tgt_tokens, weights, heads }))
 }
 
-/// Percent with one decimal, or `n/a`.
-fn pct(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x))
-}
-
 /// One JSON object per trained model.
 fn emit(r: &RunResult, out: &Output) {
     let longer: serde_json::Map<String, serde_json::Value> =
@@ -696,10 +691,10 @@ fn results_table(results: &[RunResult]) -> Table {
             r.len.to_string(),
             r.model.to_string(),
             r.variant.clone(),
-            pct(Some(r.accuracy)),
-            pct(Some(r.duplicates)),
-            pct(r.distinct),
-            pct(r.alignment),
+            percent(Some(r.accuracy)),
+            percent(Some(r.duplicates)),
+            percent(r.distinct),
+            percent(r.alignment),
             format!("{:.1}", r.seconds),
         ]);
     }
@@ -728,7 +723,7 @@ fn longer_table(args: &SortStudyArgs, results: &[RunResult]) -> Table {
     let mut table = Table::new(&header);
     for r in results.iter().filter(|r| r.variant == "uniform") {
         let mut row = vec![r.len.to_string(), r.model.to_string()];
-        row.extend(r.longer.iter().map(|&(_, a)| pct(Some(a))));
+        row.extend(r.longer.iter().map(|&(_, a)| percent(Some(a))));
         table.push(row);
     }
     table
@@ -744,9 +739,9 @@ fn rare_table(rare: &[RareRow]) -> Table {
     for row in rare {
         table.push(vec![
             row.training.clone(),
-            pct(Some(row.with_rare)),
-            pct(Some(row.without_rare)),
-            pct(row.alignment),
+            percent(Some(row.with_rare)),
+            percent(Some(row.without_rare)),
+            percent(row.alignment),
         ]);
     }
     table

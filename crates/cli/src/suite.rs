@@ -25,6 +25,7 @@ use crate::args::{MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, dimension};
 use crate::error::{Error, Result};
 use crate::measure::{HeadScores, head_scores, sequence_accuracy};
 use crate::output::Output;
+use crate::report::percent;
 use crate::{budget, recipe};
 
 /// The recurrent models' label smoothing and linear warm-up: the attention
@@ -344,11 +345,6 @@ fn score_alignment<M: EncoderDecoder>(
 /// `part / whole`, `None` for an empty whole.
 fn ratio(part: usize, whole: usize) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
-}
-
-/// A share as a percentage, `n/a` when there is none.
-fn percent(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
 /// One phenomenon: its JSON lines, or its table and the misaligned cases.
