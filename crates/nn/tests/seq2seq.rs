@@ -546,9 +546,7 @@ fn the_coverage_penalty_reranks_what_the_search_found_by_the_attention_it_read()
     // follows log p), so with n_best = K every β returns the same ones, each
     // scored log p / lp + β Σ_i log min(Σ_j p_ij, 1) from its own attention;
     // and as β grows the best one's coverage term can only rise.
-    let task = reverse_task();
-    let mut rng = StdRng::seed_from_u64(31);
-    let (train, val) = (task.generate(256, &mut rng), task.generate(32, &mut rng));
+    let (task, train, val) = small_training_set();
     let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
     let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(32)).unwrap();
     // Half trained, so that hypotheses differ in what they read.
