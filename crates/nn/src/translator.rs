@@ -332,8 +332,13 @@ impl Translator {
             let best = greedy_decode(&self.model, &src, &src_lens, max_len, options.attention)?;
             return Ok(best.into_iter().map(|hyp| vec![hyp]).collect());
         }
-        let (beam_size, alpha, beta, n_best) = (options.beam, options.alpha, options.beta, options.n_best);
-        let config = BeamConfig { beam_size, alpha, beta, n_best, max_len };
+        let config = BeamConfig {
+            beam_size: options.beam,
+            alpha: options.alpha,
+            beta: options.beta,
+            n_best: options.n_best,
+            max_len,
+        };
         beam_search(&self.model, &src, &src_lens, config, options.attention)
     }
 
