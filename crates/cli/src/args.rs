@@ -8,6 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use lingo::attention::Scorer;
+use lingo::nn::TranslateOptions;
 
 /// A count that must be at least 1 (sizes, epochs, batch, hidden units, beam).
 ///
@@ -133,6 +134,50 @@ pub struct ComputeFlags {
     /// `--json`.
     #[command(flatten)]
     pub output: JsonFlag,
+}
+
+/// `--beam`, `--length-penalty` and `--coverage-penalty`: how beam search
+/// finds and ranks outputs, for `lingo translate` and for the test set of
+/// `lingo train`.
+///
+/// ```
+/// use clap::Parser;
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "translate", "--checkpoint", "m", "--length-penalty", "1"]).unwrap();
+/// let lingo_cli::Command::Translate(args) = cli.command else { unreachable!() };
+/// let options = args.search.options();
+/// assert_eq!((options.beam, options.alpha, options.beta), (5, 1.0, 0.0));
+/// ```
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct SearchFlags {
+    /// Beam size (1: greedy)
+    #[arg(long, default_value = "5", value_parser = at_most::<MAX_BEAM>)]
+    pub beam: usize,
+    /// GNMT's length-penalty exponent α: beams are ranked by log p / ((5 + n) / 6)^α, so a larger α favours longer outputs (0: by log p alone)
+    #[arg(long, default_value = "0.6", value_parser = non_negative_real)]
+    pub length_penalty: f64,
+    /// GNMT's coverage-penalty weight β: a beam gains β Σ_i log min(Σ_j p_ij, 1) over the source tokens i, so an output that left source tokens unread (by its attention p) ranks lower (0: none; no effect without attention)
+    #[arg(long, default_value = "0", value_parser = non_negative_real)]
+    pub coverage_penalty: f64,
+}
+
+impl SearchFlags {
+    /// The search these flags ask for; every other option keeps
+    /// [`TranslateOptions::default`]'s value.
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "translate", "--checkpoint", "m", "--beam", "1"]).unwrap();
+    /// let lingo_cli::Command::Translate(args) = cli.command else { unreachable!() };
+    /// assert_eq!(args.search.options().beam, 1);
+    /// ```
+    pub fn options(&self) -> TranslateOptions {
+        TranslateOptions {
+            beam: self.beam,
+            alpha: self.length_penalty as f32,
+            beta: self.coverage_penalty as f32,
+            ..TranslateOptions::default()
+        }
+    }
 }
 
 /// How the commands that train on a generated task (`ablation`,

@@ -360,10 +360,11 @@ impl RunFile {
 }
 
 /// Each key of a run file and the [`TrainArgs`] field it sets: `plain` for
-/// a field with clap's default, `opt` for an optional one; written once,
-/// for reading a file into flags and writing flags as a file.
+/// a field with clap's default, `opt` for an optional one, `in GROUP` for
+/// a field of a flattened group (`args.GROUP.field`); written once, for
+/// reading a file into flags and writing flags as a file.
 macro_rules! run_file_fields {
-    ($($section:ident . $key:ident = $kind:ident $field:ident),* $(,)?) => {
+    ($($section:ident . $key:ident = $kind:ident $field:ident $(in $group:ident)?),* $(,)?) => {
         mod fields {
             use super::{RunFile, TrainArgs};
 
@@ -373,7 +374,7 @@ macro_rules! run_file_fields {
                     if let Some(value) = file.$section.$key.clone()
                         && !args.given.has(stringify!($field))
                     {
-                        args.$field = run_file_fields!(@set $kind value);
+                        args$(.$group)?.$field = run_file_fields!(@set $kind value);
                     }
                 )*
             }
@@ -381,7 +382,7 @@ macro_rules! run_file_fields {
             /// `args` as a file: every field its section has.
             pub(super) fn to_file(args: &TrainArgs) -> RunFile {
                 let mut file = RunFile::default();
-                $( file.$section.$key = run_file_fields!(@get $kind args.$field); )*
+                $( file.$section.$key = run_file_fields!(@get $kind args$(.$group)?.$field); )*
                 file
             }
         }
@@ -443,9 +444,9 @@ run_file_fields! {
     train.rounds = plain rounds,
     train.time_budget = plain time_budget,
     train.average = plain average,
-    decode.beam = plain beam,
-    decode.length_penalty = plain length_penalty,
-    decode.coverage_penalty = plain coverage_penalty,
+    decode.beam = plain beam in search,
+    decode.length_penalty = plain length_penalty in search,
+    decode.coverage_penalty = plain coverage_penalty in search,
 }
 
 /// The clap id of a flag: its field's name (`--batch-size` is `batch_size`).

@@ -22,9 +22,9 @@ use serde_json::json;
 
 use crate::ablation::InitChoice;
 use crate::args::{
-    AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_DIMENSION, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD,
-    MAX_LAYERS, MAX_LENGTH, MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension,
-    non_negative_real, positive, positive_real, unit_fraction,
+    AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_DIMENSION, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD, MAX_LAYERS,
+    MAX_LENGTH, MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension, non_negative_real,
+    positive, positive_real, unit_fraction,
 };
 use crate::budget;
 use crate::config::{Given, RunFile, at_key, choice_name};
@@ -306,15 +306,9 @@ pub struct TrainArgs {
     /// when its validation loss is lower (1: the best round alone)
     #[arg(long, default_value = "5", value_parser = at_most::<MAX_AVERAGE>)]
     pub average: usize,
-    /// Beam size for the test set (1: greedy)
-    #[arg(long, default_value = "5", value_parser = at_most::<MAX_BEAM>)]
-    pub beam: usize,
-    /// Length-penalty exponent α of the test set's beam search (see `lingo translate --length-penalty`)
-    #[arg(long, default_value = "0.6", value_parser = non_negative_real)]
-    pub length_penalty: f64,
-    /// Coverage-penalty weight β of the test set's beam search (see `lingo translate --coverage-penalty`)
-    #[arg(long, default_value = "0", value_parser = non_negative_real)]
-    pub coverage_penalty: f64,
+    /// `--beam`, `--length-penalty`, `--coverage-penalty` of the test set's search.
+    #[command(flatten)]
+    pub search: crate::args::SearchFlags,
     /// Example translations to print
     #[arg(long, default_value = "5")]
     pub show: usize,
@@ -396,8 +390,8 @@ impl TrainArgs {
         let len = 2 * self.max_len;
         let [model, batch] = budget::training_bytes(&config, self.batch_size, len);
         let kept = budget::param_bound(&config).saturating_mul(4 * self.average as u64);
-        let decoding = TranslateOptions { beam: self.beam, ..TranslateOptions::default() };
-        let rows = decoding.sentences_per_batch() * self.beam;
+        let decoding = self.search.options();
+        let rows = decoding.sentences_per_batch() * decoding.beam;
         budget::fits(&[
             (if self.model == ModelKind::Rnn { "--hidden" } else { "--d-model" }, model),
             ("--batch-size", batch),
@@ -1001,13 +995,7 @@ impl Run<'_> {
         let train_seconds = trained.seconds;
         let sources: Vec<&str> = data.test.pairs.iter().map(|p| p.src.as_str()).collect();
         let decoding = Instant::now();
-        let options = TranslateOptions {
-            beam: args.beam,
-            alpha: args.length_penalty as f32,
-            beta: args.coverage_penalty as f32,
-            attention: false,
-            ..TranslateOptions::default()
-        };
+        let options = TranslateOptions { attention: false, ..args.search.options() };
         let hyps: Vec<String> = kept.translator.translate(&sources, &options)?.into_iter().map(|t| t.text).collect();
         let decode_seconds = decoding.elapsed().as_secs_f64();
         write_lines(&args.out.join("test.hyp.txt"), &hyps)?;
@@ -1019,7 +1007,7 @@ impl Run<'_> {
         let mut lines = vec![format!(
             "\ntest set ({} pairs, {}): {bleu}",
             refs.len(),
-            if args.beam > 1 { format!("beam {}", args.beam) } else { "greedy".into() }
+            if args.search.beam > 1 { format!("beam {}", args.search.beam) } else { "greedy".into() }
         )];
         lines.push(format!("chrF = {chrf:.2}   (lowercased; {train_seconds:.0} s of training)"));
         for ((src, hyp), reference) in sources.iter().zip(&hyps).zip(&data.test.pairs).take(args.show) {
@@ -1040,9 +1028,9 @@ impl Run<'_> {
             "pairs_per_second": this_process as f64 / train_seconds.max(1e-9),
             "test_pairs": refs.len(),
             "test_decode_seconds": decode_seconds,
-            "beam": args.beam,
-            "length_penalty": args.length_penalty,
-            "coverage_penalty": args.coverage_penalty,
+            "beam": args.search.beam,
+            "length_penalty": args.search.length_penalty,
+            "coverage_penalty": args.search.coverage_penalty,
         }));
         Ok(())
     }

@@ -12,7 +12,7 @@ use lingo::nn::{CheckpointProblem, EncoderDecoder, TranslateOptions, Translation
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
-use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most, non_negative_real};
+use crate::args::{self, MAX_BATCH, MAX_LENGTH, at_most};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::{Output, output_dir_of};
@@ -33,18 +33,12 @@ pub struct TranslateArgs {
     /// Sentences decoded together when reading lines, similar lengths together [default: 256 / --beam]
     #[arg(long, value_parser = at_most::<MAX_BATCH>)]
     pub batch_size: Option<usize>,
-    /// Beam size (1: greedy)
-    #[arg(long, default_value = "5", value_parser = at_most::<MAX_BEAM>)]
-    pub beam: usize,
+    /// `--beam`, `--length-penalty`, `--coverage-penalty`.
+    #[command(flatten)]
+    pub search: args::SearchFlags,
     /// Most output tokens
     #[arg(long, default_value = "30", value_parser = at_most::<MAX_LENGTH>)]
     pub max_len: usize,
-    /// GNMT's length-penalty exponent α: beams are ranked by log p / ((5 + n) / 6)^α, so a larger α favours longer outputs (0: by log p alone)
-    #[arg(long, default_value = "0.6", value_parser = non_negative_real)]
-    pub length_penalty: f64,
-    /// GNMT's coverage-penalty weight β: a beam gains β Σ_i log min(Σ_j p_ij, 1) over the source tokens i, so an output that left source tokens unread (by its attention p) ranks lower (0: none; no effect without attention)
-    #[arg(long, default_value = "0", value_parser = non_negative_real)]
-    pub coverage_penalty: f64,
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
@@ -84,14 +78,11 @@ pub(crate) fn load(path: &Path) -> Result<Translator> {
 /// The search `args` asks for, keeping attention or not.
 fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
     TranslateOptions {
-        beam: args.beam,
-        alpha: args.length_penalty as f32,
-        beta: args.coverage_penalty as f32,
         max_len_a: 0.0,
         max_len_b: args.max_len,
         batch_size: args.batch_size,
         attention,
-        ..TranslateOptions::default()
+        ..args.search.options()
     }
 }
 
@@ -99,7 +90,7 @@ fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
 /// line of a file or of standard input.
 pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     let translator = load(&args.checkpoint)?;
-    let rows = options(args, false).sentences_per_batch().saturating_mul(args.beam);
+    let rows = options(args, false).sentences_per_batch().saturating_mul(args.search.beam);
     let flag = if args.batch_size.is_some() { "--batch-size" } else { "--beam" };
     let config = translator.model().config();
     budget::fits(&[(flag, budget::decoding_bytes(&config, rows, args.max_len, args::MAX_LENGTH))])?;

@@ -89,8 +89,8 @@ fn flags_given_override_the_file_and_defaults_do_not() {
     // --batch-size 64 is the default, given on purpose: it still wins.
     let args = train_args(&["--data", "x.tsv", "--config", run, "--batch-size", "64", "--seed", "1"]);
     let resolved = args.resolve().unwrap();
-    assert_eq!((resolved.batch_size, resolved.rounds, resolved.beam, resolved.run.seed), (64, 7, 3, 1));
-    assert_eq!((resolved.length_penalty, resolved.coverage_penalty), (1.5, 0.2));
+    assert_eq!((resolved.batch_size, resolved.rounds, resolved.search.beam, resolved.run.seed), (64, 7, 3, 1));
+    assert_eq!((resolved.search.length_penalty, resolved.search.coverage_penalty), (1.5, 0.2));
     assert_eq!(resolved.data.as_deref(), Some(Path::new("x.tsv")));
     let resolved = train_args(&["--data", "x.tsv", "--config", run]).resolve().unwrap();
     assert_eq!((resolved.batch_size, resolved.rounds, resolved.run.seed), (32, 7, 5));
