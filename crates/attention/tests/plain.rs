@@ -8,45 +8,24 @@ mod common;
 use common::{pad_mask, tensor, values};
 use lingo_attention::{AttentionOutput, Result, additive_attention, bahdanau_recurrence, dot_product_attention, plain};
 use lingo_tensor::RnnWeights;
-use lingo_tensor::Tensor;
+use lingo_tensor::{FusedCheck, Tensor, check_fused};
 use ndarray::ArrayD;
-
-/// `Σ context ⊙ R₀ + Σ weights ⊙ R₁ (+ Σ head_weights ⊙ R₂)` with fixed
-/// random `R`: every output, and so every path back to the inputs, counts.
-fn loss(out: &AttentionOutput) -> Tensor {
-    let mut parts = vec![&out.context, &out.weights];
-    parts.extend(&out.head_weights);
-    let terms = parts.iter().enumerate().map(|(i, t)| t.mul(&tensor(t.shape(), 100 + i as u64)).unwrap().sum_all());
-    terms.reduce(|a, b| a.add(&b).unwrap()).unwrap()
-}
 
 fn max_diff(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f32 {
     assert_eq!(a.shape(), b.shape());
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }
 
-/// Runs `fused` and `plain` on fresh variables holding `inputs` and asserts
-/// equal outputs and equal gradients of [`loss`] for every input.
+/// Runs the fused kernel and its plain form on fresh variables holding
+/// `inputs` ([`check_fused`]): the same context, weights and heads' weights,
+/// and the same gradient for every input.
 fn same(what: &str, inputs: &[ArrayD<f32>], run: impl Fn(bool, &[Tensor]) -> Result<AttentionOutput>) {
-    let vars = |inputs: &[ArrayD<f32>]| inputs.iter().map(|a| Tensor::variable(a.clone())).collect::<Vec<_>>();
-    let (xf, xp) = (vars(inputs), vars(inputs));
-    let (fused, plain) = (run(true, &xf).unwrap(), run(false, &xp).unwrap());
-    let outputs = [(&fused.context, &plain.context), (&fused.weights, &plain.weights)];
-    for (i, (f, p)) in outputs.into_iter().enumerate() {
-        let err = max_diff(f.data(), p.data());
-        assert!(err < 1e-6, "{what}: output {i} differs by {err}");
-    }
-    match (&fused.head_weights, &plain.head_weights) {
-        (Some(f), Some(p)) => assert!(max_diff(f.data(), p.data()) < 1e-6, "{what}: heads' weights differ"),
-        (None, None) => {}
-        _ => panic!("{what}: one side has heads' weights, the other not"),
-    }
-    let (gf, gp) = (loss(&fused).backward().unwrap(), loss(&plain).backward().unwrap());
-    for (i, (f, p)) in xf.iter().zip(&xp).enumerate() {
-        let (f, p) = (gf.get(f).unwrap(), gp.get(p).unwrap());
-        let scale = p.iter().fold(1.0_f32, |m, g| m.max(g.abs()));
-        let err = max_diff(f, p);
-        assert!(err < 1e-5 * scale, "{what}: gradient of input {i} differs by {err} (largest {scale})");
+    let outputs = |fused, v: &[Tensor]| {
+        let out = run(fused, v).unwrap_or_else(|e| panic!("{what}: {e}"));
+        Ok([vec![out.context, out.weights], out.head_weights.into_iter().collect()].concat())
+    };
+    if let Err(e) = check_fused(outputs, inputs, FusedCheck::default()) {
+        panic!("{what}: {e}");
     }
 }
 

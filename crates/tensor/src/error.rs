@@ -59,6 +59,17 @@ pub enum Error {
         /// The central finite-difference estimate.
         numeric: f32,
     },
+    /// [`crate::check_fused`] found a fused kernel that disagrees with its
+    /// composed form.
+    #[error("fused against composed: {what} differs by {diff} (tolerance {tolerance})")]
+    FusedMismatch {
+        /// What differs: `output 1`, `gradient of input 0`, or the outputs' count.
+        what: String,
+        /// The largest elementwise difference.
+        diff: f32,
+        /// What it was allowed.
+        tolerance: f32,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

@@ -54,7 +54,8 @@
 //! | recurrent (fused, hand-written backward) | [`lstm_cell`], [`lstm_sequence`], [`gru_cell`], [`gru_sequence`] |
 //!
 //! Every op's backward is checked against finite differences with
-//! [`check_gradients`]; the recurrent ops are also checked against PyTorch.
+//! [`check_gradients`], and every fused op against its composed form with
+//! [`check_fused`]; the recurrent ops are also checked against PyTorch.
 //!
 //! ## Errors
 //!
@@ -101,7 +102,7 @@ pub use alloc::keep_freed_memory;
 pub use backprop::Gradients;
 pub use error::{Error, Result};
 pub use gemm::{SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
-pub use gradcheck::{GradCheck, GradReport, check_gradients};
+pub use gradcheck::{FusedCheck, GradCheck, GradReport, check_fused, check_gradients};
 pub use ops::CrossEntropy;
 pub use param::{Module, Param};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};

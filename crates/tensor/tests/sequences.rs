@@ -4,7 +4,7 @@
 //! gradient for every input, with a loss that reads every output.
 
 use lingo_tensor::rnn::plain::{gru_cell, lstm_cell};
-use lingo_tensor::{RnnWeights, Tensor, gru_sequence, lstm_sequence};
+use lingo_tensor::{FusedCheck, RnnWeights, Tensor, check_fused, gru_sequence, lstm_sequence};
 use ndarray::ArrayD;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -68,33 +68,11 @@ fn stepped(
     out
 }
 
-/// `Σ_i Σ output_i ⊙ R_i` with fixed random `R_i`.
-fn loss(outputs: &[Tensor]) -> Tensor {
-    let terms = outputs.iter().enumerate().map(|(i, o)| o.mul(&Tensor::new(values(o.shape(), 50 + i as u64))).unwrap());
-    terms.map(|t| t.sum_all()).reduce(|a, b| a.add(&b).unwrap()).unwrap()
-}
-
-fn max_diff(a: &ArrayD<f32>, b: &ArrayD<f32>) -> f32 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
-}
-
 /// Runs `run(fused, variables)` both ways on fresh variables and compares
-/// every output and every input's gradient.
+/// every output and every input's gradient ([`check_fused`]).
 fn same(what: &str, inputs: &[ArrayD<f32>], run: impl Fn(bool, &[Tensor]) -> Vec<Tensor>) {
-    let vars = || inputs.iter().map(|a| Tensor::variable(a.clone())).collect::<Vec<_>>();
-    let (xf, xp) = (vars(), vars());
-    let (fused, plain) = (run(true, &xf), run(false, &xp));
-    for (i, (f, p)) in fused.iter().zip(&plain).enumerate() {
-        assert_eq!(f.shape(), p.shape(), "{what}: output {i}");
-        let err = max_diff(f.data(), p.data());
-        assert!(err < 1e-6, "{what}: output {i} differs by {err}");
-    }
-    let (gf, gp) = (loss(&fused).backward().unwrap(), loss(&plain).backward().unwrap());
-    for (i, (f, p)) in xf.iter().zip(&xp).enumerate() {
-        let (f, p) = (gf.get(f).unwrap(), gp.get(p).unwrap());
-        let scale = p.iter().fold(1.0_f32, |m, g| m.max(g.abs()));
-        let err = max_diff(f, p);
-        assert!(err < 1e-5 * scale, "{what}: gradient of input {i} differs by {err} (largest {scale})");
+    if let Err(e) = check_fused(|fused, v| Ok(run(fused, v)), inputs, FusedCheck::default()) {
+        panic!("{what}: {e}");
     }
 }
 
