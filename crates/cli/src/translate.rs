@@ -12,7 +12,7 @@ use lingo::nn::{CheckpointProblem, EncoderDecoder, TranslateOptions, Translation
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
-use crate::args::{self, MAX_BATCH, MAX_LENGTH, at_most};
+use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::output::{Output, output_dir_of};
@@ -39,6 +39,12 @@ pub struct TranslateArgs {
     /// Most output tokens
     #[arg(long, default_value = "30", value_parser = at_most::<MAX_LENGTH>)]
     pub max_len: usize,
+    /// With --input: the n best translations of each line, best first, as
+    /// Moses n-best lines `i ||| translation ||| log_p= L tokens= T ||| score`
+    /// (i: the line from 0; T: output tokens with `<eos>`; score: what beams
+    /// are ranked by); at most --beam (1: the translation alone)
+    #[arg(long, default_value = "1", value_parser = at_most::<MAX_BEAM>, conflicts_with = "sentence")]
+    pub n_best: usize,
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
@@ -81,6 +87,7 @@ fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
         max_len_a: 0.0,
         max_len_b: args.max_len,
         batch_size: args.batch_size,
+        n_best: args.n_best,
         attention,
         ..args.search.options()
     }
@@ -89,6 +96,10 @@ fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
 /// `lingo translate`: one sentence with where the model looked, or every
 /// line of a file or of standard input.
 pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
+    if args.n_best > args.search.beam {
+        let reason = format!("must be at most --beam ({}), got {}", args.search.beam, args.n_best);
+        return Err(Error::usage("--n-best", reason));
+    }
     let translator = load(&args.checkpoint)?;
     let rows = options(args, false).sentences_per_batch().saturating_mul(args.search.beam);
     let flag = if args.batch_size.is_some() { "--batch-size" } else { "--beam" };
@@ -213,8 +224,9 @@ fn translation_json(source: &str, translation: &Translation) -> serde_json::Valu
     })
 }
 
-/// Every line of `--input` (or standard input): one translation per line,
-/// in the input's order, decoded in batches of similar length; a progress
+/// Every line of `--input` (or standard input): one translation per line
+/// (`--n-best` lines with `--n-best`), in the input's order, decoded in
+/// batches of similar length; a progress
 /// bar on standard error when reading a file and it is a terminal. Returns
 /// each line with its best translation.
 fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) -> Result<Vec<(String, Translation)>> {
@@ -237,18 +249,26 @@ fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) 
     }
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
-    for (n, (line, candidates)) in lines.iter().zip(&translations).enumerate() {
-        let best = &candidates[0];
-        let text = if out.is_json() {
-            let mut value = translation_json(line, best);
-            value["line"] = json!(n + 1);
-            value.to_string()
-        } else {
-            best.text.clone()
-        };
-        if let Err(e) = writeln!(w, "{text}") {
-            written(e)?;
-            break;
+    'lines: for (n, (line, candidates)) in lines.iter().zip(&translations).enumerate() {
+        for (rank, candidate) in candidates.iter().enumerate() {
+            let text = if out.is_json() {
+                let mut value = translation_json(line, candidate);
+                value["line"] = json!(n + 1);
+                if args.n_best > 1 {
+                    value["rank"] = json!(rank + 1);
+                    value["score"] = json!(candidate.score);
+                }
+                value.to_string()
+            } else if args.n_best > 1 {
+                let (log_p, tokens, score) = (candidate.log_prob, candidate.ids.len(), candidate.score);
+                format!("{n} ||| {} ||| log_p= {log_p} tokens= {tokens} ||| {score}", candidate.text)
+            } else {
+                candidate.text.clone()
+            };
+            if let Err(e) = writeln!(w, "{text}") {
+                written(e)?;
+                break 'lines;
+            }
         }
     }
     w.flush().or_else(written)?;

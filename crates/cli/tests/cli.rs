@@ -161,6 +161,8 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["translate", "--checkpoint", "x.ckpt", "--length-penalty", "inf", "hola"], "--length-penalty"),
     (&["translate", "--checkpoint", "x.ckpt", "--coverage-penalty", "-0.2", "hola"], "--coverage-penalty"),
     (&["translate", "--checkpoint", "x.ckpt", "--batch-size", "0", "--input", "in.txt"], "--batch-size"),
+    (&["translate", "--checkpoint", "x.ckpt", "--n-best", "0", "--input", "in.txt"], "--n-best"),
+    (&["translate", "--checkpoint", "x.ckpt", "--beam", "2", "--n-best", "3", "--input", "in.txt"], "--n-best"),
     // probe
     (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--limit", "0"], "--limit"),
     (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--max-len", "0"], "--max-len"),
@@ -1070,6 +1072,27 @@ fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) 
         let want: Vec<&str> = lines.iter().map(|l| l["alignment"].as_str().unwrap_or("")).collect();
         // (This tiny model's words are few; the links themselves are checked in lingo-nn's translator tests.)
         assert_eq!(file.lines().collect::<Vec<_>>(), want, "beam {beam}");
+    }
+    // --n-best 3: three Moses n-best lines per line (one for the empty line), best first,
+    // the first of each the 1-best translation.
+    let translate = |extra: &[&str]| {
+        let mut args = vec!["translate", "--checkpoint", "run/model.ckpt", "--beam", "3", "--input", "in.txt"];
+        args.extend(extra);
+        stdout(&lingo_in(dir, &args))
+    };
+    let mut by_line: Vec<Vec<(String, f64)>> = vec![Vec::new(); sentences.len()];
+    for entry in translate(&["--n-best", "3"]).lines() {
+        let fields: Vec<&str> = entry.split(" ||| ").collect();
+        assert_eq!(fields.len(), 4, "{entry}");
+        let features: Vec<&str> = fields[2].split(' ').collect();
+        assert_eq!((features.len(), features[0], features[2]), (4, "log_p=", "tokens="), "{entry}");
+        assert!(features[1].parse::<f32>().unwrap() <= 0.0 && features[3].parse::<usize>().is_ok(), "{entry}");
+        by_line[fields[0].parse::<usize>().unwrap()].push((fields[1].to_owned(), fields[3].parse().unwrap()));
+    }
+    for ((candidates, best), sentence) in by_line.iter().zip(translate(&[]).lines()).zip(sentences) {
+        assert_eq!(candidates.len(), if sentence.is_empty() { 1 } else { 3 }, "{sentence:?}");
+        assert_eq!(candidates[0].0, best);
+        assert!(candidates.windows(2).all(|w| w[0].1 >= w[1].1), "best first: {candidates:?}");
     }
     // Text mode, from standard input: one translation per line.
     let mut child = common::lingo_command(dir, &["translate", "--checkpoint", "run/model.ckpt"])
