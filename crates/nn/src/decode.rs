@@ -30,9 +30,10 @@ pub struct Hypothesis {
     pub tokens: Vec<usize>,
     /// `Σ log p(token)` over `tokens`.
     pub log_prob: f32,
-    /// The score beams are ranked by: `log_prob / lp(|tokens|) + cp` with
-    /// GNMT's length penalty `lp(n) = ((5 + n) / 6)^α` and coverage penalty
-    /// `cp` ([`BeamConfig::beta`]); equal to `log_prob` for greedy.
+    /// The score beams are ranked by: `log_prob / lp(|tokens|) + cp + γ·|tokens|`
+    /// with GNMT's length penalty `lp(n) = ((5 + n) / 6)^α`, coverage penalty
+    /// `cp` ([`BeamConfig::beta`]) and word reward `γ` ([`BeamConfig::gamma`]);
+    /// equal to `log_prob` for greedy.
     pub score: f32,
     /// Attention over the source for each output token, `(tokens.len(), src_len)`,
     /// when asked for and the model has attention.
@@ -216,6 +217,11 @@ pub struct BeamConfig {
     /// output that left source tokens unread ranks lower. A model without
     /// attention gets no penalty.
     pub beta: f32,
+    /// Word reward `γ` (0: none): a finished hypothesis gains `γ` per
+    /// output token, `<eos>` included (negative: a penalty per token).
+    pub gamma: f32,
+    /// When an input's search ends ([`Stopping`]).
+    pub stopping: Stopping,
     /// How many finished hypotheses to return per input (`≤ beam_size`).
     pub n_best: usize,
     /// The most tokens an output may have, `<eos>` included.
@@ -224,8 +230,33 @@ pub struct BeamConfig {
 
 impl Default for BeamConfig {
     fn default() -> Self {
-        BeamConfig { beam_size: 5, alpha: 0.6, beta: 0.0, n_best: 1, max_len: 50 }
+        BeamConfig {
+            beam_size: 5,
+            alpha: 0.6,
+            beta: 0.0,
+            gamma: 0.0,
+            stopping: Stopping::KFinished,
+            n_best: 1,
+            max_len: 50,
+        }
     }
+}
+
+/// When [`beam_search`] ends an input's search.
+///
+/// ```
+/// assert_eq!(lingo_nn::BeamConfig::default().stopping, lingo_nn::Stopping::KFinished);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopping {
+    /// Once `K` hypotheses have ended (fairseq's rule). The search follows
+    /// `log p`, so the shortest outputs end first: the length penalty and
+    /// the word reward only rank those.
+    KFinished,
+    /// Once no live beam can outscore the `n_best`-th best ended one, `K`
+    /// of which are kept by score (Tensor2Tensor's rule). Longer outputs
+    /// get to end, at the cost of more steps.
+    Bound,
 }
 
 /// GNMT's length penalty `lp(n) = ((5 + n) / 6)^α` (Wu et al., 2016).
@@ -281,9 +312,9 @@ struct Beams {
 /// together as `batch · K` rows of one decoder step. Each step, every input
 /// keeps its `K` best continuations by log-probability; a continuation that
 /// ends in `<eos>` becomes a finished hypothesis, ranked by
-/// `log p / lp(length) + cp` ([`BeamConfig::beta`]; the search itself
-/// follows `log p` alone). An input is done when it has `K` finished
-/// hypotheses or `max_len` is reached (its live beams then count as
+/// `log p / lp(length) + cp + γ·length` ([`BeamConfig`]; the search itself
+/// follows `log p` alone). An input is done when [`BeamConfig::stopping`]
+/// says so or `max_len` is reached (its live beams then count as
 /// unfinished outputs). Returns the `n_best` best per input, best first.
 ///
 /// With `beam_size = 1` this is exactly greedy decoding.
@@ -294,7 +325,7 @@ struct Beams {
 /// let mut rng = rand::rngs::StdRng::seed_from_u64(1);
 /// let model = Seq2Seq::new(Seq2SeqConfig::new(9, 9), &mut rng).unwrap();
 /// let src = ndarray::arr2(&[[2_usize, 5, 6, 3]]);
-/// let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, beta: 0.0, max_len: 6 };
+/// let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 6, ..BeamConfig::default() };
 /// let beam = beam_search(&model, &src, &[4], one, false).unwrap();
 /// let greedy = greedy_decode(&model, &src, &[4], 6, false).unwrap();
 /// assert_eq!(beam[0][0].tokens, greedy[0].tokens);
@@ -390,7 +421,7 @@ fn advance(
         let input = &mut inputs[b];
         let candidates = input.candidates(&best[i * k..(i + 1) * k]);
         let mut next_parents = input.prune(&candidates, i * k, weights, cfg);
-        if input.finished.len() < k && !input.live.is_empty() {
+        if !input.done(cfg) {
             // Keep K rows per input: pad with the last parent (never read again).
             next_parents.resize(k, *next_parents.last().expect("a live input has a beam"));
             parents.extend(next_parents);
@@ -435,7 +466,7 @@ impl Beams {
         let k = cfg.beam_size;
         let (mut next, mut parents) = (Vec::with_capacity(k), Vec::with_capacity(k));
         for &(log_prob, j, token) in candidates {
-            if next.len() == k || self.finished.len() == k {
+            if next.len() == k || (cfg.stopping == Stopping::KFinished && self.finished.len() == k) {
                 break;
             }
             let beam = self.live[j].child(token, log_prob, weights.map(|w| row_of(w, first_row + j)));
@@ -447,7 +478,30 @@ impl Beams {
             }
         }
         self.live = next;
+        if cfg.stopping == Stopping::Bound {
+            // The K best by score, best first (a stable sort: ties keep the order they ended in).
+            self.finished.sort_by(|x, y| y.score.total_cmp(&x.score));
+            self.finished.truncate(k);
+        }
         parents
+    }
+
+    /// Whether this input's search is over: no live beam, or what
+    /// `cfg.stopping` asks for.
+    fn done(&self, cfg: BeamConfig) -> bool {
+        let Some(best_live) = self.live.first() else { return true };
+        match cfg.stopping {
+            Stopping::KFinished => self.finished.len() >= cfg.beam_size,
+            Stopping::Bound if self.finished.len() < cfg.n_best => false,
+            Stopping::Bound => {
+                // A live beam's log p only falls and cp ≤ 0, so no output of
+                // it scores above log p / lp(max_len) + γ·n at the best n.
+                let n = best_live.tokens.len() + 1;
+                let reward = (cfg.gamma * n as f32).max(cfg.gamma * cfg.max_len as f32);
+                let best_possible = best_live.log_prob / length_penalty(cfg.max_len, cfg.alpha) + reward;
+                best_possible <= self.finished[cfg.n_best - 1].score
+            }
+        }
     }
 
     /// The `n_best` outputs of a done input: its finished hypotheses and,
@@ -491,10 +545,11 @@ fn top_k(row: &[f32], log_sum: f32, base: f32, k: usize) -> Vec<(f32, usize)> {
     best
 }
 
-/// A beam as an output, with its score `log p / lp(|tokens|) + cp`.
+/// A beam as an output, with its score `log p / lp(|tokens|) + cp + γ·|tokens|`.
 fn finish(beam: Beam, cfg: BeamConfig, src_len: usize) -> Hypothesis {
     let attention = stack_rows(&beam.attention);
     let score = beam.log_prob / length_penalty(beam.tokens.len(), cfg.alpha)
-        + coverage_penalty(attention.as_ref(), src_len, cfg.beta);
+        + coverage_penalty(attention.as_ref(), src_len, cfg.beta)
+        + cfg.gamma * beam.tokens.len() as f32;
     Hypothesis { score, log_prob: beam.log_prob, attention, tokens: beam.tokens }
 }

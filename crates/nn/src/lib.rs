@@ -21,7 +21,7 @@
 //! | [`model`] | [`EncoderDecoder`]: what training, checkpoints and decoding need of a model (loss, `start`, `step`), implemented by [`Seq2Seq`] and [`Transformer`]; [`ModelConfig`], [`SelectRows`], [`Step`] |
 //! | [`train`] | [`train_model`] (any [`EncoderDecoder`]) with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch, with its [`EpochReport`], that may stop training or end it at a later epoch ([`Next`]); training prints nothing (a progress bar on standard error in a terminal, [`Progress`]), the call is how a program shows progress |
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
-//! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched, GNMT length penalty, n-best, any [`EncoderDecoder`]), both with attention |
+//! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched; GNMT length and coverage penalties, a word reward, two stopping rules; n-best; any [`EncoderDecoder`]), both with attention |
 //! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
 //! | [`saliency`](mod@saliency) | [`saliency()`]: gradient × input of each output token on the source embeddings, rows normalized like attention's; [`gradient_times_input`] before normalizing; [`compare_saliency`] with the model's attention and gold alignments ([`SaliencyComparison`]) |
 //! | [`translator`] | [`Translator`]: a model with its tokenizer and vocabularies, loaded from `model.ckpt`; sentences to [`Translation`]s (text, tokens, log-probabilities, n-best, attention) |
@@ -200,7 +200,7 @@ pub use any::{AnyConfig, AnyContext, AnyModel, AnyState};
 pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
 };
-pub use decode::{BeamConfig, Hypothesis, ROWS_PER_GROUP, beam_search, greedy_decode};
+pub use decode::{BeamConfig, Hypothesis, ROWS_PER_GROUP, Stopping, beam_search, greedy_decode};
 pub use error::{CheckpointProblem, Error, ExportProblem, ParamProblem, Result};
 pub use export::{ExportedConfig, Reference, ReferencePair};
 pub use init::Init;

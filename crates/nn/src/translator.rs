@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::any::{AnyConfig, AnyModel};
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
-use crate::decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
+use crate::decode::{BeamConfig, Hypothesis, Stopping, beam_search, greedy_decode};
 use crate::error::{CheckpointProblem, Error, Result, config as config_error};
 use crate::model::{EncoderDecoder, ModelConfig};
 use crate::seq2seq::Seq2SeqConfig;
@@ -60,6 +60,10 @@ pub struct TranslateOptions {
     pub alpha: f32,
     /// GNMT's coverage-penalty weight `β` for ranking beams ([`BeamConfig::beta`]).
     pub beta: f32,
+    /// Word reward `γ` per output token for ranking beams ([`BeamConfig::gamma`]).
+    pub gamma: f32,
+    /// When a sentence's beam search ends ([`BeamConfig::stopping`]).
+    pub stopping: Stopping,
     /// The most output tokens, `<eos>` included, are `⌊max_len_a · n⌋ +
     /// max_len_b` with `n` the longest source of a batch in tokens
     /// (`<sos>` and `<eos>` included): fairseq's `--max-len-a/-b`.
@@ -73,13 +77,16 @@ pub struct TranslateOptions {
 }
 
 impl Default for TranslateOptions {
-    /// Beam 5, one candidate, `α = 0.6`, no coverage penalty, at most `3n + 5` output tokens, attention kept.
+    /// Beam 5, one candidate, `α = 0.6`, no coverage penalty or word reward,
+    /// ended at `K` finished, at most `3n + 5` output tokens, attention kept.
     fn default() -> Self {
         TranslateOptions {
             beam: 5,
             n_best: 1,
             alpha: 0.6,
             beta: 0.0,
+            gamma: 0.0,
+            stopping: Stopping::KFinished,
             max_len_a: 3.0,
             max_len_b: 5,
             batch_size: None,
@@ -336,6 +343,8 @@ impl Translator {
             beam_size: options.beam,
             alpha: options.alpha,
             beta: options.beta,
+            gamma: options.gamma,
+            stopping: options.stopping,
             n_best: options.n_best,
             max_len,
         };

@@ -105,7 +105,7 @@ fn gold_attention_follows_each_decoding_step_and_each_row() {
             }
         }
         // Beam search copies each source per beam: the links follow the copies.
-        let config = BeamConfig { beam_size: 3, n_best: 1, alpha: 0.0, beta: 0.0, max_len: 6 };
+        let config = BeamConfig { beam_size: 3, n_best: 1, alpha: 0.0, max_len: 6, ..BeamConfig::default() };
         let beams = beam_search(&gold, &batch.src, &batch.src_lens, config, true).unwrap();
         for (b, (best, ex)) in beams.iter().map(|n| &n[0]).zip(&examples).enumerate() {
             let attention = best.attention.as_ref().unwrap();

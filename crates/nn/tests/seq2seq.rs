@@ -4,8 +4,8 @@ use lingo_attention::Scorer;
 use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, SOS, Task};
 use lingo_nn::{
     Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Hypothesis, Mode, Next, Optimizer, ParamProblem,
-    Placement, Progress, RnnKind, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig, TrainedModel, beam_search,
-    evaluate, greedy_decode, train_model, train_model_with,
+    Placement, Progress, RnnKind, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, Stopping, TrainConfig, TrainedModel,
+    beam_search, evaluate, greedy_decode, train_model, train_model_with,
 };
 use lingo_tensor::{Module, RnnWeights, Tensor, lstm_sequence, no_grad};
 use ndarray::{Array2, Axis};
@@ -523,13 +523,13 @@ fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
     train_model(&mut model, &train, &val, &TrainConfig { label_smoothing: 0.0, ..quiet(20) }, None).unwrap();
     let batch = batch_of(&val);
     let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 8, true).unwrap();
-    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, beta: 0.0, max_len: 8 };
+    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 8, ..BeamConfig::default() };
     let beam1 = beam_search(&model, &batch.src, &batch.src_lens, one, true).unwrap();
     for (g, b) in greedy.iter().zip(&beam1) {
         assert_eq!(g.tokens, b[0].tokens);
         assert!((g.log_prob - b[0].log_prob).abs() < 1e-5);
     }
-    let wide = BeamConfig { beam_size: 4, n_best: 3, alpha: 0.6, beta: 0.0, max_len: 8 };
+    let wide = BeamConfig { beam_size: 4, n_best: 3, alpha: 0.6, max_len: 8, ..BeamConfig::default() };
     let beams = beam_search(&model, &batch.src, &batch.src_lens, wide, false).unwrap();
     let mut correct = 0;
     for (ex, nbest) in val.iter().zip(&beams) {
@@ -553,7 +553,7 @@ fn the_coverage_penalty_reranks_what_the_search_found_by_the_attention_it_read()
     train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
     let batch = batch_of(&val);
     let search = |beta: f32, with_attention: bool| {
-        let cfg = BeamConfig { beam_size: 4, n_best: 4, alpha: 0.6, beta, max_len: 9 };
+        let cfg = BeamConfig { beam_size: 4, n_best: 4, alpha: 0.6, beta, max_len: 9, ..BeamConfig::default() };
         beam_search(&model, &batch.src, &batch.src_lens, cfg, with_attention).unwrap()
     };
     let sorted = |n_best: &[Hypothesis]| {
@@ -596,6 +596,43 @@ fn the_coverage_penalty_reranks_what_the_search_found_by_the_attention_it_read()
 }
 
 #[test]
+fn searching_to_the_bound_ends_no_worse_than_stopping_at_k_finished() {
+    // Stopping::Bound keeps the live beams KFinished keeps and goes on where
+    // it stops, so its best finished output scores at least as well; with
+    // scores that favour longer outputs it finds a better one for some row.
+    // Every score is log p / lp + γ·|tokens|; with K = 1 and α = γ = 0 the
+    // bound stops where greedy does.
+    let (task, train, val) = small_training_set();
+    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
+    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(32)).unwrap();
+    train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
+    let batch = batch_of(&val);
+    let search = |cfg: BeamConfig| beam_search(&model, &batch.src, &batch.src_lens, cfg, false).unwrap();
+    let mut better = 0;
+    for (alpha, gamma) in [(0.0, 0.0), (1.0, 0.0), (2.0, 0.5), (0.6, -0.3)] {
+        let k_finished = BeamConfig { beam_size: 3, n_best: 2, alpha, gamma, max_len: 9, ..BeamConfig::default() };
+        let bound = BeamConfig { stopping: Stopping::Bound, ..k_finished };
+        for (b, (first, all)) in search(k_finished).iter().zip(&search(bound)).enumerate() {
+            for h in first.iter().chain(all) {
+                let lp = ((5.0 + h.tokens.len() as f32) / 6.0).powf(alpha);
+                let want = h.log_prob / lp + gamma * h.tokens.len() as f32;
+                assert!((h.score - want).abs() < 1e-4, "α {alpha} γ {gamma}, row {b}: score {} vs {want}", h.score);
+            }
+            if first[0].finished() {
+                assert!(all[0].finished() && all[0].score >= first[0].score, "α {alpha} γ {gamma}, row {b}");
+                better += usize::from(all[0].score > first[0].score);
+            }
+        }
+    }
+    assert!(better > 0, "the bound never found a better output: the test exercises nothing");
+    let one = BeamConfig { beam_size: 1, alpha: 0.0, max_len: 9, stopping: Stopping::Bound, ..BeamConfig::default() };
+    let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 9, false).unwrap();
+    for (g, b) in greedy.iter().zip(search(one)) {
+        assert_eq!(g.tokens, b[0].tokens);
+    }
+}
+
+#[test]
 fn a_batch_decodes_as_each_row_alone_while_its_rows_finish_at_different_steps() {
     // Greedy and beam search drop the rows of finished inputs as they go:
     // what is left must be decoded as it would be alone.
@@ -607,7 +644,7 @@ fn a_batch_decodes_as_each_row_alone_while_its_rows_finish_at_different_steps() 
         let mut model =
             Seq2Seq::new(tiny(&task, RnnKind::Lstm, attention, placement), &mut StdRng::seed_from_u64(22)).unwrap();
         train_model(&mut model, &train, &val, &quiet(8), None).unwrap();
-        let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, beta: 0.0, max_len: 9 };
+        let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, max_len: 9, ..BeamConfig::default() };
         let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 9, true).unwrap();
         let beams = beam_search(&model, &batch.src, &batch.src_lens, beam, true).unwrap();
         let lengths: std::collections::BTreeSet<usize> = greedy.iter().map(|h| h.tokens.len()).collect();

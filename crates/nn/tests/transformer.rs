@@ -225,7 +225,7 @@ fn beam_search_of_size_one_is_greedy_decoding() {
         let model = Transformer::new(config, &mut StdRng::seed_from_u64(10)).unwrap();
         let b = batch();
         let greedy = greedy_decode(&model, &b.src, &b.src_lens, 8, true).unwrap();
-        let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, beta: 0.0, max_len: 8 };
+        let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 8, ..BeamConfig::default() };
         let beam = beam_search(&model, &b.src, &b.src_lens, one, true).unwrap();
         for (g, bm) in greedy.iter().zip(&beam) {
             assert_eq!(g.tokens, bm[0].tokens, "{name}");
