@@ -8,7 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use lingo::attention::Scorer;
-use lingo::nn::TranslateOptions;
+use lingo::nn::{Stopping, TranslateOptions};
 
 /// A count that must be at least 1 (sizes, epochs, batch, hidden units, beam).
 ///
@@ -158,6 +158,21 @@ pub struct SearchFlags {
     /// GNMT's coverage-penalty weight β: a beam gains β Σ_i log min(Σ_j p_ij, 1) over the source tokens i, so an output that left source tokens unread (by its attention p) ranks lower (0: none; no effect without attention)
     #[arg(long, default_value = "0", value_parser = non_negative_real)]
     pub coverage_penalty: f64,
+    /// Word reward γ: a beam gains γ per output token, so a larger γ favours longer outputs (0: none; negative: a penalty per token)
+    #[arg(long, default_value = "0", value_parser = finite_real, allow_hyphen_values = true)]
+    pub word_reward: f64,
+    /// When a sentence's search ends
+    #[arg(long, value_enum, default_value = "k-finished")]
+    pub stopping: StoppingChoice,
+}
+
+/// When beam search ends a sentence's search (`--stopping`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoppingChoice {
+    /// Once --beam outputs have ended (fairseq's rule): the shortest end first, and the penalties rank only those
+    KFinished,
+    /// Once no live beam can outscore the best ended output (Tensor2Tensor's rule): longer outputs get to end, at the cost of more steps
+    Bound,
 }
 
 impl SearchFlags {
@@ -175,6 +190,11 @@ impl SearchFlags {
             beam: self.beam,
             alpha: self.length_penalty as f32,
             beta: self.coverage_penalty as f32,
+            gamma: self.word_reward as f32,
+            stopping: match self.stopping {
+                StoppingChoice::KFinished => Stopping::KFinished,
+                StoppingChoice::Bound => Stopping::Bound,
+            },
             ..TranslateOptions::default()
         }
     }
@@ -324,6 +344,20 @@ pub fn non_negative_real(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
         _ => Err(format!("must be a finite number of at least 0, got {text}")),
+    }
+}
+
+/// Any finite number (a word reward, where a negative one is a penalty).
+///
+/// ```
+/// use lingo_cli::args::finite_real;
+/// assert_eq!(finite_real("-0.5"), Ok(-0.5));
+/// assert_eq!(finite_real("inf").unwrap_err(), "must be a finite number, got inf");
+/// ```
+pub fn finite_real(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(format!("must be a finite number, got {text}")),
     }
 }
 

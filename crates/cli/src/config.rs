@@ -50,8 +50,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::ablation::InitChoice;
 use crate::args::{
     AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD, MAX_LAYERS,
-    MAX_LENGTH, MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, at_most, dimension, non_negative_real, positive,
-    positive_real, unit_fraction,
+    MAX_LENGTH, MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, StoppingChoice, at_most, dimension, finite_real,
+    non_negative_real, positive, positive_real, unit_fraction,
 };
 use crate::error::{Error, Result};
 use crate::train::{
@@ -265,6 +265,12 @@ pub(crate) struct DecodeSection {
     /// `--coverage-penalty`: GNMT's β.
     #[serde(default, deserialize_with = "non_negative")]
     pub(crate) coverage_penalty: Option<f64>,
+    /// `--word-reward`: γ per output token.
+    #[serde(default, deserialize_with = "finite")]
+    pub(crate) word_reward: Option<f64>,
+    /// `--stopping`: when a sentence's search ends.
+    #[serde(default, with = "choice")]
+    pub(crate) stopping: Option<StoppingChoice>,
 }
 
 impl RunFile {
@@ -447,6 +453,8 @@ run_file_fields! {
     decode.beam = plain beam in search,
     decode.length_penalty = plain length_penalty in search,
     decode.coverage_penalty = plain coverage_penalty in search,
+    decode.word_reward = plain word_reward in search,
+    decode.stopping = plain stopping in search,
 }
 
 /// The clap id of a flag: its field's name (`--batch-size` is `batch_size`).
@@ -573,6 +581,11 @@ fn real<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::
 /// A finite number of at least 0 ([`non_negative_real`]).
 fn non_negative<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::Error> {
     checked(d, |x: f64| non_negative_real(&x.to_string()))
+}
+
+/// Any finite number ([`finite_real`]).
+fn finite<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::Error> {
+    checked(d, |x: f64| finite_real(&x.to_string()))
 }
 
 /// A value of type `T` from the file, through the flag's own parser.

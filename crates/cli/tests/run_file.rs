@@ -9,6 +9,7 @@ use std::path::Path;
 
 use clap::Parser;
 use common::{lingo_in, stderr, tiny_corpus};
+use lingo_cli::args::StoppingChoice;
 use lingo_cli::{Cli, Command, TrainArgs};
 
 /// Parses `lingo train` with `flags`.
@@ -83,7 +84,7 @@ fn the_recipe_follows_the_model_kind_the_file_chooses() {
 fn flags_given_override_the_file_and_defaults_do_not() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.toml");
-    std::fs::write(&run, "[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n[decode]\nbeam = 3\nlength_penalty = 1.5\ncoverage_penalty = 0.2\n")
+    std::fs::write(&run, "[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n[decode]\nbeam = 3\nlength_penalty = 1.5\ncoverage_penalty = 0.2\nword_reward = -0.5\nstopping = \"bound\"\n")
         .unwrap();
     let run = run.to_str().unwrap();
     // --batch-size 64 is the default, given on purpose: it still wins.
@@ -91,6 +92,7 @@ fn flags_given_override_the_file_and_defaults_do_not() {
     let resolved = args.resolve().unwrap();
     assert_eq!((resolved.batch_size, resolved.rounds, resolved.search.beam, resolved.run.seed), (64, 7, 3, 1));
     assert_eq!((resolved.search.length_penalty, resolved.search.coverage_penalty), (1.5, 0.2));
+    assert_eq!((resolved.search.word_reward, resolved.search.stopping), (-0.5, StoppingChoice::Bound));
     assert_eq!(resolved.data.as_deref(), Some(Path::new("x.tsv")));
     let resolved = train_args(&["--data", "x.tsv", "--config", run]).resolve().unwrap();
     assert_eq!((resolved.batch_size, resolved.rounds, resolved.run.seed), (32, 7, 5));
