@@ -540,18 +540,24 @@ fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
     assert!(correct * 10 >= val.len() * 9, "beam search got {correct}/{} right", val.len());
 }
 
+/// A dot-attention LSTM trained three epochs on the small set, and its
+/// validation batch: half trained, so that its hypotheses differ in length
+/// and in what they read.
+fn half_trained() -> (Seq2Seq, Batch) {
+    let (task, train, val) = small_training_set();
+    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
+    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(32)).unwrap();
+    train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
+    (model, batch_of(&val))
+}
+
 #[test]
 fn the_coverage_penalty_reranks_what_the_search_found_by_the_attention_it_read() {
     // GNMT's cp only ranks the hypotheses the search finds (the search
     // follows log p), so with n_best = K every β returns the same ones, each
     // scored log p / lp + β Σ_i log min(Σ_j p_ij, 1) from its own attention;
     // and as β grows the best one's coverage term can only rise.
-    let (task, train, val) = small_training_set();
-    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
-    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(32)).unwrap();
-    // Half trained, so that hypotheses differ in what they read.
-    train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
-    let batch = batch_of(&val);
+    let (model, batch) = half_trained();
     let search = |beta: f32, with_attention: bool| {
         let cfg = BeamConfig { beam_size: 4, n_best: 4, alpha: 0.6, beta, max_len: 9, ..BeamConfig::default() };
         beam_search(&model, &batch.src, &batch.src_lens, cfg, with_attention).unwrap()
@@ -587,7 +593,7 @@ fn the_coverage_penalty_reranks_what_the_search_found_by_the_attention_it_read()
         best_coverage.push(row);
     }
     let mut changed = 0;
-    for b in 0..val.len() {
+    for b in 0..batch.src_lens.len() {
         let column: Vec<f32> = best_coverage.iter().map(|row| row[b]).filter(|c| c.is_finite()).collect();
         assert!(column.windows(2).all(|w| w[1] >= w[0] - 1e-6), "row {b}: the best's coverage fell: {column:?}");
         changed += usize::from(column.first() != column.last());
@@ -602,11 +608,7 @@ fn searching_to_the_bound_ends_no_worse_than_stopping_at_k_finished() {
     // scores that favour longer outputs it finds a better one for some row.
     // Every score is log p / lp + γ·|tokens|; with K = 1 and α = γ = 0 the
     // bound stops where greedy does.
-    let (task, train, val) = small_training_set();
-    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
-    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(32)).unwrap();
-    train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
-    let batch = batch_of(&val);
+    let (model, batch) = half_trained();
     let search = |cfg: BeamConfig| beam_search(&model, &batch.src, &batch.src_lens, cfg, false).unwrap();
     let mut better = 0;
     for (alpha, gamma) in [(0.0, 0.0), (1.0, 0.0), (2.0, 0.5), (0.6, -0.3)] {
