@@ -136,9 +136,9 @@ pub struct ComputeFlags {
     pub output: JsonFlag,
 }
 
-/// `--beam`, `--length-penalty` and `--coverage-penalty`: how beam search
-/// finds and ranks outputs, for `lingo translate` and for the test set of
-/// `lingo train`.
+/// `--beam`, `--length-penalty`, `--coverage-penalty`, `--word-reward` and
+/// `--stopping`: how beam search finds and ranks outputs, for `lingo
+/// translate` and for the test set of `lingo train`.
 ///
 /// ```
 /// use clap::Parser;

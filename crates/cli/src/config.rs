@@ -252,7 +252,7 @@ pub(crate) struct TrainSection {
     pub(crate) average: Option<usize>,
 }
 
-/// `[decode]`: `--beam`, `--length-penalty` and `--coverage-penalty`, the search of the test set's translations.
+/// `[decode]`: `--beam`, `--length-penalty`, `--coverage-penalty`, `--word-reward` and `--stopping`, the search of the test set's translations.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DecodeSection {

@@ -306,7 +306,7 @@ pub struct TrainArgs {
     /// when its validation loss is lower (1: the best round alone)
     #[arg(long, default_value = "5", value_parser = at_most::<MAX_AVERAGE>)]
     pub average: usize,
-    /// `--beam`, `--length-penalty`, `--coverage-penalty` of the test set's search.
+    /// `--beam`, `--length-penalty`, `--coverage-penalty`, `--word-reward`, `--stopping` of the test set's search.
     #[command(flatten)]
     pub search: crate::args::SearchFlags,
     /// Example translations to print
@@ -1031,6 +1031,8 @@ impl Run<'_> {
             "beam": args.search.beam,
             "length_penalty": args.search.length_penalty,
             "coverage_penalty": args.search.coverage_penalty,
+            "word_reward": args.search.word_reward,
+            "stopping": choice_name(&args.search.stopping),
         }));
         Ok(())
     }

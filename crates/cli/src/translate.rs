@@ -33,7 +33,7 @@ pub struct TranslateArgs {
     /// Sentences decoded together when reading lines, similar lengths together [default: 256 / --beam]
     #[arg(long, value_parser = at_most::<MAX_BATCH>)]
     pub batch_size: Option<usize>,
-    /// `--beam`, `--length-penalty`, `--coverage-penalty`.
+    /// `--beam`, `--length-penalty`, `--coverage-penalty`, `--word-reward`, `--stopping`.
     #[command(flatten)]
     pub search: args::SearchFlags,
     /// Most output tokens

@@ -756,6 +756,19 @@ fn train_then_translate_end_to_end() {
     for key in ["bleu", "chrf", "train_seconds", "pairs_seen", "pairs_per_second", "test_decode_seconds"] {
         assert!(result[key].as_f64().is_some(), "{key} missing in {result:?}");
     }
+    // The test set's search, every setting of it.
+    let search = ["beam", "length_penalty", "coverage_penalty", "word_reward", "stopping"].map(|key| &result[key]);
+    assert_eq!(
+        search,
+        [
+            &serde_json::json!(5),
+            &serde_json::json!(0.6),
+            &serde_json::json!(0.0),
+            &serde_json::json!(0.0),
+            &serde_json::json!("k-finished")
+        ],
+        "{result:?}"
+    );
     for (i, round) in rounds.iter().enumerate() {
         assert_eq!(keys(round), ["pairs_seen", "round", "seconds", "steps", "train_loss", "val_loss"]);
         assert_eq!(round["round"].as_u64(), Some(i as u64 + 1));
