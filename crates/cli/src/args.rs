@@ -8,7 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use lingo::attention::Scorer;
-use lingo::nn::{Stopping, TranslateOptions};
+use lingo::nn::{BeamConfig, Stopping, TranslateOptions};
 
 /// A count that must be at least 1 (sizes, epochs, batch, hidden units, beam).
 ///
@@ -144,8 +144,8 @@ pub struct ComputeFlags {
 /// use clap::Parser;
 /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "translate", "--checkpoint", "m", "--length-penalty", "1"]).unwrap();
 /// let lingo_cli::Command::Translate(args) = cli.command else { unreachable!() };
-/// let options = args.search.options();
-/// assert_eq!((options.beam, options.alpha, options.beta), (5, 1.0, 0.0));
+/// let search = args.search.options().search;
+/// assert_eq!((search.beam_size, search.alpha, search.beta), (5, 1.0, 0.0));
 /// ```
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct SearchFlags {
@@ -183,11 +183,11 @@ impl SearchFlags {
     /// use clap::Parser;
     /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "translate", "--checkpoint", "m", "--beam", "1"]).unwrap();
     /// let lingo_cli::Command::Translate(args) = cli.command else { unreachable!() };
-    /// assert_eq!(args.search.options().beam, 1);
+    /// assert_eq!(args.search.options().search.beam_size, 1);
     /// ```
     pub fn options(&self) -> TranslateOptions {
-        TranslateOptions {
-            beam: self.beam,
+        let search = BeamConfig {
+            beam_size: self.beam,
             alpha: self.length_penalty as f32,
             beta: self.coverage_penalty as f32,
             gamma: self.word_reward as f32,
@@ -195,8 +195,9 @@ impl SearchFlags {
                 StoppingChoice::KFinished => Stopping::KFinished,
                 StoppingChoice::Bound => Stopping::Bound,
             },
-            ..TranslateOptions::default()
-        }
+            ..BeamConfig::default()
+        };
+        TranslateOptions { search, ..TranslateOptions::default() }
     }
 }
 

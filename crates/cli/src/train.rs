@@ -391,7 +391,7 @@ impl TrainArgs {
         let [model, batch] = budget::training_bytes(&config, self.batch_size, len);
         let kept = budget::param_bound(&config).saturating_mul(4 * self.average as u64);
         let decoding = self.search.options();
-        let rows = decoding.sentences_per_batch() * decoding.beam;
+        let rows = decoding.sentences_per_batch() * decoding.search.beam_size;
         budget::fits(&[
             (if self.model == ModelKind::Rnn { "--hidden" } else { "--d-model" }, model),
             ("--batch-size", batch),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lingo::data::{ReadOptions, format_pharaoh};
-use lingo::nn::{CheckpointProblem, EncoderDecoder, TranslateOptions, Translation, Translator};
+use lingo::nn::{BeamConfig, CheckpointProblem, EncoderDecoder, TranslateOptions, Translation, Translator};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
@@ -84,12 +84,11 @@ pub(crate) fn load(path: &Path) -> Result<Translator> {
 /// The search `args` asks for, keeping attention or not.
 fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
     TranslateOptions {
+        search: BeamConfig { n_best: args.n_best, ..args.search.options().search },
         max_len_a: 0.0,
         max_len_b: args.max_len,
         batch_size: args.batch_size,
-        n_best: args.n_best,
         attention,
-        ..args.search.options()
     }
 }
 

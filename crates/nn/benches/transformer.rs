@@ -140,9 +140,9 @@ fn main() {
         }
         let name = format!("beam5/{}", size.name);
         if name.contains(&filter) {
-            let cfg = BeamConfig { beam_size: 5, n_best: 1, alpha: 0.6, max_len, ..BeamConfig::default() };
+            let cfg = BeamConfig { beam_size: 5, n_best: 1, alpha: 0.6, ..BeamConfig::default() };
             let ms = median_ms(5, || {
-                black_box(beam_search(&model, &batch.src, &batch.src_lens, cfg, false).unwrap());
+                black_box(beam_search(&model, &batch.src, &batch.src_lens, max_len, cfg, false).unwrap());
             });
             results.push((name, ms, Some(tokens / ms * 1e3)));
         }

@@ -224,21 +224,11 @@ pub struct BeamConfig {
     pub stopping: Stopping,
     /// How many finished hypotheses to return per input (`≤ beam_size`).
     pub n_best: usize,
-    /// The most tokens an output may have, `<eos>` included.
-    pub max_len: usize,
 }
 
 impl Default for BeamConfig {
     fn default() -> Self {
-        BeamConfig {
-            beam_size: 5,
-            alpha: 0.6,
-            beta: 0.0,
-            gamma: 0.0,
-            stopping: Stopping::KFinished,
-            n_best: 1,
-            max_len: 50,
-        }
+        BeamConfig { beam_size: 5, alpha: 0.6, beta: 0.0, gamma: 0.0, stopping: Stopping::KFinished, n_best: 1 }
     }
 }
 
@@ -306,6 +296,8 @@ struct Beams {
     finished: Vec<Hypothesis>,
     /// The source's length in tokens: the positions the coverage penalty reads.
     src_len: usize,
+    /// The most tokens an output may have: the bound of [`Stopping::Bound`] reads it.
+    max_len: usize,
 }
 
 /// Beam search over a batch: `K = beam_size` hypotheses per input advance
@@ -314,8 +306,9 @@ struct Beams {
 /// ends in `<eos>` becomes a finished hypothesis, ranked by
 /// `log p / lp(length) + cp + γ·length` ([`BeamConfig`]; the search itself
 /// follows `log p` alone). An input is done when [`BeamConfig::stopping`]
-/// says so or `max_len` is reached (its live beams then count as
-/// unfinished outputs). Returns the `n_best` best per input, best first.
+/// says so or `max_len` tokens (`<eos>` included) are reached (its live
+/// beams then count as unfinished outputs). Returns the `n_best` best per
+/// input, best first.
 ///
 /// With `beam_size = 1` this is exactly greedy decoding.
 ///
@@ -325,8 +318,8 @@ struct Beams {
 /// let mut rng = rand::rngs::StdRng::seed_from_u64(1);
 /// let model = Seq2Seq::new(Seq2SeqConfig::new(9, 9), &mut rng).unwrap();
 /// let src = ndarray::arr2(&[[2_usize, 5, 6, 3]]);
-/// let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 6, ..BeamConfig::default() };
-/// let beam = beam_search(&model, &src, &[4], one, false).unwrap();
+/// let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, ..BeamConfig::default() };
+/// let beam = beam_search(&model, &src, &[4], 6, one, false).unwrap();
 /// let greedy = greedy_decode(&model, &src, &[4], 6, false).unwrap();
 /// assert_eq!(beam[0][0].tokens, greedy[0].tokens);
 /// ```
@@ -334,6 +327,7 @@ pub fn beam_search<M: EncoderDecoder>(
     model: &M,
     src: &Array2<usize>,
     src_lens: &[usize],
+    max_len: usize,
     cfg: BeamConfig,
     with_attention: bool,
 ) -> Result<Vec<Vec<Hypothesis>>> {
@@ -343,7 +337,7 @@ pub fn beam_search<M: EncoderDecoder>(
             format!("need 1 ≤ n_best ≤ beam_size, got n_best {} and beam_size {}", cfg.n_best, cfg.beam_size),
         ));
     }
-    in_groups(src, src_lens, |src, src_lens| beam_group(model, src, src_lens, cfg, with_attention))
+    in_groups(src, src_lens, |src, src_lens| beam_group(model, src, src_lens, max_len, cfg, with_attention))
 }
 
 /// [`beam_search`] of one group of rows.
@@ -351,6 +345,7 @@ fn beam_group<M: EncoderDecoder>(
     model: &M,
     src: &Array2<usize>,
     src_lens: &[usize],
+    max_len: usize,
     cfg: BeamConfig,
     with_attention: bool,
 ) -> Result<Vec<Vec<Hypothesis>>> {
@@ -365,11 +360,11 @@ fn beam_group<M: EncoderDecoder>(
         let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
         let mut inputs: Vec<Beams> = src_lens
             .iter()
-            .map(|&src_len| Beams { live: vec![empty.clone()], finished: Vec::new(), src_len })
+            .map(|&src_len| Beams { live: vec![empty.clone()], finished: Vec::new(), src_len, max_len })
             .collect();
         // Rows i·K .. i·K + K of a step belong to input active[i]; a done input's rows are dropped.
         let mut active: Vec<usize> = (0..batch).collect();
-        for _ in 0..cfg.max_len {
+        for _ in 0..max_len {
             let (prev, bases) = step_inputs(&inputs, &active, k);
             let step = model.step(&ctx, &state, &prev)?;
             // The K best of each row's (batch·K, vocab) logits, as its beam's log p so far plus the token's.
@@ -497,8 +492,8 @@ impl Beams {
                 // A live beam's log p only falls and cp ≤ 0, so no output of
                 // it scores above log p / lp(max_len) + γ·n at the best n.
                 let n = best_live.tokens.len() + 1;
-                let reward = (cfg.gamma * n as f32).max(cfg.gamma * cfg.max_len as f32);
-                let best_possible = best_live.log_prob / length_penalty(cfg.max_len, cfg.alpha) + reward;
+                let reward = (cfg.gamma * n as f32).max(cfg.gamma * self.max_len as f32);
+                let best_possible = best_live.log_prob / length_penalty(self.max_len, cfg.alpha) + reward;
                 best_possible <= self.finished[cfg.n_best - 1].score
             }
         }

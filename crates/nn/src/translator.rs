@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use lingo_data::{TextTokenizer, Vocab, WordTokenizer};
-//! use lingo_nn::{Seq2Seq, Seq2SeqConfig, TranslateOptions, Translator};
+//! use lingo_nn::{BeamConfig, Seq2Seq, Seq2SeqConfig, TranslateOptions, Translator};
 //! use rand::SeedableRng;
 //! let (src, tgt) = (Vocab::from_tokens(["the", "cat"]), Vocab::from_tokens(["el", "gato"]));
 //! let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(src.len(), tgt.len()) };
@@ -15,7 +15,8 @@
 //! let path = std::env::temp_dir().join(format!("lingo-translator-{}.ckpt", std::process::id()));
 //! translator.save(&path).unwrap();
 //! let loaded = Translator::load(&path).unwrap();
-//! let options = TranslateOptions { beam: 2, n_best: 2, ..TranslateOptions::default() };
+//! let search = BeamConfig { beam_size: 2, n_best: 2, ..BeamConfig::default() };
+//! let options = TranslateOptions { search, ..TranslateOptions::default() };
 //! let out = loaded.translate_n_best(&["The cat", ""], &options).unwrap();
 //! assert_eq!(out[0].len(), 2); // two candidates, best first
 //! assert!(out[0][0].score >= out[0][1].score);
@@ -32,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::any::{AnyConfig, AnyModel};
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
-use crate::decode::{BeamConfig, Hypothesis, Stopping, beam_search, greedy_decode};
+use crate::decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
 use crate::error::{CheckpointProblem, Error, Result, config as config_error};
 use crate::model::{EncoderDecoder, ModelConfig};
 use crate::seq2seq::Seq2SeqConfig;
@@ -52,41 +53,28 @@ pub struct TranslatorConfig {
 /// How [`Translator::translate`] searches.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TranslateOptions {
-    /// Beam size (1: greedy search).
-    pub beam: usize,
-    /// Candidates per sentence from [`Translator::translate_n_best`], at most `beam`.
-    pub n_best: usize,
-    /// GNMT's length-penalty exponent `α` for ranking beams ([`BeamConfig::alpha`]).
-    pub alpha: f32,
-    /// GNMT's coverage-penalty weight `β` for ranking beams ([`BeamConfig::beta`]).
-    pub beta: f32,
-    /// Word reward `γ` per output token for ranking beams ([`BeamConfig::gamma`]).
-    pub gamma: f32,
-    /// When a sentence's beam search ends ([`BeamConfig::stopping`]).
-    pub stopping: Stopping,
+    /// The search: beam size (1: greedy search), candidates per sentence
+    /// from [`Translator::translate_n_best`] and how beams are ranked and
+    /// ended.
+    pub search: BeamConfig,
     /// The most output tokens, `<eos>` included, are `⌊max_len_a · n⌋ +
     /// max_len_b` with `n` the longest source of a batch in tokens
     /// (`<sos>` and `<eos>` included): fairseq's `--max-len-a/-b`.
     pub max_len_a: f32,
     /// See [`max_len_a`](Self::max_len_a).
     pub max_len_b: usize,
-    /// Sentences decoded together, similar lengths together (`None`: 256 / `beam`).
+    /// Sentences decoded together, similar lengths together (`None`: 256 / beam size).
     pub batch_size: Option<usize>,
     /// Whether to return each output token's attention over the source.
     pub attention: bool,
 }
 
 impl Default for TranslateOptions {
-    /// Beam 5, one candidate, `α = 0.6`, no coverage penalty or word reward,
-    /// ended at `K` finished, at most `3n + 5` output tokens, attention kept.
+    /// [`BeamConfig::default`]'s search (beam 5, one candidate, `α = 0.6`),
+    /// at most `3n + 5` output tokens, attention kept.
     fn default() -> Self {
         TranslateOptions {
-            beam: 5,
-            n_best: 1,
-            alpha: 0.6,
-            beta: 0.0,
-            gamma: 0.0,
-            stopping: Stopping::KFinished,
+            search: BeamConfig::default(),
             max_len_a: 3.0,
             max_len_b: 5,
             batch_size: None,
@@ -95,20 +83,21 @@ impl Default for TranslateOptions {
     }
 }
 
-/// Rows of decoder state a decoding batch aims at: `DECODE_ROWS / beam`
+/// Rows of decoder state a decoding batch aims at: `DECODE_ROWS / beam_size`
 /// sentences. Fewer rows leave the output layer's products short; more make
 /// a beam step's rows outgrow the cache.
 const DECODE_ROWS: usize = 256;
 
 impl TranslateOptions {
-    /// Sentences decoded together: `batch_size`, or 256 / `beam`.
+    /// Sentences decoded together: `batch_size`, or 256 / `search.beam_size`.
     ///
     /// ```
-    /// let options = lingo_nn::TranslateOptions { beam: 4, ..Default::default() };
+    /// let search = lingo_nn::BeamConfig { beam_size: 4, ..Default::default() };
+    /// let options = lingo_nn::TranslateOptions { search, ..Default::default() };
     /// assert_eq!(options.sentences_per_batch(), 64);
     /// ```
     pub fn sentences_per_batch(&self) -> usize {
-        self.batch_size.unwrap_or(DECODE_ROWS / self.beam.max(1)).max(1)
+        self.batch_size.unwrap_or(DECODE_ROWS / self.search.beam_size.max(1)).max(1)
     }
 
     /// The output-length limit for a batch whose longest source has `longest` tokens.
@@ -284,7 +273,7 @@ impl Translator {
         Ok(n_best.into_iter().map(|mut candidates| candidates.swap_remove(0)).collect())
     }
 
-    /// The `options.n_best` best translations of each sentence, best first.
+    /// The `options.search.n_best` best translations of each sentence, best first.
     /// A sentence without tokens gets one empty translation.
     ///
     /// See the [module docs](self).
@@ -297,7 +286,8 @@ impl Translator {
     ///
     /// ```
     /// # let translator = lingo_nn::translator::doc_translator();
-    /// let options = lingo_nn::TranslateOptions { beam: 1, batch_size: Some(2), ..Default::default() };
+    /// let search = lingo_nn::BeamConfig { beam_size: 1, ..Default::default() };
+    /// let options = lingo_nn::TranslateOptions { search, batch_size: Some(2), ..Default::default() };
     /// let mut batches = Vec::new();
     /// translator.translate_n_best_with(&["a", "b", "a b"], &options, |n| batches.push(n)).unwrap();
     /// assert_eq!(batches, [2, 1]);
@@ -308,10 +298,11 @@ impl Translator {
         options: &TranslateOptions,
         mut done: impl FnMut(usize),
     ) -> Result<Vec<Vec<Translation>>> {
-        if options.beam == 0 || options.n_best == 0 || options.n_best > options.beam {
+        let BeamConfig { beam_size, n_best, .. } = options.search;
+        if beam_size == 0 || n_best == 0 || n_best > beam_size {
             return Err(config_error(
                 "translate options",
-                format!("need 1 ≤ n_best ≤ beam, got n_best {} and beam {}", options.n_best, options.beam),
+                format!("need 1 ≤ n_best ≤ beam_size, got n_best {n_best} and beam_size {beam_size}"),
             ));
         }
         let encoded: Vec<Vec<usize>> = sentences.iter().map(|s| self.encode(s)).collect();
@@ -335,20 +326,11 @@ impl Translator {
         let src = Array2::from_shape_fn((rows.len(), width), |(b, t)| rows[b].get(t).copied().unwrap_or(PAD));
         let src_lens: Vec<usize> = rows.iter().map(|r| r.len()).collect();
         let max_len = options.max_len(width);
-        if options.beam == 1 {
+        if options.search.beam_size == 1 {
             let best = greedy_decode(&self.model, &src, &src_lens, max_len, options.attention)?;
             return Ok(best.into_iter().map(|hyp| vec![hyp]).collect());
         }
-        let config = BeamConfig {
-            beam_size: options.beam,
-            alpha: options.alpha,
-            beta: options.beta,
-            gamma: options.gamma,
-            stopping: options.stopping,
-            n_best: options.n_best,
-            max_len,
-        };
-        beam_search(&self.model, &src, &src_lens, config, options.attention)
+        beam_search(&self.model, &src, &src_lens, max_len, options.search, options.attention)
     }
 
     /// A hypothesis for the source `src` as text and tokens.

@@ -105,8 +105,8 @@ fn gold_attention_follows_each_decoding_step_and_each_row() {
             }
         }
         // Beam search copies each source per beam: the links follow the copies.
-        let config = BeamConfig { beam_size: 3, n_best: 1, alpha: 0.0, max_len: 6, ..BeamConfig::default() };
-        let beams = beam_search(&gold, &batch.src, &batch.src_lens, config, true).unwrap();
+        let config = BeamConfig { beam_size: 3, n_best: 1, alpha: 0.0, ..BeamConfig::default() };
+        let beams = beam_search(&gold, &batch.src, &batch.src_lens, 6, config, true).unwrap();
         for (b, (best, ex)) in beams.iter().map(|n| &n[0]).zip(&examples).enumerate() {
             let attention = best.attention.as_ref().unwrap();
             for (t, links) in ex.gold.iter().enumerate().take(attention.nrows()) {

@@ -443,14 +443,8 @@ fn an_all_padding_source_row_gives_finite_outputs_for_every_scorer() {
                 assert!(row.iter().all(|&x| (x - 0.2).abs() < 1e-6), "{name}: {row}");
             }
             let greedy = greedy_decode(&model, &src, &src_lens, 6, true).unwrap();
-            let beam = beam_search(
-                &model,
-                &src,
-                &src_lens,
-                BeamConfig { beam_size: 3, n_best: 2, ..BeamConfig::default() },
-                true,
-            )
-            .unwrap();
+            let three = BeamConfig { beam_size: 3, n_best: 2, ..BeamConfig::default() };
+            let beam = beam_search(&model, &src, &src_lens, 6, three, true).unwrap();
             for hyp in greedy.iter().chain(beam.iter().flatten()) {
                 assert!(hyp.log_prob.is_finite() && hyp.score.is_finite(), "{name}: {hyp:?}");
                 assert!(hyp.attention.as_ref().is_none_or(all_finite), "{name}: attention");
@@ -467,9 +461,9 @@ fn an_empty_batch_decodes_to_no_hypotheses() {
             .unwrap();
     let src = Array2::<usize>::zeros((0, 5));
     assert!(greedy_decode(&model, &src, &[], 6, true).unwrap().is_empty());
-    assert!(beam_search(&model, &src, &[], BeamConfig::default(), true).unwrap().is_empty());
+    assert!(beam_search(&model, &src, &[], 6, BeamConfig::default(), true).unwrap().is_empty());
     // A bad beam is still an error, with or without sentences.
-    assert!(beam_search(&model, &src, &[], BeamConfig { beam_size: 0, ..BeamConfig::default() }, false).is_err());
+    assert!(beam_search(&model, &src, &[], 6, BeamConfig { beam_size: 0, ..BeamConfig::default() }, false).is_err());
 }
 
 #[test]
@@ -486,14 +480,8 @@ fn sources_five_times_longer_than_in_training_decode_within_the_cap() {
         train_model(&mut model, &train, &val, &quiet(1), None).unwrap();
         for cap in [1, 25, 60] {
             let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, cap, true).unwrap();
-            let beam = beam_search(
-                &model,
-                &batch.src,
-                &batch.src_lens,
-                BeamConfig { beam_size: 3, max_len: cap, ..BeamConfig::default() },
-                true,
-            )
-            .unwrap();
+            let three = BeamConfig { beam_size: 3, ..BeamConfig::default() };
+            let beam = beam_search(&model, &batch.src, &batch.src_lens, cap, three, true).unwrap();
             for hyp in greedy.iter().chain(beam.iter().flatten()) {
                 assert!(
                     !hyp.tokens.is_empty() && hyp.tokens.len() <= cap,
@@ -523,14 +511,14 @@ fn beam_of_one_is_greedy_and_wider_beams_find_the_trained_answer() {
     train_model(&mut model, &train, &val, &TrainConfig { label_smoothing: 0.0, ..quiet(20) }, None).unwrap();
     let batch = batch_of(&val);
     let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 8, true).unwrap();
-    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 8, ..BeamConfig::default() };
-    let beam1 = beam_search(&model, &batch.src, &batch.src_lens, one, true).unwrap();
+    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, ..BeamConfig::default() };
+    let beam1 = beam_search(&model, &batch.src, &batch.src_lens, 8, one, true).unwrap();
     for (g, b) in greedy.iter().zip(&beam1) {
         assert_eq!(g.tokens, b[0].tokens);
         assert!((g.log_prob - b[0].log_prob).abs() < 1e-5);
     }
-    let wide = BeamConfig { beam_size: 4, n_best: 3, alpha: 0.6, max_len: 8, ..BeamConfig::default() };
-    let beams = beam_search(&model, &batch.src, &batch.src_lens, wide, false).unwrap();
+    let wide = BeamConfig { beam_size: 4, n_best: 3, alpha: 0.6, ..BeamConfig::default() };
+    let beams = beam_search(&model, &batch.src, &batch.src_lens, 8, wide, false).unwrap();
     let mut correct = 0;
     for (ex, nbest) in val.iter().zip(&beams) {
         assert_eq!(nbest.len(), 3);
@@ -559,8 +547,8 @@ fn the_coverage_penalty_reranks_what_the_search_found_by_the_attention_it_read()
     // and as β grows the best one's coverage term can only rise.
     let (model, batch) = half_trained();
     let search = |beta: f32, with_attention: bool| {
-        let cfg = BeamConfig { beam_size: 4, n_best: 4, alpha: 0.6, beta, max_len: 9, ..BeamConfig::default() };
-        beam_search(&model, &batch.src, &batch.src_lens, cfg, with_attention).unwrap()
+        let cfg = BeamConfig { beam_size: 4, n_best: 4, alpha: 0.6, beta, ..BeamConfig::default() };
+        beam_search(&model, &batch.src, &batch.src_lens, 9, cfg, with_attention).unwrap()
     };
     let sorted = |n_best: &[Hypothesis]| {
         let mut tokens: Vec<Vec<usize>> = n_best.iter().map(|h| h.tokens.clone()).collect();
@@ -609,10 +597,10 @@ fn searching_to_the_bound_ends_no_worse_than_stopping_at_k_finished() {
     // Every score is log p / lp + γ·|tokens|; with K = 1 and α = γ = 0 the
     // bound stops where greedy does.
     let (model, batch) = half_trained();
-    let search = |cfg: BeamConfig| beam_search(&model, &batch.src, &batch.src_lens, cfg, false).unwrap();
+    let search = |cfg: BeamConfig| beam_search(&model, &batch.src, &batch.src_lens, 9, cfg, false).unwrap();
     let mut better = 0;
     for (alpha, gamma) in [(0.0, 0.0), (1.0, 0.0), (2.0, 0.5), (0.6, -0.3)] {
-        let k_finished = BeamConfig { beam_size: 3, n_best: 2, alpha, gamma, max_len: 9, ..BeamConfig::default() };
+        let k_finished = BeamConfig { beam_size: 3, n_best: 2, alpha, gamma, ..BeamConfig::default() };
         let bound = BeamConfig { stopping: Stopping::Bound, ..k_finished };
         for (b, (first, all)) in search(k_finished).iter().zip(&search(bound)).enumerate() {
             for h in first.iter().chain(all) {
@@ -627,7 +615,7 @@ fn searching_to_the_bound_ends_no_worse_than_stopping_at_k_finished() {
         }
     }
     assert!(better > 0, "the bound never found a better output: the test exercises nothing");
-    let one = BeamConfig { beam_size: 1, alpha: 0.0, max_len: 9, stopping: Stopping::Bound, ..BeamConfig::default() };
+    let one = BeamConfig { beam_size: 1, alpha: 0.0, stopping: Stopping::Bound, ..BeamConfig::default() };
     let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 9, false).unwrap();
     for (g, b) in greedy.iter().zip(search(one)) {
         assert_eq!(g.tokens, b[0].tokens);
@@ -646,9 +634,9 @@ fn a_batch_decodes_as_each_row_alone_while_its_rows_finish_at_different_steps() 
         let mut model =
             Seq2Seq::new(tiny(&task, RnnKind::Lstm, attention, placement), &mut StdRng::seed_from_u64(22)).unwrap();
         train_model(&mut model, &train, &val, &quiet(8), None).unwrap();
-        let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, max_len: 9, ..BeamConfig::default() };
+        let beam = BeamConfig { beam_size: 3, n_best: 2, alpha: 0.6, ..BeamConfig::default() };
         let greedy = greedy_decode(&model, &batch.src, &batch.src_lens, 9, true).unwrap();
-        let beams = beam_search(&model, &batch.src, &batch.src_lens, beam, true).unwrap();
+        let beams = beam_search(&model, &batch.src, &batch.src_lens, 9, beam, true).unwrap();
         let lengths: std::collections::BTreeSet<usize> = greedy.iter().map(|h| h.tokens.len()).collect();
         assert!(
             lengths.len() >= 2,
@@ -657,7 +645,7 @@ fn a_batch_decodes_as_each_row_alone_while_its_rows_finish_at_different_steps() 
         for b in 0..batch.src.nrows() {
             let (src, lens) = (batch.src.select(Axis(0), &[b]), &batch.src_lens[b..=b]);
             let alone = greedy_decode(&model, &src, lens, 9, true).unwrap().remove(0);
-            let beam_alone = beam_search(&model, &src, lens, beam, true).unwrap().remove(0);
+            let beam_alone = beam_search(&model, &src, lens, 9, beam, true).unwrap().remove(0);
             for (batched, alone) in std::iter::once((&greedy[b], &alone)).chain(beams[b].iter().zip(&beam_alone)) {
                 assert_eq!(batched.tokens, alone.tokens, "{attention:?} {placement:?}: row {b}");
                 assert!(

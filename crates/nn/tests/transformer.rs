@@ -225,22 +225,16 @@ fn beam_search_of_size_one_is_greedy_decoding() {
         let model = Transformer::new(config, &mut StdRng::seed_from_u64(10)).unwrap();
         let b = batch();
         let greedy = greedy_decode(&model, &b.src, &b.src_lens, 8, true).unwrap();
-        let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, max_len: 8, ..BeamConfig::default() };
-        let beam = beam_search(&model, &b.src, &b.src_lens, one, true).unwrap();
+        let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, ..BeamConfig::default() };
+        let beam = beam_search(&model, &b.src, &b.src_lens, 8, one, true).unwrap();
         for (g, bm) in greedy.iter().zip(&beam) {
             assert_eq!(g.tokens, bm[0].tokens, "{name}");
             assert!((g.log_prob - bm[0].log_prob).abs() < 1e-5, "{name}: {} vs {}", g.log_prob, bm[0].log_prob);
             assert_eq!(g.attention.as_ref().unwrap().dim(), (g.tokens.len(), b.src.ncols()), "{name}");
         }
         // Wider beams find outputs at least as probable as greedy's, by their own ranking.
-        let five = beam_search(
-            &model,
-            &b.src,
-            &b.src_lens,
-            BeamConfig { alpha: 0.0, max_len: 8, ..BeamConfig::default() },
-            false,
-        )
-        .unwrap();
+        let five = BeamConfig { alpha: 0.0, ..BeamConfig::default() };
+        let five = beam_search(&model, &b.src, &b.src_lens, 8, five, false).unwrap();
         for (g, bm) in greedy.iter().zip(&five) {
             if g.finished() {
                 assert!(

@@ -56,20 +56,20 @@ fn any_model_trains_and_decodes_with_the_bits_of_the_model_it_wraps() {
                 let mut m = lingo_nn::Seq2Seq::new(c, &mut StdRng::seed_from_u64(2)).unwrap();
                 let run = train_model(&mut m, &train, &val, &quiet(2), None).unwrap();
                 let greedy = greedy_decode(&m, &batch.src, &batch.src_lens, 12, true).unwrap();
-                let beams = beam_search(&m, &batch.src, &batch.src_lens, BeamConfig::default(), true).unwrap();
+                let beams = beam_search(&m, &batch.src, &batch.src_lens, 12, BeamConfig::default(), true).unwrap();
                 (run.val_losses, greedy, beams)
             }
             AnyConfig::Transformer(c) => {
                 let mut m = lingo_nn::Transformer::new(c, &mut StdRng::seed_from_u64(2)).unwrap();
                 let run = train_model(&mut m, &train, &val, &quiet(2), None).unwrap();
                 let greedy = greedy_decode(&m, &batch.src, &batch.src_lens, 12, true).unwrap();
-                let beams = beam_search(&m, &batch.src, &batch.src_lens, BeamConfig::default(), true).unwrap();
+                let beams = beam_search(&m, &batch.src, &batch.src_lens, 12, BeamConfig::default(), true).unwrap();
                 (run.val_losses, greedy, beams)
             }
         };
         assert_eq!(any_run.val_losses, losses, "{}: validation losses", config.kind());
         assert_eq!(greedy_decode(&any, &batch.src, &batch.src_lens, 12, true).unwrap(), greedy);
-        assert_eq!(beam_search(&any, &batch.src, &batch.src_lens, BeamConfig::default(), true).unwrap(), beams);
+        assert_eq!(beam_search(&any, &batch.src, &batch.src_lens, 12, BeamConfig::default(), true).unwrap(), beams);
     }
 }
 
@@ -107,8 +107,7 @@ fn a_saved_translator_translates_as_before_in_the_input_s_order() {
         for beam in [1, 4] {
             // A fixed limit: with `max_len_a > 0` it follows each batch's longest source, as fairseq's does.
             let options = TranslateOptions {
-                beam,
-                n_best: beam.min(2),
+                search: BeamConfig { beam_size: beam, n_best: beam.min(2), ..BeamConfig::default() },
                 batch_size: Some(2),
                 max_len_a: 0.0,
                 max_len_b: 12,
@@ -129,8 +128,7 @@ fn a_saved_translator_translates_as_before_in_the_input_s_order() {
                 let alone = if beam == 1 {
                     vec![greedy_decode(loaded.model(), &src, &lens, max_len, true).unwrap().remove(0)]
                 } else {
-                    let cfg = BeamConfig { beam_size: beam, n_best: 2, max_len, ..BeamConfig::default() };
-                    beam_search(loaded.model(), &src, &lens, cfg, true).unwrap().remove(0)
+                    beam_search(loaded.model(), &src, &lens, max_len, options.search, true).unwrap().remove(0)
                 };
                 assert_eq!(candidates.len(), alone.len());
                 for (got, want) in candidates.iter().zip(&alone) {
@@ -172,9 +170,10 @@ fn a_training_checkpoint_and_bad_options_are_refused_by_name() {
         let words = TextTokenizer::Word(WordTokenizer::new());
         let translator = Translator::new(model, words, task.src_vocab().clone(), task.tgt_vocab().clone()).unwrap();
         for (beam, n_best) in [(0, 1), (2, 3), (2, 0)] {
-            let options = TranslateOptions { beam, n_best, ..Default::default() };
-            let err = translator.translate(&["the cat"], &options).unwrap_err().to_string();
-            assert!(err.contains(&format!("n_best {n_best} and beam {beam}")), "{err}");
+            let search = BeamConfig { beam_size: beam, n_best, ..BeamConfig::default() };
+            let err =
+                translator.translate(&["the cat"], &TranslateOptions { search, ..Default::default() }).unwrap_err();
+            assert!(err.to_string().contains(&format!("n_best {n_best} and beam_size {beam}")), "{err}");
         }
     }
 }
@@ -194,7 +193,9 @@ fn a_huge_table_of_positions_in_a_saved_configuration_allocates_nothing() {
     Translator::new(model, words, task.src_vocab().clone(), task.tgt_vocab().clone()).unwrap().save(&path).unwrap();
     assert!(std::fs::metadata(&path).unwrap().len() < 1 << 20);
     let translator = Translator::load(&path).unwrap();
-    let out = translator.translate(&["the cat"], &TranslateOptions { beam: 1, ..Default::default() }).unwrap();
+    let greedy =
+        TranslateOptions { search: BeamConfig { beam_size: 1, ..BeamConfig::default() }, ..Default::default() };
+    let out = translator.translate(&["the cat"], &greedy).unwrap();
     assert!(out[0].ids.len() <= TranslateOptions::default().max_len(4));
 }
 
@@ -273,7 +274,8 @@ fn alignments_are_the_attention_peaks_as_word_links() {
         });
         let model = AnyModel::new(sizes, &mut StdRng::seed_from_u64(5)).unwrap();
         let translator = Translator::new(model, tokenizer.clone(), src_vocab, tgt_vocab).unwrap();
-        let options = TranslateOptions { beam: 2, max_len_a: 0.0, max_len_b: 8, attention: true, ..Default::default() };
+        let search = BeamConfig { beam_size: 2, ..BeamConfig::default() };
+        let options = TranslateOptions { search, max_len_a: 0.0, max_len_b: 8, attention: true, ..Default::default() };
         for (sentence, t) in sentences.iter().zip(translator.translate(&sentences, &options).unwrap()) {
             let source: Vec<&str> = t.source_tokens.iter().map(String::as_str).collect();
             let output: Vec<&str> = t.tokens.iter().map(String::as_str).collect();
