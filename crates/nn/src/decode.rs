@@ -232,6 +232,27 @@ impl Default for BeamConfig {
     }
 }
 
+impl BeamConfig {
+    /// Checks `1 ≤ n_best ≤ beam_size`.
+    ///
+    /// ```
+    /// use lingo_nn::BeamConfig;
+    /// assert!(BeamConfig::default().check().is_ok());
+    /// let err = BeamConfig { n_best: 6, ..BeamConfig::default() }.check().unwrap_err();
+    /// assert!(err.to_string().contains("got n_best 6 and beam_size 5"), "{err}");
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        let BeamConfig { beam_size, n_best, .. } = *self;
+        if beam_size == 0 || n_best == 0 || n_best > beam_size {
+            return Err(config(
+                "beam",
+                format!("need 1 ≤ n_best ≤ beam_size, got n_best {n_best} and beam_size {beam_size}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// When [`beam_search`] ends an input's search.
 ///
 /// ```
@@ -331,12 +352,7 @@ pub fn beam_search<M: EncoderDecoder>(
     cfg: BeamConfig,
     with_attention: bool,
 ) -> Result<Vec<Vec<Hypothesis>>> {
-    if cfg.beam_size == 0 || cfg.n_best == 0 || cfg.n_best > cfg.beam_size {
-        return Err(config(
-            "beam",
-            format!("need 1 ≤ n_best ≤ beam_size, got n_best {} and beam_size {}", cfg.n_best, cfg.beam_size),
-        ));
-    }
+    cfg.check()?;
     in_groups(src, src_lens, |src, src_lens| beam_group(model, src, src_lens, max_len, cfg, with_attention))
 }
 

@@ -298,13 +298,8 @@ impl Translator {
         options: &TranslateOptions,
         mut done: impl FnMut(usize),
     ) -> Result<Vec<Vec<Translation>>> {
-        let BeamConfig { beam_size, n_best, .. } = options.search;
-        if beam_size == 0 || n_best == 0 || n_best > beam_size {
-            return Err(config_error(
-                "translate options",
-                format!("need 1 ≤ n_best ≤ beam_size, got n_best {n_best} and beam_size {beam_size}"),
-            ));
-        }
+        // Checked here too: greedy search (beam size 1) never calls beam_search.
+        options.search.check()?;
         let encoded: Vec<Vec<usize>> = sentences.iter().map(|s| self.encode(s)).collect();
         // Rows of similar length together (less padding); only rows with tokens are decoded.
         let mut order: Vec<usize> = (0..encoded.len()).filter(|&i| encoded[i].len() > 2).collect();

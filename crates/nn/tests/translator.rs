@@ -169,7 +169,7 @@ fn a_training_checkpoint_and_bad_options_are_refused_by_name() {
 
         let words = TextTokenizer::Word(WordTokenizer::new());
         let translator = Translator::new(model, words, task.src_vocab().clone(), task.tgt_vocab().clone()).unwrap();
-        for (beam, n_best) in [(0, 1), (2, 3), (2, 0)] {
+        for (beam, n_best) in [(0, 1), (2, 3), (2, 0), (1, 2)] {
             let search = BeamConfig { beam_size: beam, n_best, ..BeamConfig::default() };
             let err =
                 translator.translate(&["the cat"], &TranslateOptions { search, ..Default::default() }).unwrap_err();
