@@ -44,14 +44,19 @@ def rerank(lists, alpha, gamma):
     return [max(candidates, key=score)[2] for candidates in lists]
 
 
-def bleu(hyps, ref_path):
-    with open(ref_path, encoding="utf-8") as f:
-        refs = [line.rstrip("\n") for line in f]
+def read_refs(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def bleu(hyps, refs):
     return sacrebleu.corpus_bleu(hyps, [refs], lowercase=True)
 
 
 def main(tune_nbest, tune_ref, test_nbest, test_ref):
     tune, test = read_nbest(tune_nbest), read_nbest(test_nbest)
+    # Read once: the grid scores the tuning split 18 times.
+    tune_ref, test_ref = read_refs(tune_ref), read_refs(test_ref)
     grid = {(a, g): bleu(rerank(tune, a, g), tune_ref).score for a in ALPHAS for g in GAMMAS}
     print("tuning BLEU, rows alpha, columns gamma " + " ".join(f"{g:>5}" for g in GAMMAS))
     for a in ALPHAS:
