@@ -6,32 +6,35 @@
 //! one ends the process at once; the atomic saves keep every file whole
 //! either way. Outside training the signals end the process as usual.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+
+use lingo::nn::RunControl;
 
 use crate::error::{Error, INTERRUPTED, Result};
 use crate::output::print_err;
 
-/// Set by the first signal; read by the training loop before every step.
-static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// Stopped by the first signal; asked by the training loop before every step.
+static STOP: OnceLock<RunControl> = OnceLock::new();
 
 /// Whether a signal now means "stop training" rather than "quit".
 static TRAINING: AtomicBool = AtomicBool::new(false);
 
-/// The flag the signals set, with the handler installed on the first
+/// The control the signals stop, with the handler installed on the first
 /// call; from now until [`training_done`] a signal stops training.
-pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>> {
+pub(crate) fn stop_control() -> Result<RunControl> {
     TRAINING.store(true, Ordering::SeqCst);
     if let Some(stop) = STOP.get() {
         return Ok(stop.clone());
     }
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = RunControl::new();
     let seen = stop.clone();
     ctrlc::set_handler(move || {
-        if seen.swap(true, Ordering::SeqCst) || !TRAINING.load(Ordering::SeqCst) {
+        if seen.is_stopped() || !TRAINING.load(Ordering::SeqCst) {
             print_err("interrupted: quitting now (the files on disk are whole)");
             std::process::exit(i32::from(INTERRUPTED));
         }
+        seen.stop();
         print_err("interrupted: stopping before the next step, then writing model.ckpt from the best round (Ctrl-C again to quit at once)");
     })
     .map_err(|e| Error::invalid("signal handler", e.to_string()))?;
@@ -45,5 +48,5 @@ pub(crate) fn training_done() {
 
 /// Whether a signal has asked to stop.
 pub(crate) fn requested() -> bool {
-    STOP.get().is_some_and(|stop| stop.load(Ordering::SeqCst))
+    STOP.get().is_some_and(RunControl::is_stopped)
 }

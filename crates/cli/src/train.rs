@@ -738,7 +738,7 @@ pub(crate) fn train(args: &TrainArgs, out: &Output) -> Result<()> {
     ready_out_dir(args, &data)?;
     let start = Instant::now();
     config.progress = Progress::Bar; // the round lines are printed below, with the time
-    config.stop = Some(interrupt::stop_flag()?);
+    config.control = Some(interrupt::stop_control()?);
     let spec = CheckpointSpec {
         dir: args.out.clone(),
         src_vocab: data.src_vocab.clone(),

@@ -19,7 +19,8 @@
 //! | [`state_dict`], [`checkpoint`] | [`StateDict`] (weights by name, [`StateDict::average`] of several), [`Checkpoint`] (config, weights, optimizer, schedule, epoch, vocabularies), [`write_atomic`] |
 //! | [`seq2seq`] | [`Seq2Seq`] and [`Seq2SeqConfig`]: the encoder–decoder with attention off (the bottleneck baseline, the default) or any `lingo-attention` scorer, in Luong's or Bahdanau's [`Placement`] |
 //! | [`model`] | [`EncoderDecoder`]: what training, checkpoints and decoding need of a model (loss, `start`, `step`), implemented by [`Seq2Seq`] and [`Transformer`]; [`ModelConfig`], [`SelectRows`], [`Step`] |
-//! | [`train`] | [`train_model`] (any [`EncoderDecoder`]) with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch, with its [`EpochReport`], that may stop training or end it at a later epoch ([`Next`]); training prints nothing (a progress bar on standard error in a terminal, [`Progress`]), the call is how a program shows progress |
+//! | [`train`] | [`train_model`] (any [`EncoderDecoder`]) with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch, with its [`EpochReport`], that may stop training or end it at a later epoch ([`Next`]); training prints nothing (a progress bar on standard error in a terminal, [`Progress`]), the call is how a program shows progress; [`train_model_hooked`] with [`TrainHooks`] also hears every few steps ([`StepReport`]) |
+//! | [`control`] | [`RunControl`]: pause, resume or stop a run between its steps, from another thread |
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched; GNMT length and coverage penalties, a word reward, two stopping rules; n-best; any [`EncoderDecoder`]), both with attention |
 //! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
@@ -180,6 +181,7 @@
 
 pub mod any;
 pub mod checkpoint;
+pub mod control;
 pub mod decode;
 mod error;
 pub mod export;
@@ -200,6 +202,7 @@ pub use any::{AnyConfig, AnyContext, AnyModel, AnyState};
 pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
 };
+pub use control::RunControl;
 pub use decode::{BeamConfig, Hypothesis, ROWS_PER_GROUP, Stopping, beam_search, greedy_decode};
 pub use error::{CheckpointProblem, Error, ExportProblem, ParamProblem, Result};
 pub use export::{ExportedConfig, Reference, ReferencePair};
@@ -216,8 +219,8 @@ pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Seq2SeqState};
 pub use state_dict::{NamedTensor, StateDict};
 pub use train::{
-    CheckpointSpec, EpochReport, Next, Progress, TrainConfig, TrainResult, TrainedModel, batch_gradients, evaluate,
-    load_own, load_resumable, train_model, train_model_with,
+    CheckpointSpec, EpochReport, Next, Progress, StepReport, TrainConfig, TrainHooks, TrainResult, TrainedModel,
+    batch_gradients, evaluate, load_own, load_resumable, train_model, train_model_hooked, train_model_with,
 };
 pub use transformer::{
     Activation, DecoderState, NormPosition, Transformer, TransformerConfig, TransformerContext, TransformerEncoded,

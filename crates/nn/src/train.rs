@@ -14,9 +14,8 @@
 //! as the uninterrupted run did, with no RNG state to save.
 
 use std::io::IsTerminal;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -28,6 +27,7 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem, remove_stale_temp_files};
+use crate::control::RunControl;
 use crate::error::{CheckpointProblem, Error, Result};
 use crate::layers::Mode;
 use crate::model::{EncoderDecoder, ModelConfig};
@@ -125,7 +125,7 @@ impl CheckpointSpec {
 /// back (`lingo train` writes its own as `config.toml`). What is not a
 /// setting of the run is left out: [`TrainConfig::checkpoints`] (paths and
 /// vocabularies, which the run makes), [`TrainConfig::progress`] (how it is
-/// shown) and [`TrainConfig::stop`] (a live flag); they read back as
+/// shown) and [`TrainConfig::control`] (a live handle); they read back as
 /// `None`, [`Progress::Bar`] and `None`.
 ///
 /// ```
@@ -181,13 +181,14 @@ pub struct TrainConfig {
     /// knows), as `(name, value)`. Stored in every checkpoint with
     /// [`TrainConfig::settings`]; a resume must bring the same.
     pub extra_settings: Vec<(String, String)>,
-    /// Asks training to stop: checked before every step, and once set,
-    /// training returns before the next one with [`TrainResult::interrupted`]
-    /// set. The epoch in progress is dropped (no checkpoint of it), so the
-    /// checkpoints are those of the epochs completed, and a resume redoes
-    /// the dropped one exactly. (A Ctrl-C handler sets it.)
+    /// Pauses, resumes or stops training from outside it: asked before
+    /// every step. Once stopped, training returns before the next step with
+    /// [`TrainResult::interrupted`] set. The epoch in progress is dropped
+    /// (no checkpoint of it), so the checkpoints are those of the epochs
+    /// completed, and a resume redoes the dropped one exactly. (A Ctrl-C
+    /// handler stops it; a live view pauses it.)
     #[serde(skip)]
-    pub stop: Option<Arc<AtomicBool>>,
+    pub control: Option<RunControl>,
 }
 
 impl TrainConfig {
@@ -216,7 +217,7 @@ impl TrainConfig {
             shards: 1,
             epoch_size: None,
             extra_settings: Vec::new(),
-            stop: None,
+            control: None,
         }
     }
 
@@ -262,9 +263,15 @@ impl TrainConfig {
         (1..=epoch as u64).map(|e| self.epoch_steps(&slices, e)).sum()
     }
 
-    /// Whether [`TrainConfig::stop`] is set.
-    fn stop_requested(&self) -> bool {
-        self.stop.as_ref().is_some_and(|stop| stop.load(Ordering::Relaxed))
+    /// Whether training may take its next step: waits while
+    /// [`TrainConfig::control`] pauses it, and says no once it is stopped.
+    fn proceed(&self) -> bool {
+        self.control.as_ref().is_none_or(RunControl::proceed)
+    }
+
+    /// Whether [`TrainConfig::control`] has stopped training.
+    fn stopped(&self) -> bool {
+        self.control.as_ref().is_some_and(RunControl::is_stopped)
     }
 
     /// The steps of epoch `e`: its batch plan, drawn as the epoch draws it.
@@ -348,8 +355,8 @@ pub struct TrainResult {
     pub seconds: f64,
     /// The run's identity in its checkpoints ([`TrainedModel::run_id`]).
     pub run_id: u64,
-    /// Whether [`TrainConfig::stop`] ended training in an epoch, which was
-    /// then dropped.
+    /// Whether [`TrainConfig::control`] stopped training in an epoch, which
+    /// was then dropped.
     pub interrupted: bool,
 }
 
@@ -628,6 +635,91 @@ pub enum Next {
     EndAt(usize),
 }
 
+/// The numbers of one optimizer step, as [`TrainHooks::after_step`] hears
+/// of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepReport {
+    /// The epoch the step belongs to, 1-based.
+    pub epoch: usize,
+    /// Optimizer steps so far in the run, this one included.
+    pub step: u64,
+    /// This batch's training loss.
+    pub loss: f32,
+    /// The learning rate the step was taken with.
+    pub lr: f64,
+    /// Training pairs (batch rows) stepped on since the call started.
+    pub pairs: u64,
+    /// Seconds since the call started.
+    pub seconds: f64,
+}
+
+/// What a caller of [`train_model_hooked`] hears while training runs: a
+/// call every [`step_every`](TrainHooks::step_every) steps and one after
+/// every epoch, each seeing the model. Either may fail, which ends
+/// training with that error; the epoch call also says whether to go on.
+///
+/// ```
+/// use lingo_data::{DigitOp, DigitTask, Task};
+/// use lingo_nn::{EpochReport, Next, Progress, Seq2Seq, Seq2SeqConfig, StepReport, TrainConfig, TrainHooks, train_model_hooked};
+/// use rand::SeedableRng;
+///
+/// /// Keeps every second step's loss, and stops after two epochs.
+/// struct Log(Vec<(u64, f32)>);
+/// impl TrainHooks<Seq2Seq> for Log {
+///     type Error = lingo_nn::Error;
+///     fn step_every(&self) -> u64 { 2 }
+///     fn after_step(&mut self, step: &StepReport, _: &Seq2Seq) -> lingo_nn::Result<()> {
+///         Ok(self.0.push((step.step, step.loss)))
+///     }
+///     fn after_epoch(&mut self, epoch: &EpochReport, _: &Seq2Seq) -> lingo_nn::Result<Next> {
+///         Ok(if epoch.epoch == 2 { Next::Stop } else { Next::Continue })
+///     }
+/// }
+///
+/// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+/// let task = DigitTask::new(DigitOp::Copy, 5, 2, 3).unwrap();
+/// let (train, val) = (task.generate(160, &mut rng), task.generate(16, &mut rng));
+/// let config = Seq2SeqConfig { emb_dim: 8, hidden_dim: 8, ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+/// let mut model = Seq2Seq::new(config, &mut rng).unwrap();
+/// let settings = TrainConfig { progress: Progress::Silent, ..TrainConfig::new(9, 1e-2) };
+/// let mut log = Log(Vec::new());
+/// let result = train_model_hooked(&mut model, &train, &val, &settings, None, &mut log).unwrap();
+/// assert_eq!(result.val_losses.len(), 2);
+/// assert_eq!(log.0.iter().map(|s| s.0).collect::<Vec<_>>(), [2, 4, 6]); // 3 batches an epoch
+/// ```
+pub trait TrainHooks<M> {
+    /// The error the calls may return; training's own errors become one.
+    type Error: From<Error>;
+
+    /// Steps between two calls of [`after_step`](TrainHooks::after_step);
+    /// 0 (the default) never calls it.
+    fn step_every(&self) -> u64 {
+        0
+    }
+
+    /// Called after every [`step_every`](TrainHooks::step_every)-th step
+    /// of the run (counted from its first, through resumes).
+    fn after_step(&mut self, _step: &StepReport, _model: &M) -> std::result::Result<(), Self::Error> {
+        Ok(())
+    }
+
+    /// Called after every epoch, once its checkpoint is written.
+    fn after_epoch(&mut self, epoch: &EpochReport, model: &M) -> std::result::Result<Next, Self::Error>;
+}
+
+/// [`train_model_with`]'s closure as hooks: a call after each epoch only.
+struct AfterEpoch<F, Er>(F, PhantomData<fn() -> Er>);
+
+impl<M, Er: From<Error>, F: FnMut(&EpochReport, &M) -> std::result::Result<Next, Er>> TrainHooks<M>
+    for AfterEpoch<F, Er>
+{
+    type Error = Er;
+
+    fn after_epoch(&mut self, epoch: &EpochReport, model: &M) -> std::result::Result<Next, Er> {
+        (self.0)(epoch, model)
+    }
+}
+
 /// Trains `model` on `train`, validating on `val` after every epoch; see the
 /// [module docs](self). With `resume`, continues from a `last.ckpt` written
 /// by an earlier run with the same configuration: weights, optimizer and
@@ -666,7 +758,7 @@ pub fn train_model<M: EncoderDecoder, E: SeqPair>(
 /// the place to show progress (`println!("{report}")` prints the epoch's
 /// line), to measure something per epoch, or to stop on a condition of
 /// your own. Its errors pass through, so its error type `F` only needs to
-/// take this crate's errors.
+/// take this crate's errors. [`train_model_hooked`] also calls between steps.
 ///
 /// ```
 /// use lingo_data::{DigitOp, DigitTask, Task};
@@ -692,40 +784,30 @@ pub fn train_model_with<M: EncoderDecoder, E: SeqPair, F: From<Error>>(
     val: &[E],
     config: &TrainConfig,
     resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
-    mut after_epoch: impl FnMut(&EpochReport, &M) -> std::result::Result<Next, F>,
+    after_epoch: impl FnMut(&EpochReport, &M) -> std::result::Result<Next, F>,
 ) -> std::result::Result<TrainResult, F> {
-    // The hook's own error stops training and is handed back unchanged.
-    let mut hook_error = None;
-    let result = train_loop(model, train, val, config, resume, &mut |report, model| match after_epoch(report, model) {
-        Ok(next) => next,
-        Err(e) => {
-            hook_error = Some(e);
-            Next::Stop
-        }
-    });
-    match hook_error {
-        Some(e) => Err(e),
-        None => result.map_err(F::from),
-    }
+    train_model_hooked(model, train, val, config, resume, &mut AfterEpoch(after_epoch, PhantomData))
 }
 
-/// The loop of [`train_model_with`], in this crate's error type: per epoch,
-/// train, validate, keep the best, checkpoint, then ask whether to go on.
-fn train_loop<M: EncoderDecoder, E: SeqPair>(
+/// [`train_model`] with [`TrainHooks`]: per epoch, train (calling
+/// `hooks` between steps as they ask), validate, keep the best,
+/// checkpoint, then ask `hooks` whether to go on. The hooks' own errors
+/// stop training and are handed back unchanged.
+pub fn train_model_hooked<M: EncoderDecoder, E: SeqPair, H: TrainHooks<M>>(
     model: &mut M,
     train: &[E],
     val: &[E],
     config: &TrainConfig,
     resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
-    after_epoch: &mut dyn FnMut(&EpochReport, &M) -> Next,
-) -> Result<TrainResult> {
+    hooks: &mut H,
+) -> std::result::Result<TrainResult, H::Error> {
     let (mut training, first_epoch) = Training::start(model, train, val, config, resume)?;
     let mut interrupted = false;
     for epoch in first_epoch.. {
         if epoch > training.last_epoch {
             break;
         }
-        let Some(train_loss) = training.train_epoch(model, epoch)? else {
+        let Some(train_loss) = training.train_epoch(model, epoch, hooks)? else {
             interrupted = true;
             break;
         };
@@ -733,7 +815,8 @@ fn train_loop<M: EncoderDecoder, E: SeqPair>(
         let improved = training.record_best(epoch, val_loss);
         training.save_checkpoints(model, epoch, improved)?;
         let report = training.report(epoch, train_loss, val_loss);
-        if training.stops_after(epoch, after_epoch(&report, model))? {
+        let next = hooks.after_epoch(&report, model)?;
+        if training.stops_after(epoch, next)? {
             break;
         }
     }
@@ -755,6 +838,8 @@ struct Training<'a, E, M: EncoderDecoder> {
     best_checkpoint: Option<PathBuf>,
     /// Optimizer steps so far, counted from the run's first epoch.
     step: u64,
+    /// Training pairs stepped on in this call, for [`StepReport::pairs`].
+    pairs: u64,
     /// The lowest validation loss so far, and the epochs since it (for patience).
     best: f32,
     since_best: usize,
@@ -811,39 +896,63 @@ impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
             run,
             best_checkpoint: None,
             step,
+            pairs: 0,
             since_best: 0,
             last_epoch: config.epochs as u64,
         };
         Ok((training, first_epoch))
     }
 
-    /// Trains `epoch` on its slice in its seeded batch order: the mean
-    /// training loss, or `None` when [`TrainConfig::stop`] dropped the epoch.
-    fn train_epoch(&mut self, model: &mut M, epoch: u64) -> Result<Option<f32>> {
+    /// Trains `epoch` on its slice in its seeded batch order, calling
+    /// `hooks` every [`TrainHooks::step_every`] steps: the mean training
+    /// loss, or `None` when [`TrainConfig::control`] stopped the epoch.
+    fn train_epoch<H: TrainHooks<M>>(
+        &mut self,
+        model: &mut M,
+        epoch: u64,
+        hooks: &mut H,
+    ) -> std::result::Result<Option<f32>, H::Error> {
         let config = self.config;
         let mut rng = epoch_rng(config.seed, epoch);
-        let batches = config.batching.batches(epoch_slice(&self.slices, epoch), &mut rng)?;
+        let batches = config.batching.batches(epoch_slice(&self.slices, epoch), &mut rng).map_err(Error::from)?;
         let bar = config.progress.bar(epoch, config.epochs, batches.len());
+        let every = hooks.step_every();
         let mut sum = 0.0_f64;
         for batch in &batches {
-            if config.stop_requested() {
+            if !config.proceed() {
                 break;
             }
             let value = self.train_step(model, batch, epoch, &mut rng)?;
             sum += f64::from(value);
+            self.pairs += batch.src_lens.len() as u64;
             if let Some(bar) = &bar {
                 bar.set_message(format!("{value:.4}"));
                 bar.inc(1);
+            }
+            if every > 0 && self.step.is_multiple_of(every) {
+                hooks.after_step(&self.step_report(epoch, value), model)?;
             }
         }
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
         // Asked during the last step, a stop still drops the epoch.
-        if config.stop_requested() {
+        if config.stopped() {
             return Ok(None);
         }
         Ok(Some((sum / batches.len().max(1) as f64) as f32))
+    }
+
+    /// The numbers of the step just taken, as the hooks see them.
+    fn step_report(&self, epoch: u64, loss: f32) -> StepReport {
+        StepReport {
+            epoch: epoch as usize,
+            step: self.step,
+            loss,
+            lr: self.optimizer.lr(),
+            pairs: self.pairs,
+            seconds: self.start.elapsed().as_secs_f64(),
+        }
     }
 
     /// One optimizer step on `batch`, `lr ← schedule` first: the batch's

@@ -755,9 +755,12 @@ fn a_stop_request_drops_the_epoch_in_progress_and_a_resume_redoes_it() {
     let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
     let config = tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau);
     let dir = tempfile::tempdir().unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let settings =
-        TrainConfig { checkpoints: Some(checkpoints_in(&task, dir.path())), stop: Some(stop.clone()), ..quiet(4) };
+    let control = lingo_nn::RunControl::new();
+    let settings = TrainConfig {
+        checkpoints: Some(checkpoints_in(&task, dir.path())),
+        control: Some(control.clone()),
+        ..quiet(4)
+    };
     let straight = train_model(
         &mut Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap(),
         &train,
@@ -771,7 +774,9 @@ fn a_stop_request_drops_the_epoch_in_progress_and_a_resume_redoes_it() {
     let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(11)).unwrap();
     // Asked to stop as epoch 2 ends: epoch 3 takes no step.
     let stopped = train_model_with(&mut model, &train, &val, &settings, None, |report, _| {
-        stop.store(report.epoch == 2, std::sync::atomic::Ordering::Relaxed);
+        if report.epoch == 2 {
+            control.stop();
+        }
         Ok::<_, lingo_nn::Error>(lingo_nn::Next::Continue)
     })
     .unwrap();
@@ -779,10 +784,68 @@ fn a_stop_request_drops_the_epoch_in_progress_and_a_resume_redoes_it() {
     assert_eq!(stopped.val_losses, straight.val_losses[..2]);
     let ckpt: Checkpoint<TrainedModel> = Checkpoint::load(dir.path().join("last.ckpt")).unwrap();
     assert_eq!(ckpt.epoch, 2);
-    stop.store(false, std::sync::atomic::Ordering::Relaxed);
+    control.resume();
     let rest = train_model(&mut model, &train, &val, &settings, Some(&ckpt)).unwrap();
     assert_eq!(rest.val_losses, straight.val_losses);
     assert!(!rest.interrupted);
+}
+
+/// Hooks that hear every second step and pause the run after step 4.
+struct PauseAtFour {
+    control: lingo_nn::RunControl,
+    steps: Vec<u64>,
+}
+
+impl lingo_nn::TrainHooks<Seq2Seq> for PauseAtFour {
+    type Error = lingo_nn::Error;
+
+    fn step_every(&self) -> u64 {
+        2
+    }
+
+    fn after_step(&mut self, step: &lingo_nn::StepReport, _: &Seq2Seq) -> lingo_nn::Result<()> {
+        self.steps.push(step.step);
+        assert!(step.loss.is_finite() && step.lr > 0.0 && step.pairs > 0);
+        if step.step == 4 {
+            self.control.pause();
+        }
+        Ok(())
+    }
+
+    fn after_epoch(&mut self, _: &lingo_nn::EpochReport, _: &Seq2Seq) -> lingo_nn::Result<lingo_nn::Next> {
+        Ok(lingo_nn::Next::Continue)
+    }
+}
+
+#[test]
+fn a_paused_run_waits_for_its_resume_and_trains_the_same_bits() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(10);
+    let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
+    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
+    let fresh = || Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap();
+    let mut base = quiet(2);
+    base.batching.batch_size = 16;
+    let straight = train_model(&mut fresh(), &train, &val, &base, None).unwrap();
+
+    let control = lingo_nn::RunControl::new();
+    let settings = TrainConfig { control: Some(control.clone()), ..base };
+    // A second thread plays the user: it sees the pause, then resumes.
+    let waiter = control.clone();
+    let user = std::thread::spawn(move || {
+        while !waiter.is_paused() {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        waiter.resume();
+    });
+    let mut hooks = PauseAtFour { control, steps: Vec::new() };
+    let paused = lingo_nn::train_model_hooked(&mut fresh(), &train, &val, &settings, None, &mut hooks).unwrap();
+    user.join().unwrap();
+    assert_eq!(paused.val_losses, straight.val_losses);
+    assert!(!paused.interrupted);
+    // 64 pairs in batches of 16: four steps an epoch, heard at 2, 4, 6, 8.
+    assert_eq!(hooks.steps, [2, 4, 6, 8]);
 }
 
 #[test]

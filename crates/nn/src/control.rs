@@ -1,0 +1,135 @@
+//! Pausing, resuming and stopping a training run from outside it.
+//!
+//! A [`RunControl`] is a handle shared between the run (through
+//! [`TrainConfig::control`](crate::TrainConfig::control)) and whoever
+//! steers it: a Ctrl-C handler, a live view's "pause" button, a program's
+//! own stopping rule. Training asks it before every optimizer step
+//! ([`RunControl::proceed`]), so a pause or a stop takes effect between
+//! two steps, never inside one, and a paused run holds its thread until it
+//! is resumed or stopped.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+const RUNNING: u8 = 0;
+const PAUSED: u8 = 1;
+const STOPPED: u8 = 2;
+
+/// A handle that pauses, resumes or stops a run between its steps; clones
+/// share one state.
+///
+/// ```
+/// let control = lingo_nn::RunControl::new();
+/// let button = control.clone();             // what a UI thread would hold
+/// assert!(control.proceed());               // running: go on at once
+/// button.pause();
+/// assert!(control.is_paused());
+/// let run = std::thread::spawn(move || control.proceed()); // blocks while paused
+/// button.stop();                            // wakes it: the run ends before its next step
+/// assert!(!run.join().unwrap());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct RunControl(Arc<Shared>);
+
+#[derive(Debug, Default)]
+struct Shared {
+    /// `RUNNING`, `PAUSED` or `STOPPED`; read at every step without a lock.
+    state: AtomicU8,
+    /// Held while the state changes, so a waiting run never misses a wake-up.
+    lock: Mutex<()>,
+    changed: Condvar,
+}
+
+impl RunControl {
+    /// A control in the running state.
+    ///
+    /// ```
+    /// assert!(!lingo_nn::RunControl::new().is_stopped());
+    /// ```
+    pub fn new() -> RunControl {
+        RunControl::default()
+    }
+
+    /// Holds the run before its next step, until [`resume`](Self::resume)
+    /// or [`stop`](Self::stop). A stopped run stays stopped.
+    ///
+    /// ```
+    /// let control = lingo_nn::RunControl::new();
+    /// control.stop();
+    /// control.pause();
+    /// assert!(control.is_stopped());
+    /// ```
+    pub fn pause(&self) {
+        self.set(|state| if state == STOPPED { STOPPED } else { PAUSED });
+    }
+
+    /// Lets a paused (or stopped) run go on from its next step.
+    ///
+    /// ```
+    /// let control = lingo_nn::RunControl::new();
+    /// control.pause();
+    /// control.resume();
+    /// assert!(control.proceed());
+    /// ```
+    pub fn resume(&self) {
+        self.set(|_| RUNNING);
+    }
+
+    /// Ends the run before its next step (waking it if paused): the epoch
+    /// in progress is dropped, as [`TrainResult::interrupted`](crate::TrainResult::interrupted) says.
+    ///
+    /// ```
+    /// let control = lingo_nn::RunControl::new();
+    /// control.stop();
+    /// assert!(!control.proceed());
+    /// ```
+    pub fn stop(&self) {
+        self.set(|_| STOPPED);
+    }
+
+    /// Whether [`stop`](Self::stop) was asked (and not undone by a resume).
+    ///
+    /// ```
+    /// assert!(!lingo_nn::RunControl::new().is_stopped());
+    /// ```
+    pub fn is_stopped(&self) -> bool {
+        self.0.state.load(Ordering::Acquire) == STOPPED
+    }
+
+    /// Whether the run is held by [`pause`](Self::pause).
+    ///
+    /// ```
+    /// let control = lingo_nn::RunControl::new();
+    /// control.pause();
+    /// assert!(control.is_paused());
+    /// ```
+    pub fn is_paused(&self) -> bool {
+        self.0.state.load(Ordering::Acquire) == PAUSED
+    }
+
+    /// What a run calls before each step: returns at once while running,
+    /// blocks while paused, and says whether to take the step (`false`:
+    /// stopped).
+    ///
+    /// ```
+    /// assert!(lingo_nn::RunControl::new().proceed());
+    /// ```
+    pub fn proceed(&self) -> bool {
+        if self.0.state.load(Ordering::Acquire) == RUNNING {
+            return true;
+        }
+        let mut guard = self.0.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        while self.0.state.load(Ordering::Acquire) == PAUSED {
+            guard = self.0.changed.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        }
+        self.0.state.load(Ordering::Acquire) != STOPPED
+    }
+
+    /// Moves the state by `next` and wakes a waiting run.
+    fn set(&self, next: impl FnOnce(u8) -> u8) {
+        let _guard = self.0.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = next(self.0.state.load(Ordering::Acquire));
+        self.0.state.store(state, Ordering::Release);
+        self.0.changed.notify_all();
+    }
+}
