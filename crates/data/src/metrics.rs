@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use ndarray::{Array1, ArrayView2, Zip};
 
 /// Alignment accuracy with its chance level.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct AlignmentScore {
     /// Share of scored rows whose attention peak is on a gold position.
     pub accuracy: f64,
@@ -127,7 +127,7 @@ fn argmax(values: impl Iterator<Item = f32>) -> usize {
 }
 
 /// How attention and saliency agree, row by row; see [`SaliencyAgreement`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct AgreementScore {
     /// Share of rows whose attention and saliency peak on the same source position.
     pub peak_agreement: f64,
@@ -308,7 +308,7 @@ fn ranks(values: &[f32]) -> Vec<f64> {
 ///
 /// With `A` the hard alignment, `S` the sure and `P` the possible links,
 /// precision is `possible_hits / links` and recall `sure_hits / sure`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct AerScore {
     /// `1 − (|A∩S| + |A∩P|) / (|A| + |S|)`: 0 when every link is possible
     /// and every sure link is found, 1 when no link is possible. 1 when

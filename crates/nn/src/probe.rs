@@ -95,6 +95,13 @@ impl fmt::Display for Probe {
     }
 }
 
+/// A probe is written as its name (`one_hot`).
+impl serde::Serialize for Probe {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl std::str::FromStr for Probe {
     type Err = String;
 
@@ -107,7 +114,7 @@ impl std::str::FromStr for Probe {
 }
 
 /// What one probe measured; see the [module docs](self).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct ProbeScore {
     /// Mean teacher-forced cross-entropy (nats per token, averaged over batches).
     pub loss: f64,

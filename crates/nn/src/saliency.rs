@@ -147,7 +147,7 @@ fn normalized(mut raw: Array3<f32>, src_lens: &[usize]) -> Array3<f32> {
 }
 
 /// Attention beside saliency over a set of examples; see [`compare_saliency`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SaliencyComparison {
     /// Saliency's row peaks against the gold alignment, scored as
     /// attention's are (nothing scored without gold links).
