@@ -39,11 +39,13 @@ use crate::state_dict::StateDict;
 /// assert_eq!(Init::default(), Init::XavierOrthogonal);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Init {
     /// Xavier-uniform input-side weights, orthogonal recurrent gate blocks, zero biases.
     #[default]
     XavierOrthogonal,
     /// PyTorch's own defaults, to reproduce a PyTorch model's starting distribution.
+    #[cfg_attr(feature = "clap", value(name = "pytorch"))]
     PyTorch,
 }
 
