@@ -1,86 +1,13 @@
-//! Value parsers shared by the commands: every number is checked while the
-//! arguments are read, so a bad value is rejected before any work, with
-//! clap's message naming the flag. The real-valued flags also set
+//! The flag groups the commands share, and the parsers of the flags that
+//! are not lessons' settings. Every number is checked while the arguments
+//! are read, so a bad value is rejected before any work, with clap's
+//! message naming the flag; the bounds themselves are the lessons'
+//! ([`lingo::lessons::settings`]). The real-valued flags also set
 //! `allow_hyphen_values`: clap's negative-number detection does not know
 //! exponents, and would read `--lr -3e-3` as an unknown flag `-3`.
 
-use std::fmt;
-use std::str::FromStr;
-
-use lingo::attention::Scorer;
+use lingo::lessons::settings::{MAX_BEAM, at_most, finite_real, non_negative_real, positive};
 use lingo::nn::{BeamConfig, Stopping, TranslateOptions};
-
-/// A count that must be at least 1 (sizes, epochs, batch, hidden units, beam).
-///
-/// ```
-/// use lingo_cli::args::positive;
-/// assert_eq!(positive("64"), Ok(64));
-/// assert_eq!(positive("0").unwrap_err(), "must be at least 1, got 0");
-/// assert!(positive("-3").is_err());
-/// ```
-pub fn positive(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(0) => Err("must be at least 1, got 0".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("must be a whole number at least 1, got {text:?}")),
-    }
-}
-
-/// A count from 1 to `MAX`: every count flag has a bound, so no value can
-/// ask for more than a machine holds before the memory estimate
-/// ([`crate::budget`]) weighs the whole command.
-///
-/// ```
-/// use lingo_cli::args::at_most;
-/// assert_eq!(at_most::<10>("10"), Ok(10));
-/// assert_eq!(at_most::<10>("11").unwrap_err(), "must be at most 10, got 11");
-/// assert_eq!(at_most::<10>("0").unwrap_err(), "must be at least 1, got 0");
-/// ```
-pub fn at_most<const MAX: usize>(text: &str) -> Result<usize, String> {
-    match positive(text)? {
-        n if n > MAX => Err(format!("must be at most {MAX}, got {n}")),
-        n => Ok(n),
-    }
-}
-
-/// The largest embedding or hidden size ([`dimension`]): the recurrent
-/// weights' orthogonal initialisation is cubic in it, and takes seconds
-/// here (see `docs/reliability.md`).
-pub const MAX_DIMENSION: usize = 2048;
-/// The most layers of an encoder or a decoder.
-pub const MAX_LAYERS: usize = 64;
-/// The largest feed-forward hidden size of a Transformer.
-pub const MAX_FEED_FORWARD: usize = 4 * MAX_DIMENSION;
-/// The most tokens in a sequence (`--max-len`, `--max-words`, `--lengths`).
-pub const MAX_LENGTH: usize = 256;
-/// The widest beam.
-pub const MAX_BEAM: usize = 256;
-/// The most sentence pairs (or padded tokens) in a batch.
-pub const MAX_BATCH: usize = 65_536;
-/// The most epochs or rounds.
-pub const MAX_EPOCHS: usize = 100_000;
-/// The most generated or held-out examples; the memory estimate decides below it.
-pub const MAX_EXAMPLES: usize = 100_000_000;
-/// The most shards (row groups on their own threads) a batch is cut into.
-pub const MAX_SHARDS: usize = 256;
-/// The largest vocabulary, and the most BPE merges.
-pub const MAX_VOCAB: usize = 1_000_000;
-/// The most positions a Transformer's table of positions covers.
-pub const MAX_POSITION_TABLE: usize = 65_536;
-/// The most rounds averaged (each one's weights are in memory at once).
-pub const MAX_AVERAGE: usize = 100;
-
-/// A model size (embedding, hidden units): from 1 to [`MAX_DIMENSION`].
-///
-/// ```
-/// use lingo_cli::args::dimension;
-/// assert_eq!(dimension("256"), Ok(256));
-/// assert_eq!(dimension("0").unwrap_err(), "must be at least 1, got 0");
-/// assert_eq!(dimension("100000").unwrap_err(), "must be at most 2048, got 100000");
-/// ```
-pub fn dimension(text: &str) -> Result<usize, String> {
-    at_most::<MAX_DIMENSION>(text)
-}
 
 /// A thread count: from 1 to four times the cores this machine has (more
 /// threads than that only wait on each other).
@@ -201,35 +128,14 @@ impl SearchFlags {
     }
 }
 
-/// How the commands that train on a generated task (`ablation`,
-/// `alignment-suite`) train each model; the Transformer keeps its own
-/// learning-rate schedule.
-#[derive(clap::Args, Debug, Clone, Copy)]
-pub struct TaskTraining {
-    /// Epochs per model
-    #[arg(long, default_value = "16", value_parser = at_most::<MAX_EPOCHS>)]
-    pub epochs: usize,
-    /// Sentences per batch
-    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
-    pub batch_size: usize,
-    /// Adam's learning rate of the recurrent models (the Transformer has its own schedule)
-    #[arg(long, default_value = "5e-3", value_parser = positive_real, allow_hyphen_values = true)]
-    pub lr: f64,
-    /// Embedding size
-    #[arg(long, default_value = "64", value_parser = dimension)]
-    pub emb: usize,
-    /// LSTM hidden size, and the Transformer's width
-    #[arg(long, default_value = "64", value_parser = dimension)]
-    pub hidden: usize,
-}
-
 /// `--seed`, `--threads` and `--json`: the flags of a command that trains
-/// (`ablation`, `sort-study`, `train`).
+/// and whose seed is not yet a lesson's setting (`sort-study`,
+/// `alignment-suite`, `train`).
 ///
 /// ```
 /// use clap::Parser;
-/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--seed", "3", "--json"]).unwrap();
-/// let lingo_cli::Command::Ablation(args) = cli.command else { unreachable!() };
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "sort-study", "--seed", "3", "--json"]).unwrap();
+/// let lingo_cli::Command::SortStudy(args) = cli.command else { unreachable!() };
 /// assert_eq!((args.run.seed, args.run.compute.output.json), (3, true));
 /// ```
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
@@ -240,187 +146,4 @@ pub struct RunFlags {
     /// `--threads` and `--json`.
     #[command(flatten)]
     pub compute: ComputeFlags,
-}
-
-/// Checks that every multi-head scorer among `choices` splits `hidden`
-/// (the attention size) evenly, naming `--hidden`; the commands call it
-/// before any work.
-///
-/// ```
-/// use lingo_cli::args::{AttentionChoice, check_heads};
-/// let choices: Vec<AttentionChoice> = vec!["dot".parse().unwrap(), "multi_head:3".parse().unwrap()];
-/// assert!(check_heads(&choices, 63).is_ok());
-/// assert_eq!(check_heads(&choices, 64).unwrap_err().to_string(), "invalid --hidden: must be a multiple of 3 for multi_head:3, got 64");
-/// ```
-pub fn check_heads<'a>(choices: impl IntoIterator<Item = &'a AttentionChoice>, hidden: usize) -> crate::Result<()> {
-    for choice in choices {
-        if let Some(Scorer::MultiHead { heads }) = choice.0
-            && !hidden.is_multiple_of(heads)
-        {
-            return Err(crate::Error::usage(
-                "--hidden",
-                format!("must be a multiple of {heads} for {choice}, got {hidden}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// One configuration of `lingo ablation`: the recurrent model with an
-/// attention choice, or the Transformer.
-///
-/// ```
-/// use lingo_cli::args::ModelChoice;
-/// let t: ModelChoice = "transformer".parse().unwrap();
-/// assert_eq!((t.to_string(), t.label()), ("transformer".to_string(), "Transformer (2+2 layers)".to_string()));
-/// assert_eq!("dot".parse::<ModelChoice>().unwrap().label(), "dot (Luong)");
-/// assert!("luong".parse::<ModelChoice>().unwrap_err().contains("transformer"));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelChoice {
-    /// The LSTM encoder–decoder with this attention (or none).
-    Recurrent(AttentionChoice),
-    /// The encoder–decoder Transformer.
-    Transformer,
-}
-
-impl ModelChoice {
-    /// The name in tables.
-    ///
-    /// ```
-    /// assert_eq!(lingo_cli::args::ModelChoice::Transformer.label(), "Transformer (2+2 layers)");
-    /// ```
-    pub fn label(self) -> String {
-        match self {
-            ModelChoice::Recurrent(choice) => choice.label(),
-            ModelChoice::Transformer => "Transformer (2+2 layers)".into(),
-        }
-    }
-}
-
-impl fmt::Display for ModelChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModelChoice::Recurrent(choice) => choice.fmt(f),
-            ModelChoice::Transformer => f.write_str("transformer"),
-        }
-    }
-}
-
-impl FromStr for ModelChoice {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text.trim() {
-            "transformer" => Ok(ModelChoice::Transformer),
-            name => name.parse().map(ModelChoice::Recurrent).map_err(|e| format!("{e}, or transformer")),
-        }
-    }
-}
-
-/// A finite number above 0 (learning rates, seconds).
-///
-/// ```
-/// use lingo_cli::args::positive_real;
-/// assert_eq!(positive_real("5e-3"), Ok(0.005));
-/// assert_eq!(positive_real("-0.1").unwrap_err(), "must be a finite number above 0, got -0.1");
-/// assert!(positive_real("NaN").is_err());
-/// ```
-pub fn positive_real(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        _ => Err(format!("must be a finite number above 0, got {text}")),
-    }
-}
-
-/// A finite number of at least 0 (weight decay, momentum; a clipping norm, where 0 is none).
-///
-/// ```
-/// use lingo_cli::args::non_negative_real;
-/// assert_eq!(non_negative_real("0"), Ok(0.0));
-/// assert_eq!(non_negative_real("-1").unwrap_err(), "must be a finite number of at least 0, got -1");
-/// assert!(non_negative_real("inf").is_err());
-/// ```
-pub fn non_negative_real(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!("must be a finite number of at least 0, got {text}")),
-    }
-}
-
-/// Any finite number (a word reward, where a negative one is a penalty).
-///
-/// ```
-/// use lingo_cli::args::finite_real;
-/// assert_eq!(finite_real("-0.5"), Ok(-0.5));
-/// assert_eq!(finite_real("inf").unwrap_err(), "must be a finite number, got inf");
-/// ```
-pub fn finite_real(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() => Ok(x),
-        _ => Err(format!("must be a finite number, got {text}")),
-    }
-}
-
-/// A probability-like value in `[0, 1)` (label smoothing, dropout).
-///
-/// ```
-/// use lingo_cli::args::unit_fraction;
-/// assert_eq!(unit_fraction("0.1"), Ok(0.1));
-/// assert!(unit_fraction("1").is_err());
-/// ```
-pub fn unit_fraction(text: &str) -> Result<f32, String> {
-    match text.trim().parse::<f32>() {
-        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
-        _ => Err(format!("must be a number in [0, 1), got {text}")),
-    }
-}
-
-/// One configuration of an ablation: no attention, or a scorer.
-///
-/// ```
-/// use lingo_cli::args::AttentionChoice;
-/// let dot: AttentionChoice = "dot".parse().unwrap();
-/// assert_eq!(dot.label(), "dot (Luong)");
-/// assert_eq!("none".parse::<AttentionChoice>().unwrap().to_string(), "none");
-/// assert!("luong".parse::<AttentionChoice>().is_err());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AttentionChoice(pub Option<Scorer>);
-
-impl AttentionChoice {
-    /// The name in tables: the scorer and the paper it comes from.
-    ///
-    /// ```
-    /// let additive: lingo_cli::args::AttentionChoice = "additive".parse().unwrap();
-    /// assert_eq!(additive.label(), "additive (Bahdanau)");
-    /// ```
-    pub fn label(self) -> String {
-        match self.0 {
-            None => "no attention".into(),
-            Some(Scorer::Dot | Scorer::General) => format!("{} (Luong)", self),
-            Some(Scorer::Additive) => "additive (Bahdanau)".into(),
-            Some(scorer) => format!("{scorer} (Transformer)"),
-        }
-    }
-}
-
-impl fmt::Display for AttentionChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0 {
-            None => f.write_str("none"),
-            Some(scorer) => write!(f, "{scorer}"),
-        }
-    }
-}
-
-impl FromStr for AttentionChoice {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        match text.trim() {
-            "none" => Ok(AttentionChoice(None)),
-            name => name.parse::<Scorer>().map(|s| AttentionChoice(Some(s))).map_err(|e| format!("{e}, or none")),
-        }
-    }
 }

@@ -47,12 +47,14 @@ use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::ablation::InitChoice;
-use crate::args::{
-    AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD, MAX_LAYERS,
-    MAX_LENGTH, MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, StoppingChoice, at_most, dimension, finite_real,
-    non_negative_real, positive, positive_real, unit_fraction,
+use lingo::lessons::models::AttentionChoice;
+use lingo::lessons::settings::{
+    MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD, MAX_LAYERS, MAX_LENGTH,
+    MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, at_most, dimension, finite_real, non_negative_real, positive,
+    positive_real, unit_fraction,
 };
+
+use crate::args::StoppingChoice;
 use crate::error::{Error, Result};
 use crate::train::{
     ActivationChoice, DecayChoice, ModelKind, NormChoice, OptimizerChoice, PlacementChoice, PositionsChoice, RnnChoice,
@@ -172,7 +174,7 @@ pub(crate) struct ModelSection {
     #[serde(default, deserialize_with = "unit")]
     pub(crate) dropout: Option<f32>,
     #[serde(default, with = "choice")]
-    pub(crate) init: Option<InitChoice>,
+    pub(crate) init: Option<lingo::nn::Init>,
     #[serde(default, with = "choice")]
     pub(crate) rnn: Option<RnnChoice>,
     #[serde(default, with = "named")]

@@ -26,6 +26,9 @@ pub enum Error {
     /// Heatmap and chart errors.
     #[error(transparent)]
     Viz(#[from] lingo::viz::Error),
+    /// A lesson's errors; a setting it names is spelled as its flag.
+    #[error("{}", as_flags(.0))]
+    Lessons(#[from] lingo::lessons::Error),
     /// A file or directory the command line reads or writes itself.
     #[error("{}: {source}", path.display())]
     Io {
@@ -116,7 +119,7 @@ impl Error {
     /// ```
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage { .. } | Error::RunFile { .. } => 2,
+            Error::Usage { .. } | Error::RunFile { .. } | Error::Lessons(lingo::lessons::Error::Setting { .. }) => 2,
             Error::Interrupted(_) => INTERRUPTED,
             _ => 1,
         }
@@ -132,6 +135,25 @@ impl Error {
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Error {
         Error::Io { path: path.as_ref().to_path_buf(), source }
     }
+}
+
+/// A lesson's error as the command line says it: a setting it names in
+/// backquotes (`` `train_size` ``) is the flag the user typed (`--train-size`).
+///
+/// ```
+/// let err = lingo::lessons::Error::setting("max_words", "must be at least `min_words` (3), got 2");
+/// assert_eq!(lingo_cli::Error::from(err).to_string(), "invalid --max-words: must be at least --min-words (3), got 2");
+/// ```
+fn as_flags(err: &lingo::lessons::Error) -> String {
+    let text = err.to_string();
+    if !matches!(err, lingo::lessons::Error::Setting { .. }) {
+        return text;
+    }
+    // Between the backquotes: the odd pieces of the split.
+    text.split('`')
+        .enumerate()
+        .map(|(i, piece)| if i % 2 == 1 { format!("--{}", piece.replace('_', "-")) } else { piece.to_string() })
+        .collect()
 }
 
 /// `Result` with the command line's [`Error`].

@@ -37,7 +37,7 @@
 //!
 //! Every count flag has an upper bound ([`args`]), and a command whose
 //! estimated memory exceeds what the machine has free is refused before any
-//! work, naming the flag to lower ([`budget`]). A command that writes into
+//! work, naming the flag to lower ([`lingo::lessons::budget`]). A command that writes into
 //! `--out` locks the directory first, so a second run into it stops at once;
 //! `lingo train` refuses a directory that holds a run unless told `--resume`
 //! or `--overwrite`. A closed standard output never stops a command with a
@@ -64,17 +64,14 @@
 
 mod ablation;
 pub mod args;
-pub mod budget;
 pub mod config;
 mod error;
 mod export;
 mod interrupt;
 mod lab;
-mod measure;
 mod metrics;
 mod output;
 mod probe;
-mod recipe;
 mod report;
 mod run_dir;
 mod score;
@@ -85,7 +82,7 @@ mod translate;
 
 use clap::{Parser, Subcommand};
 
-pub use ablation::{AblationArgs, InitChoice};
+pub use ablation::AblationArgs;
 pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
 pub use metrics::RoundMetrics;
@@ -105,7 +102,7 @@ pub use translate::TranslateArgs;
 /// use clap::Parser;
 /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--seed", "3"]).unwrap();
 /// let lingo_cli::Command::Ablation(args) = cli.command else { unreachable!() };
-/// assert_eq!(args.run.seed, 3);
+/// assert_eq!(args.settings.seed, 3);
 /// assert!(lingo_cli::Cli::try_parse_from(["lingo", "translate", "--seed", "3", "--checkpoint", "m"]).is_err());
 /// let err = lingo_cli::Cli::try_parse_from(["lingo", "ablation", "--batch-size", "0"]).unwrap_err();
 /// assert!(err.to_string().contains("--batch-size"));
@@ -190,7 +187,7 @@ impl Command {
     /// pool) and `--json`.
     fn threads_and_json(&self) -> (Option<usize>, bool) {
         let compute = match self {
-            Command::Ablation(args) => args.run.compute,
+            Command::Ablation(args) => args.compute,
             Command::SortStudy(args) => args.run.compute,
             Command::AlignmentSuite(args) => args.run.compute,
             Command::Train(args) => args.run.compute,
@@ -225,8 +222,12 @@ pub fn run(cli: &Cli) -> Result<()> {
         }
     }
     let out = Output::new(json);
+    let ablation = match &cli.command {
+        Command::Ablation(args) => Some(args.settings.clone().check()?),
+        _ => None,
+    };
     match &cli.command {
-        Command::Ablation(args) => args.check(),
+        Command::Ablation(_) => Ok(()),
         Command::SortStudy(args) => args.check(),
         Command::AlignmentSuite(args) => args.check(),
         Command::Train(_) => Ok(()), // after its --config is read, in train::train
@@ -252,7 +253,10 @@ pub fn run(cli: &Cli) -> Result<()> {
         _ => None,
     };
     match &cli.command {
-        Command::Ablation(args) => ablation::run(args, args.run.seed, &out),
+        Command::Ablation(args) => {
+            let settings = ablation.expect("checked above");
+            ablation::print(args, &lingo::lessons::ablation(&settings, &mut ())?, &out)
+        }
         Command::SortStudy(args) => sort_study::run(args, args.run.seed, &out),
         Command::AlignmentSuite(args) => suite::run(args, args.run.seed, &out),
         Command::Train(args) => train::train(args, &out),

@@ -11,12 +11,13 @@ use lingo::data::{Batch, Corpus, Example, Pair, ReadOptions, Tokenizer};
 use lingo::nn::{EncoderDecoder, Probe, Translator, greedy_decode};
 use serde_json::json;
 
-use crate::args::{MAX_EXAMPLES, MAX_LENGTH, at_most};
 use crate::error::{Error, Result};
 use crate::lab;
 use crate::output::Output;
 use crate::report::{self, HtmlReport, Table};
 use crate::translate::load;
+use lingo::lessons::probes::{baseline_loss, probe_model};
+use lingo::lessons::settings::{MAX_EXAMPLES, MAX_LENGTH, at_most};
 
 /// Settings of `lingo probe`.
 #[derive(Args, Debug, Clone)]
@@ -55,10 +56,8 @@ pub(crate) fn run(args: &ProbeArgs, out: &Output) -> Result<()> {
     }
     let baseline = args.baseline.as_deref().map(|path| baseline_model(path, &translator)).transpose()?;
     let (examples, pairs) = read_examples(args, &translator)?;
-    let baseline_loss = baseline
-        .map(|b| lab::probe_model(("baseline", "baseline"), b.model(), false, &examples, None).map(|p| p[0].score.loss))
-        .transpose()?;
-    let rows = lab::probe_model(("model", "model"), translator.model(), true, &examples, baseline_loss)?;
+    let baseline_loss = baseline.map(|b| baseline_loss(b.model(), &examples)).transpose()?;
+    let rows = probe_model(("model", "model"), translator.model(), true, &examples, baseline_loss)?;
     let described = format!("{} pairs of {}", examples.len(), args.data.display());
     lab::print_probes(&rows, &described, &json!({ "baseline_loss": baseline_loss }), out);
     if let Some(loss) = baseline_loss {

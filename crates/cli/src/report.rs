@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use lingo::lessons::measure::HeadScores;
 use lingo::viz::{HeatmapOptions, LineOptions, Report, Series};
 use ndarray::{ArrayView2, ArrayView4};
 
@@ -53,6 +54,30 @@ impl Table {
         };
         std::iter::once(&self.header).chain(&self.rows).map(line).collect::<Vec<_>>().join("\n")
     }
+}
+
+/// Every head's alignment accuracy and mean entropy, `accuracy / entropy`
+/// in each cell: one row per layer, one column per head.
+pub(crate) fn head_table(heads: &HeadScores) -> Table {
+    let mut header = vec![String::new()];
+    header.extend((0..heads.accuracy.first().map_or(0, Vec::len)).map(|h| format!("head {}", h + 1)));
+    let mut table = Table::new(&header);
+    for (l, (acc, ent)) in heads.accuracy.iter().zip(&heads.entropy).enumerate() {
+        let mut row = vec![format!("layer {}", l + 1)];
+        row.extend(acc.iter().zip(ent).map(|(a, h)| format!("{:.1}% / {h:.2}", 100.0 * a)));
+        table.push(row);
+    }
+    table
+}
+
+/// The head table as text, titled `title`, with the best head named under it.
+pub(crate) fn head_lines(heads: &HeadScores, title: &str) -> Vec<String> {
+    let (name, accuracy) = heads.best();
+    vec![
+        format!("\n{title}: alignment accuracy / mean entropy (nats) of each head"),
+        head_table(heads).text(),
+        format!("best: {name} ({:.1}%)", 100.0 * accuracy),
+    ]
 }
 
 /// A report being built: the page, and the SVG files to write beside it.

@@ -34,15 +34,17 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-use crate::args::{
-    MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, dimension, positive_real, unit_fraction,
-};
 use crate::error::{Error, Result};
 use crate::lab;
-use crate::measure::{HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
 use crate::output::{Output, example_tokens};
-use crate::report::{self, HtmlReport, Table, percent};
-use crate::{budget, recipe};
+use crate::report::{self, HtmlReport, Table, head_lines, head_table, percent};
+use lingo::lessons::budget;
+use lingo::lessons::measure::{HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
+use lingo::lessons::models::{check_widths, transformer, transformer_schedule};
+use lingo::lessons::probes::{ProbeRow, baseline_loss, probe_model};
+use lingo::lessons::settings::{
+    MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, dimension, positive_real, unit_fraction,
+};
 
 /// Settings of `lingo sort-study`.
 #[derive(Args, Debug, Clone)]
@@ -164,7 +166,7 @@ impl SortStudyArgs {
     /// ```
     pub fn check(&self) -> Result<()> {
         if self.model == StudyModel::Transformer {
-            recipe::check_width(self.hidden)?;
+            check_widths(&[lingo::lessons::ModelChoice::Transformer], self.hidden)?;
         }
         let rare_run = !self.time_epochs && self.rare_share > 0.0;
         if rare_run && self.rare_digit >= self.digits {
@@ -186,13 +188,13 @@ impl SortStudyArgs {
         let test_len = longest + self.longer.iter().copied().max().unwrap_or(0);
         let task = DigitTask::new(DigitOp::Sort, self.digits, longest, longest)?;
         let [model, batch] = budget::training_bytes(&model_config(self, &task, true).into(), self.batch_size, longest);
-        budget::fits(&[
-            ("--train-size", budget::example_bytes(self.train_size, longest)),
-            ("--val-size", budget::example_bytes(self.val_size, longest)),
-            ("--test-size", budget::example_bytes(self.test_size, test_len).saturating_mul(4)),
-            ("--hidden", model),
-            ("--batch-size", batch),
-        ])
+        Ok(budget::fits(&[
+            ("train_size", budget::example_bytes(self.train_size, longest)),
+            ("val_size", budget::example_bytes(self.val_size, longest)),
+            ("test_size", budget::example_bytes(self.test_size, test_len).saturating_mul(4)),
+            ("hidden", model),
+            ("batch_size", batch),
+        ])?)
     }
 }
 
@@ -206,7 +208,7 @@ pub(crate) fn run(args: &SortStudyArgs, seed: u64, out: &Output) -> Result<()> {
         }),
         StudyModel::Transformer => study(args, seed, out, &[true], |task: &DigitTask, _| {
             let (src, tgt) = (task.src_vocab().len(), task.tgt_vocab().len());
-            let config = recipe::transformer(src, tgt, args.hidden, Init::default());
+            let config = transformer(src, tgt, args.hidden, Init::default());
             Ok(Transformer::new(config, &mut StdRng::seed_from_u64(seed))?)
         }),
     }
@@ -299,7 +301,7 @@ fn study<M: EncoderDecoder + Clone>(
                     100.0 * accuracy
                 ))
             });
-            report.table(&heads.table());
+            report.table(&head_table(heads));
         }
     }
     let series = entropy_series(&results);
@@ -349,7 +351,7 @@ fn train_config(args: &SortStudyArgs, seed: u64) -> TrainConfig {
     config.seed = seed;
     config.progress = Progress::Silent;
     if args.model == StudyModel::Transformer {
-        recipe::schedule(&mut config);
+        transformer_schedule(&mut config);
     }
     config
 }
@@ -479,17 +481,17 @@ fn probe_length<M: EncoderDecoder>(
     task: &DigitTask,
     trained: &[(&'static str, bool, M)],
     seed: u64,
-) -> Result<(usize, Vec<lab::ProbeRow>)> {
+) -> Result<(usize, Vec<ProbeRow>)> {
     let len = task_len(&task.generate(1, &mut StdRng::seed_from_u64(0)));
     let examples = task.generate(args.test_size, &mut StdRng::seed_from_u64(seed.wrapping_add(3000 + len as u64)));
     let baseline = trained
         .iter()
         .find(|(_, attention, _)| !attention)
-        .map(|(name, _, model)| lab::probe_model((name, name), model, false, &examples, None).map(|p| p[0].score.loss))
+        .map(|(_, _, model)| baseline_loss(model, &examples))
         .transpose()?;
     let mut rows = Vec::new();
     for (name, attention, model) in trained {
-        rows.extend(lab::probe_model((name, name), model, *attention, &examples, baseline)?);
+        rows.extend(probe_model((name, name), model, *attention, &examples, baseline)?);
     }
     Ok((len, rows))
 }
@@ -657,7 +659,7 @@ fn show_heatmap(
 fn emit(r: &RunResult, out: &Output) {
     let longer: serde_json::Map<String, serde_json::Value> =
         r.longer.iter().map(|&(l, a)| (l.to_string(), json!(a))).collect();
-    let heads = r.heads.as_ref().map(HeadScores::json);
+    let heads = r.heads.as_ref();
     out.json(&json!({
         "seq_len": r.len,
         "attention": r.model != "none",
@@ -668,9 +670,9 @@ fn emit(r: &RunResult, out: &Output) {
         "without_duplicates": r.distinct,
         "longer": longer,
         "alignment_accuracy": r.alignment,
-        "head_alignment": heads.as_ref().map(|h| h["head_alignment"].clone()),
-        "head_entropy": heads.as_ref().map(|h| h["head_entropy"].clone()),
-        "best_head": heads.as_ref().map(|h| h["best_head"].clone()),
+        "head_alignment": heads.map(|h| &h.accuracy),
+        "head_entropy": heads.map(|h| &h.entropy),
+        "best_head": heads.map(|h| h.best().0),
         "saliency_alignment": r.saliency.saliency_alignment.accuracy,
         "saliency_peak_agreement": r.saliency.agreement.map(|a| a.peak_agreement),
         "saliency_rank_correlation": r.saliency.agreement.map(|a| a.mean_rank_correlation),
@@ -752,7 +754,7 @@ fn print_tables(args: &SortStudyArgs, results: &[RunResult], rare: &[RareRow], o
     lines.push(format!("\n{SALIENCY_TITLE}:\n{}", saliency_table(results).text()));
     for r in results {
         if let Some(heads) = r.heads.as_ref().filter(|h| h.several()) {
-            lines.extend(heads.lines(&format!("length {}, {} ({})", r.len, r.model, r.variant)));
+            lines.extend(head_lines(heads, &format!("length {}, {} ({})", r.len, r.model, r.variant)));
         }
     }
     lines.push(format!("\nlonger than trained (sequence accuracy, greedy):\n{}", longer_table(args, results).text()));

@@ -21,12 +21,13 @@ use rand::rngs::StdRng;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::args::{MAX_EXAMPLES, MAX_LENGTH, ModelChoice, at_most, dimension};
 use crate::error::{Error, Result};
-use crate::measure::{HeadScores, head_scores, sequence_accuracy};
 use crate::output::Output;
 use crate::report::percent;
-use crate::{budget, recipe};
+use lingo::lessons::budget;
+use lingo::lessons::measure::{HeadScores, head_scores, sequence_accuracy};
+use lingo::lessons::models::{ModelChoice, TaskTraining, check_widths, transformer, transformer_schedule};
+use lingo::lessons::settings::{MAX_EXAMPLES, MAX_LENGTH, at_most, dimension};
 
 /// The recurrent models' label smoothing and linear warm-up: the attention
 /// tutorial's (`lingo ablation`'s defaults), under which dot attention
@@ -63,7 +64,7 @@ pub struct SuiteArgs {
     pub test_size: usize,
     /// `--epochs`, `--batch-size`, `--lr`, `--emb`, `--hidden`.
     #[command(flatten)]
-    pub training: crate::args::TaskTraining,
+    pub training: TaskTraining,
     /// Fewest source words (digits for the sort) per sentence
     #[arg(long, default_value = "3", value_parser = at_most::<MAX_LENGTH>)]
     pub min_words: usize,
@@ -103,12 +104,7 @@ impl SuiteArgs {
                 format!("must be at least 2 (a swap, a pair or a filler needs two words), got {}", self.max_words),
             ));
         }
-        for choice in &self.configs {
-            match choice {
-                ModelChoice::Recurrent(attention) => crate::args::check_heads([attention], self.training.hidden)?,
-                ModelChoice::Transformer => recipe::check_width(self.training.hidden)?,
-            }
-        }
+        check_widths(&self.configs, self.training.hidden)?;
         // Every phenomenon's data is held at once; up to one run per thread trains at a time.
         let tasks = self.tasks()?;
         let runs = tasks.len() * self.configs.len();
@@ -123,13 +119,13 @@ impl SuiteArgs {
             }
         }
         let phenomena = tasks.len() as u64;
-        budget::fits(&[
-            ("--train-size", budget::example_bytes(self.train_size, len).saturating_mul(phenomena)),
-            ("--val-size", budget::example_bytes(self.val_size, len).saturating_mul(phenomena)),
-            ("--test-size", budget::example_bytes(self.test_size, len).saturating_mul(phenomena)),
-            ("--hidden", model.saturating_mul(at_once)),
-            ("--batch-size", batch.saturating_mul(at_once)),
-        ])
+        Ok(budget::fits(&[
+            ("train_size", budget::example_bytes(self.train_size, len).saturating_mul(phenomena)),
+            ("val_size", budget::example_bytes(self.val_size, len).saturating_mul(phenomena)),
+            ("test_size", budget::example_bytes(self.test_size, len).saturating_mul(phenomena)),
+            ("hidden", model.saturating_mul(at_once)),
+            ("batch_size", batch.saturating_mul(at_once)),
+        ])?)
     }
 
     /// The task of every phenomenon asked for, in order.
@@ -157,7 +153,7 @@ impl SuiteArgs {
             }
             .into(),
             ModelChoice::Transformer => {
-                let config = recipe::transformer(src, tgt, self.training.hidden, Default::default());
+                let config = transformer(src, tgt, self.training.hidden, Default::default());
                 // Positions for the longest sentence, `<sos>` and `<eos>` included.
                 TransformerConfig { max_len: config.max_len.max(self.longest() + 2), ..config }.into()
             }
@@ -174,7 +170,7 @@ impl SuiteArgs {
         config.progress = Progress::Silent;
         match choice {
             ModelChoice::Recurrent(_) => config.schedule = Schedule::LinearWarmup { warmup_steps: WARMUP },
-            ModelChoice::Transformer => recipe::schedule(&mut config),
+            ModelChoice::Transformer => transformer_schedule(&mut config),
         }
         config
     }

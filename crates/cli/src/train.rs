@@ -20,19 +20,19 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
 
-use crate::ablation::InitChoice;
-use crate::args::{
-    AttentionChoice, MAX_AVERAGE, MAX_BATCH, MAX_DIMENSION, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD, MAX_LAYERS,
-    MAX_LENGTH, MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, at_most, check_heads, dimension, non_negative_real,
-    positive, positive_real, unit_fraction,
-};
-use crate::budget;
 use crate::config::{Given, RunFile, at_key, choice_name};
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::metrics::{MetricsLog, RoundMetrics};
 use crate::output::{Output, print_err};
 use crate::run_dir::RunDir;
+use lingo::lessons::budget;
+use lingo::lessons::models::{AttentionChoice, ModelChoice, check_widths};
+use lingo::lessons::settings::{
+    MAX_AVERAGE, MAX_BATCH, MAX_DIMENSION, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD, MAX_LAYERS, MAX_LENGTH,
+    MAX_POSITION_TABLE, MAX_SHARDS, MAX_VOCAB, at_most, dimension, non_negative_real, positive, positive_real,
+    unit_fraction,
+};
 
 /// Which kind of model `lingo train` trains.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,8 +251,8 @@ pub struct TrainArgs {
     #[arg(long, value_parser = positive_real, allow_hyphen_values = true)]
     pub layer_norm_eps: Option<f64>,
     /// How weights start
-    #[arg(long, value_enum, default_value_t = InitChoice::XavierOrthogonal)]
-    pub init: InitChoice,
+    #[arg(long, value_enum, default_value = "xavier-orthogonal")]
+    pub init: lingo::nn::Init,
     /// Dropout on embeddings and before the output layer; a Transformer's also on block outputs and the feed-forward hidden layer [default: 0 for rnn, 0.1 for transformer]
     #[arg(long, value_parser = unit_fraction, allow_hyphen_values = true)]
     pub dropout: Option<f32>,
@@ -392,12 +392,12 @@ impl TrainArgs {
         let kept = budget::param_bound(&config).saturating_mul(4 * self.average as u64);
         let decoding = self.search.options();
         let rows = decoding.sentences_per_batch() * decoding.search.beam_size;
-        budget::fits(&[
-            (if self.model == ModelKind::Rnn { "--hidden" } else { "--d-model" }, model),
-            ("--batch-size", batch),
-            ("--beam", budget::decoding_bytes(&config, rows, decoding.max_len(len), len)),
-            ("--average", kept),
-        ])
+        Ok(budget::fits(&[
+            (if self.model == ModelKind::Rnn { "hidden" } else { "d_model" }, model),
+            ("batch_size", batch),
+            ("beam", budget::decoding_bytes(&config, rows, decoding.max_len(len), len)),
+            ("average", kept),
+        ])?)
     }
 
     /// Refuses a flag of the other kind of model, and sizes that do not fit together.
@@ -457,7 +457,7 @@ impl TrainArgs {
                         "dot compares decoder states with encoder outputs directly, so --bidirectional needs general or additive",
                     ));
                 }
-                check_heads(&[attention], self.attn_dim())
+                Ok(check_widths(&[ModelChoice::Recurrent(attention)], self.attn_dim())?)
             }
             ModelKind::Transformer => {
                 let (d, heads) = (self.d_model(), self.heads.unwrap_or(HEADS));
@@ -575,7 +575,7 @@ impl TrainArgs {
                     Some(PlacementChoice::Luong) | None => Placement::Luong,
                     Some(PlacementChoice::Bahdanau) => Placement::Bahdanau,
                 },
-                init: self.init.into(),
+                init: self.init,
                 ..Seq2SeqConfig::new(src_vocab, tgt_vocab)
             }),
             ModelKind::Transformer => AnyConfig::Transformer(TransformerConfig {
@@ -603,7 +603,7 @@ impl TrainArgs {
                 tie_output: self.tie_output,
                 tie_source: self.tie_source,
                 layer_norm_eps: explicit.layer_norm_eps.unwrap_or(LAYER_NORM_EPS) as f32,
-                init: self.init.into(),
+                init: self.init,
                 ..TransformerConfig::new(src_vocab, tgt_vocab)
             }),
         }

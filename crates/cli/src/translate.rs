@@ -12,8 +12,10 @@ use lingo::nn::{BeamConfig, CheckpointProblem, EncoderDecoder, TranslateOptions,
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
-use crate::args::{self, MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
-use crate::budget;
+use lingo::lessons::budget;
+use lingo::lessons::settings::{MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
+
+use crate::args;
 use crate::error::{Error, Result};
 use crate::output::{Output, output_dir_of};
 use crate::report::{self, HtmlReport, Table};
@@ -101,9 +103,9 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     }
     let translator = load(&args.checkpoint)?;
     let rows = options(args, false).sentences_per_batch().saturating_mul(args.search.beam);
-    let flag = if args.batch_size.is_some() { "--batch-size" } else { "--beam" };
+    let flag = if args.batch_size.is_some() { "batch_size" } else { "beam" };
     let config = translator.model().config();
-    budget::fits(&[(flag, budget::decoding_bytes(&config, rows, args.max_len, args::MAX_LENGTH))])?;
+    budget::fits(&[(flag, budget::decoding_bytes(&config, rows, args.max_len, MAX_LENGTH))])?;
     if args.alignments.is_some() && !config.has_attention() {
         return Err(Error::invalid("--alignments", "this model has no attention to align with"));
     }

@@ -275,8 +275,8 @@ fn a_second_sigint_quits_at_once_with_whole_files() {
 #[test]
 fn every_count_flag_has_a_bound_that_parses_and_one_past_it_that_does_not() {
     use clap::Parser;
+    use lingo::lessons::settings::*;
     use lingo_cli::Cli;
-    use lingo_cli::args::*;
     let cases: &[(&[&str], &str, usize)] = &[
         (&["ablation"], "--train-size", MAX_EXAMPLES),
         (&["ablation"], "--val-size", MAX_EXAMPLES),

@@ -27,6 +27,9 @@ pub use lingo_data as data;
 /// Text and PNG attention heatmaps and line charts ([`lingo_viz`]).
 pub use lingo_viz as viz;
 
+/// The lessons as functions: each takes its settings and an observer and returns serializable results ([`lingo_lessons`]).
+pub use lingo_lessons as lessons;
+
 /// The names most programs use, in one import.
 ///
 /// ```

@@ -1,8 +1,8 @@
-//! What a command will need in memory, estimated from its flags and
+//! What a lesson will need in memory, estimated from its settings and
 //! weighed against what the machine has free, before any work.
 //!
 //! The estimates are upper bounds in round numbers, not accounts: they
-//! exist so that a flag set a thousand times too big is refused at once
+//! exist so that a setting a thousand times too big is refused at once
 //! with its name, instead of aborting with an allocation failure after
 //! minutes, or swapping the machine to a halt.
 //!
@@ -20,7 +20,7 @@
 //! heads. `LINGO_MEMORY_LIMIT` (bytes, or with a `K`, `M` or `G` suffix)
 //! replaces the machine's free memory.
 
-use lingo::nn::{AnyConfig, ModelConfig, PositionKind, RnnKind, Seq2SeqConfig, TransformerConfig};
+use lingo_nn::{AnyConfig, ModelConfig, PositionKind, RnnKind, Seq2SeqConfig, TransformerConfig};
 
 use crate::error::{Error, Result};
 
@@ -29,8 +29,8 @@ use crate::error::{Error, Result};
 /// Transformer layers, the attention and the output layers).
 ///
 /// ```
-/// let config = lingo::nn::Seq2SeqConfig::new(1000, 1000);
-/// assert!(lingo_cli::budget::param_bound(&config.into()) > 1000 * 64);
+/// let config = lingo_nn::Seq2SeqConfig::new(1000, 1000);
+/// assert!(lingo_lessons::budget::param_bound(&config.into()) > 1000 * 64);
 /// ```
 pub fn param_bound(config: &AnyConfig) -> u64 {
     match config {
@@ -90,9 +90,9 @@ fn gates(kind: RnnKind) -> u64 {
 /// tokens: `[model, batch]`, the parts that grow with the model and with the batch.
 ///
 /// ```
-/// let config = lingo::nn::TransformerConfig::new(100, 100).into();
-/// let [model, batch] = lingo_cli::budget::training_bytes(&config, 64, 12);
-/// assert!(model > 0 && batch > lingo_cli::budget::training_bytes(&config, 32, 12)[1]);
+/// let config = lingo_nn::TransformerConfig::new(100, 100).into();
+/// let [model, batch] = lingo_lessons::budget::training_bytes(&config, 64, 12);
+/// assert!(model > 0 && batch > lingo_lessons::budget::training_bytes(&config, 32, 12)[1]);
 /// ```
 pub fn training_bytes(config: &AnyConfig, batch: usize, len: usize) -> [u64; 2] {
     let (b, t) = (batch as u64, len as u64 + 2);
@@ -120,8 +120,8 @@ pub fn training_bytes(config: &AnyConfig, batch: usize, len: usize) -> [u64; 2] 
 /// at most `src_len`.
 ///
 /// ```
-/// let config = lingo::nn::Seq2SeqConfig::new(100, 100).into();
-/// assert!(lingo_cli::budget::decoding_bytes(&config, 1024, 30, 12) > lingo_cli::budget::decoding_bytes(&config, 5, 30, 12));
+/// let config = lingo_nn::Seq2SeqConfig::new(100, 100).into();
+/// assert!(lingo_lessons::budget::decoding_bytes(&config, 1024, 30, 12) > lingo_lessons::budget::decoding_bytes(&config, 5, 30, 12));
 /// ```
 pub fn decoding_bytes(config: &AnyConfig, rows: usize, out_len: usize, src_len: usize) -> u64 {
     let (rows, out_len, src_len) = (rows as u64, out_len as u64, src_len as u64 + 2);
@@ -142,7 +142,7 @@ pub fn decoding_bytes(config: &AnyConfig, rows: usize, out_len: usize, src_len: 
 /// Bytes of `n` examples of at most `len` tokens a side, with their batches.
 ///
 /// ```
-/// assert_eq!(lingo_cli::budget::example_bytes(10, 6), 10 * (2 * 8 + 8) * 8 * 2);
+/// assert_eq!(lingo_lessons::budget::example_bytes(10, 6), 10 * (2 * 8 + 8) * 8 * 2);
 /// ```
 pub fn example_bytes(n: usize, len: usize) -> u64 {
     (n as u64).saturating_mul(2 * (len as u64 + 2) + 8).saturating_mul(16)
@@ -154,7 +154,7 @@ pub fn example_bytes(n: usize, len: usize) -> u64 {
 ///
 /// ```
 /// // Linux says; elsewhere it may not know.
-/// if cfg!(target_os = "linux") { assert!(lingo_cli::budget::available().unwrap() > 0); }
+/// if cfg!(target_os = "linux") { assert!(lingo_lessons::budget::available().unwrap() > 0); }
 /// ```
 pub fn available() -> Option<u64> {
     if let Ok(text) = std::env::var("LINGO_MEMORY_LIMIT") {
@@ -178,11 +178,11 @@ fn parse_bytes(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(unit)
 }
 
-/// Refuses a command whose parts, `(flag, bytes)`, add up to more than
-/// [`available`] memory, naming the flag of the largest part (see [`fits_in`]).
+/// Refuses a lesson whose parts, `(setting, bytes)`, add up to more than
+/// [`available`] memory, naming the setting of the largest part (see [`fits_in`]).
 ///
 /// ```
-/// assert!(lingo_cli::budget::fits(&[("--train-size", 1 << 10)]).is_ok());
+/// assert!(lingo_lessons::budget::fits(&[("train_size", 1 << 10)]).is_ok());
 /// ```
 pub fn fits(parts: &[(&'static str, u64)]) -> Result<()> {
     fits_in(parts, available())
@@ -191,10 +191,10 @@ pub fn fits(parts: &[(&'static str, u64)]) -> Result<()> {
 /// [`fits`] against `free` bytes (`None`: unknown, nothing refused).
 ///
 /// ```
-/// use lingo_cli::budget::fits_in;
-/// assert!(fits_in(&[("--train-size", 1 << 20)], Some(1 << 30)).is_ok());
-/// let err = fits_in(&[("--train-size", 1 << 20), ("--hidden", 3 << 30)], Some(1 << 30)).unwrap_err();
-/// assert!(err.to_string().starts_with("invalid --hidden: the command needs about 3.2 GB of memory"), "{err}");
+/// use lingo_lessons::budget::fits_in;
+/// assert!(fits_in(&[("train_size", 1 << 20)], Some(1 << 30)).is_ok());
+/// let err = fits_in(&[("train_size", 1 << 20), ("hidden", 3 << 30)], Some(1 << 30)).unwrap_err();
+/// assert!(err.to_string().starts_with("invalid `hidden`: the command needs about 3.2 GB of memory (`hidden` 3.2 GB)"), "{err}");
 /// ```
 pub fn fits_in(parts: &[(&'static str, u64)], free: Option<u64>) -> Result<()> {
     let Some(free) = free else { return Ok(()) };
@@ -203,15 +203,15 @@ pub fn fits_in(parts: &[(&'static str, u64)], free: Option<u64>) -> Result<()> {
         return Ok(());
     }
     // The first of the largest parts: the one listed first is the likelier cause.
-    let (flag, _) = parts.iter().copied().fold(("--help", 0), |big, part| if part.1 > big.1 { part } else { big });
+    let (name, _) = parts.iter().copied().fold(("settings", 0), |big, part| if part.1 > big.1 { part } else { big });
     let gb = |bytes: u64| bytes as f64 / 1e9;
     let shares: Vec<String> = parts
         .iter()
         .filter(|(_, b)| *b as f64 >= need as f64 * 0.01)
-        .map(|(f, b)| format!("{f} {:.1} GB", gb(*b)))
+        .map(|(f, b)| format!("`{f}` {:.1} GB", gb(*b)))
         .collect();
-    Err(Error::usage(
-        flag,
+    Err(Error::setting(
+        name,
         format!(
             "the command needs about {:.1} GB of memory ({}), more than the {:.1} GB available; make it smaller",
             gb(need),
@@ -223,9 +223,9 @@ pub fn fits_in(parts: &[(&'static str, u64)], free: Option<u64>) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use lingo::attention::Scorer;
-    use lingo::nn::{AnyConfig, AnyModel, Placement, PositionKind, RnnKind, Seq2SeqConfig, TransformerConfig};
-    use lingo::tensor::Module;
+    use lingo_attention::Scorer;
+    use lingo_nn::{AnyConfig, AnyModel, Placement, PositionKind, RnnKind, Seq2SeqConfig, TransformerConfig};
+    use lingo_tensor::Module;
     use rand::SeedableRng;
 
     use super::{param_bound, parse_bytes};

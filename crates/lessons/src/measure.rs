@@ -1,13 +1,13 @@
-//! Measurements of a trained model that several commands share: alignment
+//! Measurements of a trained model that several lessons share: alignment
 //! accuracy and attention entropy under teacher forcing, sequence accuracy
 //! under greedy decoding.
 
-use lingo::data::{AlignedExample, AlignmentAccuracy, AlignmentScore, Batch, PAD, SeqPair, mean_attention_entropy};
-use lingo::nn::{EncoderDecoder, greedy_decode};
+use lingo_data::{AlignedExample, AlignmentAccuracy, AlignmentScore, Batch, PAD, SeqPair, mean_attention_entropy};
+use lingo_nn::{EncoderDecoder, greedy_decode};
 use ndarray::{Array2, ArrayView3, Axis, s};
+use serde::Serialize;
 
 use crate::error::Result;
-use crate::report::Table;
 
 /// Examples decoded or scored per batch: large enough to keep the kernels
 /// busy, small enough that padding to the longest example costs little.
@@ -15,10 +15,19 @@ const CHUNK: usize = 512;
 
 /// Share of output tokens whose attention peak sits on a gold source
 /// position, with its chance level; `None` without attention.
-pub(crate) fn alignment_accuracy<M: EncoderDecoder>(
-    model: &M,
-    probe: &[AlignedExample],
-) -> Result<Option<AlignmentScore>> {
+///
+/// ```
+/// use lingo_data::{LexiconReverse, Task};
+/// use lingo_nn::{Seq2Seq, Seq2SeqConfig};
+/// use rand::SeedableRng;
+/// let task = LexiconReverse::default();
+/// let probe = task.generate(8, &mut rand::rngs::StdRng::seed_from_u64(0));
+/// let config = Seq2SeqConfig { attention: Some(lingo_attention::Scorer::Dot), ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+/// let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// let score = lingo_lessons::measure::alignment_accuracy(&model, &probe).unwrap().unwrap();
+/// assert!((0.0..=1.0).contains(&score.accuracy));
+/// ```
+pub fn alignment_accuracy<M: EncoderDecoder>(model: &M, probe: &[AlignedExample]) -> Result<Option<AlignmentScore>> {
     let mut acc = AlignmentAccuracy::new();
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
@@ -42,74 +51,66 @@ fn score_batch(
     Ok(())
 }
 
-/// Alignment accuracy and mean attention entropy of every head, `(layers,
-/// heads)`: the Transformer's cross-attention heads, a `multi_head`
-/// scorer's heads, or a single-head model's one.
-pub(crate) struct HeadScores {
+/// Alignment accuracy and mean attention entropy of every head, `[layer][head]`:
+/// the Transformer's cross-attention heads, a `multi_head` scorer's heads,
+/// or a single-head model's one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HeadScores {
     /// Share of output tokens whose head's peak is on a gold source position.
-    pub accuracy: Array2<f64>,
+    pub accuracy: Vec<Vec<f64>>,
     /// Mean entropy (nats) of the head's rows over the valid part of every example.
-    pub entropy: Array2<f64>,
+    pub entropy: Vec<Vec<f64>>,
 }
 
 impl HeadScores {
     /// Whether there is more than one head to compare.
+    ///
+    /// ```
+    /// let one = lingo_lessons::measure::HeadScores { accuracy: vec![vec![0.9]], entropy: vec![vec![0.1]] };
+    /// assert!(!one.several());
+    /// ```
     pub fn several(&self) -> bool {
-        self.accuracy.len() > 1
+        self.accuracy.iter().map(Vec::len).sum::<usize>() > 1
     }
 
     /// The best-aligned head, named `layer L head H` (1-based), and its
     /// accuracy; ties go to the earlier head.
+    ///
+    /// ```
+    /// let heads = lingo_lessons::measure::HeadScores { accuracy: vec![vec![0.2, 0.9], vec![0.9, 0.1]], entropy: vec![vec![0.0; 2]; 2] };
+    /// assert_eq!(heads.best(), ("layer 1 head 2".to_string(), 0.9));
+    /// ```
     pub fn best(&self) -> (String, f64) {
-        let ((l, h), &accuracy) = self
+        let cells = self
             .accuracy
-            .indexed_iter()
-            .fold(None, |best: Option<((usize, usize), &f64)>, (at, a)| match best {
+            .iter()
+            .enumerate()
+            .flat_map(|(l, row)| row.iter().enumerate().map(move |(h, &a)| ((l, h), a)));
+        let ((l, h), accuracy) = cells
+            .fold(None, |best: Option<((usize, usize), f64)>, (at, a)| match best {
                 Some((_, b)) if b >= a => best,
                 _ => Some((at, a)),
             })
             .expect("a model with attention has at least one head");
         (format!("layer {} head {}", l + 1, h + 1), accuracy)
     }
-
-    /// Both measures, `accuracy / entropy` in each cell: one row per layer,
-    /// one column per head.
-    pub fn table(&self) -> Table {
-        let mut header = vec![String::new()];
-        header.extend((0..self.accuracy.ncols()).map(|h| format!("head {}", h + 1)));
-        let mut table = Table::new(&header);
-        for (l, (acc, ent)) in self.accuracy.outer_iter().zip(self.entropy.outer_iter()).enumerate() {
-            let mut row = vec![format!("layer {}", l + 1)];
-            row.extend(acc.iter().zip(&ent).map(|(a, h)| format!("{:.1}% / {h:.2}", 100.0 * a)));
-            table.push(row);
-        }
-        table
-    }
-
-    /// The table as text, titled `title`, with the best head named under it.
-    pub fn lines(&self, title: &str) -> Vec<String> {
-        let (name, accuracy) = self.best();
-        vec![
-            format!("\n{title}: alignment accuracy / mean entropy (nats) of each head"),
-            self.table().text(),
-            format!("best: {name} ({:.1}%)", 100.0 * accuracy),
-        ]
-    }
-
-    /// The JSON fields: `head_alignment` and `head_entropy` as `[layer][head]`, `best_head`.
-    pub fn json(&self) -> serde_json::Value {
-        let rows = |a: &Array2<f64>| a.outer_iter().map(|l| l.to_vec()).collect::<Vec<_>>();
-        serde_json::json!({
-            "head_alignment": rows(&self.accuracy),
-            "head_entropy": rows(&self.entropy),
-            "best_head": self.best().0,
-        })
-    }
 }
 
 /// [`HeadScores`] of `model` on `probe` under teacher forcing, each head
 /// scored as [`alignment_accuracy`] scores a model; `None` without attention.
-pub(crate) fn head_scores<M: EncoderDecoder>(model: &M, probe: &[AlignedExample]) -> Result<Option<HeadScores>> {
+///
+/// ```
+/// use lingo_data::{LexiconReverse, Task};
+/// use lingo_nn::{Seq2Seq, Seq2SeqConfig};
+/// use rand::SeedableRng;
+/// let task = LexiconReverse::default();
+/// let probe = task.generate(8, &mut rand::rngs::StdRng::seed_from_u64(0));
+/// let config = Seq2SeqConfig { attention: Some("multi_head:2".parse().unwrap()), ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()) };
+/// let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// let heads = lingo_lessons::measure::head_scores(&model, &probe).unwrap().unwrap();
+/// assert_eq!(heads.accuracy[0].len(), 2);
+/// ```
+pub fn head_scores<M: EncoderDecoder>(model: &M, probe: &[AlignedExample]) -> Result<Option<HeadScores>> {
     // One accuracy per head, and the entropy summed over rows, `(layers, heads)`.
     let (mut acc, mut entropy): (Vec<AlignmentAccuracy>, Array2<f64>) = (Vec::new(), Array2::zeros((0, 0)));
     let mut rows = 0_usize;
@@ -131,17 +132,29 @@ pub(crate) fn head_scores<M: EncoderDecoder>(model: &M, probe: &[AlignedExample]
     if acc.is_empty() {
         return Ok(None); // no examples
     }
+    let heads = entropy.ncols();
+    let accuracy: Vec<f64> = acc.iter().map(|a| a.score().accuracy).collect();
+    let entropy = entropy / rows.max(1) as f64;
     Ok(Some(HeadScores {
-        accuracy: Array2::from_shape_vec(entropy.dim(), acc.iter().map(|a| a.score().accuracy).collect())
-            .expect("one per head"),
-        entropy: entropy / rows.max(1) as f64,
+        accuracy: accuracy.chunks(heads).map(<[f64]>::to_vec).collect(),
+        entropy: entropy.outer_iter().map(|layer| layer.to_vec()).collect(),
     }))
 }
 
 /// Mean entropy (nats) of the attention rows over the valid part of every
 /// example: `ln(src_len)` for uniform attention, 0 for one-hot. `None`
 /// without attention.
-pub(crate) fn mean_entropy<M: EncoderDecoder, E: SeqPair>(model: &M, probe: &[E]) -> Result<Option<f32>> {
+///
+/// ```
+/// use lingo_data::{LexiconReverse, Task};
+/// use lingo_nn::{Seq2Seq, Seq2SeqConfig};
+/// use rand::SeedableRng;
+/// let task = LexiconReverse::default();
+/// let val = task.generate(8, &mut rand::rngs::StdRng::seed_from_u64(0));
+/// let plain = Seq2Seq::new(Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// assert_eq!(lingo_lessons::measure::mean_entropy(&plain, &val).unwrap(), None);
+/// ```
+pub fn mean_entropy<M: EncoderDecoder, E: SeqPair>(model: &M, probe: &[E]) -> Result<Option<f32>> {
     let (mut sum, mut rows) = (0.0_f64, 0_usize);
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
@@ -164,8 +177,18 @@ fn entropy_sum(weights: ArrayView3<'_, f32>, batch: &Batch) -> f64 {
 
 /// Share of examples whose greedy output (up to and including `<eos>`)
 /// equals the target exactly.
-pub(crate) fn sequence_accuracy<M: EncoderDecoder, E: SeqPair>(model: &M, examples: &[E]) -> Result<f64> {
-    let mut total = lingo::data::Accuracy::default();
+///
+/// ```
+/// use lingo_data::{DigitOp, DigitTask, Task};
+/// use lingo_nn::{Seq2Seq, Seq2SeqConfig};
+/// use rand::SeedableRng;
+/// let task = DigitTask::new(DigitOp::Sort, 10, 3, 3).unwrap();
+/// let test = task.generate(8, &mut rand::rngs::StdRng::seed_from_u64(0));
+/// let untrained = Seq2Seq::new(Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len()), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+/// assert!(lingo_lessons::measure::sequence_accuracy(&untrained, &test).unwrap() < 0.5);
+/// ```
+pub fn sequence_accuracy<M: EncoderDecoder, E: SeqPair>(model: &M, examples: &[E]) -> Result<f64> {
+    let mut total = lingo_data::Accuracy::default();
     for chunk in examples.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
         let (rows, width) = batch.tgt_out.dim();
@@ -173,7 +196,7 @@ pub(crate) fn sequence_accuracy<M: EncoderDecoder, E: SeqPair>(model: &M, exampl
         // Predictions padded to the target's width; a short output fails at
         // the first gold position it lacks, a long one at the gold `<eos>`.
         let predictions = Array2::from_shape_fn((rows, width), |(b, t)| hyps[b].tokens.get(t).copied().unwrap_or(PAD));
-        total.merge(lingo::data::sequence_accuracy(
+        total.merge(lingo_data::sequence_accuracy(
             predictions.view(),
             batch.tgt_out.view(),
             batch.tgt_pad_mask.view(),

@@ -1,0 +1,63 @@
+//! # lingo-lessons
+//!
+//! lingo's lessons as a library: each one function that takes its
+//! settings and an [`Observer`], and returns its results as plain
+//! serializable structs. The `lingo` command line prints them, a live view
+//! draws them, a program keeps them.
+//!
+//! | lesson | function | settings | results |
+//! |---|---|---|---|
+//! | the attention tutorial's ablation: no attention, dot, additive (and any scorer, the Transformer) on lexicon-translate-then-reverse | [`ablation()`] | [`AblationSettings`] | [`AblationResults`] |
+//!
+//! ## The ablation's table in a few lines
+//!
+//! ```
+//! use lingo_lessons::{AblationSettings, TaskTraining, ablation};
+//! let settings = AblationSettings { train_size: 256, val_size: 32, align_samples: 32, ..Default::default() };
+//! let settings = AblationSettings { training: TaskTraining { epochs: 2, ..settings.training }, ..settings };
+//! let table = ablation(&settings.check()?, &mut ())?;
+//! for run in &table.runs {
+//!     let alignment = run.alignment.map_or("n/a".into(), |a| format!("{:.1}%", 100.0 * a.accuracy));
+//!     println!("{:<20} {:.4} {alignment}", run.config.label(), run.val_loss());
+//! }
+//! # assert_eq!(table.runs.len(), 3);
+//! # Ok::<(), lingo_lessons::Error>(())
+//! ```
+//!
+//! ## Settings
+//!
+//! Each lesson's settings are one struct ([`settings`]): the command
+//! line's flags (clap) and a file's or a request's keys (serde) are its
+//! fields, each default and bound stated once, on the field. A lesson runs
+//! on [`Checked`] settings only: `settings.check()` tests every bound, the
+//! settings against each other and the memory they need, before any work.
+//!
+//! ## Watching
+//!
+//! The [`observe`] module describes the events, how often an observer hears
+//! them, and how it pauses or stops a lesson. Observers cost nothing when
+//! absent: with `&mut ()` nothing is measured that the results do not need.
+//!
+//! ## Determinism
+//!
+//! A lesson's results are the same bits for the same settings, whatever
+//! the thread count and whether anything observes it.
+
+#![warn(missing_docs)]
+
+pub mod ablation;
+pub mod budget;
+mod error;
+pub mod measure;
+pub mod models;
+pub mod observe;
+pub mod probes;
+pub mod settings;
+
+pub use ablation::{
+    AblationResults, AblationRun, AblationSettings, AblationSummary, ExampleMaps, ExampleTokens, ablation,
+};
+pub use error::{Error, Result};
+pub use models::{AttentionChoice, ModelChoice, TaskTraining};
+pub use observe::{Event, Every, Observer};
+pub use settings::Checked;

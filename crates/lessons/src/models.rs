@@ -1,0 +1,226 @@
+//! The models the task lessons compare: the recurrent encoder–decoder with
+//! a choice of attention, or the Transformer, whose size follows the
+//! recurrent model's hidden size and which keeps its own learning-rate
+//! schedule.
+
+use std::fmt;
+use std::str::FromStr;
+
+use lingo_attention::Scorer;
+use lingo_nn::{Init, Schedule, TrainConfig, TransformerConfig};
+
+use crate::error::{Error, Result};
+use crate::settings::{MAX_BATCH, MAX_EPOCHS, at_most, dimension, positive_real, serde_as_text};
+
+/// Attention heads per layer of the task Transformer.
+pub const HEADS: usize = 4;
+
+/// The task Transformer's peak learning rate, reached after [`WARMUP`]
+/// steps and then decaying as `1/√step` (Vaswani et al.'s schedule).
+const LR: f64 = 2e-3;
+const WARMUP: u64 = 200;
+
+/// Dropout on embeddings, sublayer outputs and the feed-forward hidden
+/// layer; none on the attention weights, so training runs the fused kernel.
+const DROPOUT: f32 = 0.1;
+
+/// The task Transformer: 2 + 2 layers of width `d` (the recurrent model's
+/// hidden size), [`HEADS`] heads, feed-forward `4d`.
+///
+/// ```
+/// let config = lingo_lessons::models::transformer(20, 20, 64, Default::default());
+/// assert_eq!((config.d_model, config.heads, config.ff_dim), (64, 4, 256));
+/// ```
+pub fn transformer(src_vocab: usize, tgt_vocab: usize, d: usize, init: Init) -> TransformerConfig {
+    TransformerConfig {
+        d_model: d,
+        heads: HEADS,
+        ff_dim: 4 * d,
+        dropout: DROPOUT,
+        attention_dropout: 0.0,
+        init,
+        ..TransformerConfig::new(src_vocab, tgt_vocab)
+    }
+}
+
+/// `config` with the task Transformer's learning rate and schedule.
+///
+/// ```
+/// let mut config = lingo_nn::TrainConfig::new(4, 5e-3);
+/// lingo_lessons::models::transformer_schedule(&mut config);
+/// assert_eq!(config.lr, 2e-3);
+/// ```
+pub fn transformer_schedule(config: &mut TrainConfig) {
+    (config.lr, config.schedule) = (LR, Schedule::InverseSqrt { warmup_steps: WARMUP });
+}
+
+/// Checks that every model among `choices` can be built at width
+/// `hidden`: a multi-head scorer's heads and the Transformer's [`HEADS`]
+/// must divide it.
+///
+/// ```
+/// use lingo_lessons::models::{ModelChoice, check_widths};
+/// let choices: Vec<ModelChoice> = vec!["dot".parse().unwrap(), "multi_head:3".parse().unwrap()];
+/// assert!(check_widths(&choices, 63).is_ok());
+/// assert_eq!(check_widths(&choices, 64).unwrap_err().to_string(), "invalid `hidden`: must be a multiple of 3 for multi_head:3, got 64");
+/// ```
+pub fn check_widths(choices: &[ModelChoice], hidden: usize) -> Result<()> {
+    for &choice in choices {
+        let heads = match choice {
+            ModelChoice::Recurrent(AttentionChoice(Some(Scorer::MultiHead { heads }))) => heads,
+            ModelChoice::Transformer => HEADS,
+            ModelChoice::Recurrent(_) => continue,
+        };
+        if !hidden.is_multiple_of(heads) {
+            let of =
+                if choice == ModelChoice::Transformer { "the Transformer".to_string() } else { choice.to_string() };
+            return Err(Error::setting("hidden", format!("must be a multiple of {heads} for {of}, got {hidden}")));
+        }
+    }
+    Ok(())
+}
+
+/// One configuration of a comparison: no attention, or a scorer.
+///
+/// ```
+/// use lingo_lessons::models::AttentionChoice;
+/// let dot: AttentionChoice = "dot".parse().unwrap();
+/// assert_eq!(dot.label(), "dot (Luong)");
+/// assert_eq!("none".parse::<AttentionChoice>().unwrap().to_string(), "none");
+/// assert!("luong".parse::<AttentionChoice>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionChoice(pub Option<Scorer>);
+
+impl AttentionChoice {
+    /// The name in tables: the scorer and the paper it comes from.
+    ///
+    /// ```
+    /// let additive: lingo_lessons::models::AttentionChoice = "additive".parse().unwrap();
+    /// assert_eq!(additive.label(), "additive (Bahdanau)");
+    /// ```
+    pub fn label(self) -> String {
+        match self.0 {
+            None => "no attention".into(),
+            Some(Scorer::Dot | Scorer::General) => format!("{} (Luong)", self),
+            Some(Scorer::Additive) => "additive (Bahdanau)".into(),
+            Some(scorer) => format!("{scorer} (Transformer)"),
+        }
+    }
+}
+
+impl fmt::Display for AttentionChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            None => f.write_str("none"),
+            Some(scorer) => write!(f, "{scorer}"),
+        }
+    }
+}
+
+impl FromStr for AttentionChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        match text.trim() {
+            "none" => Ok(AttentionChoice(None)),
+            name => name.parse::<Scorer>().map(|s| AttentionChoice(Some(s))).map_err(|e| format!("{e}, or none")),
+        }
+    }
+}
+
+/// One configuration of a task lesson: the recurrent model with an
+/// attention choice, or the Transformer.
+///
+/// ```
+/// use lingo_lessons::models::ModelChoice;
+/// let t: ModelChoice = "transformer".parse().unwrap();
+/// assert_eq!((t.to_string(), t.label()), ("transformer".to_string(), "Transformer (2+2 layers)".to_string()));
+/// assert_eq!("dot".parse::<ModelChoice>().unwrap().label(), "dot (Luong)");
+/// assert!("luong".parse::<ModelChoice>().unwrap_err().contains("transformer"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelChoice {
+    /// The LSTM encoder–decoder with this attention (or none).
+    Recurrent(AttentionChoice),
+    /// The encoder–decoder Transformer.
+    Transformer,
+}
+
+impl ModelChoice {
+    /// The name in tables.
+    ///
+    /// ```
+    /// assert_eq!(lingo_lessons::models::ModelChoice::Transformer.label(), "Transformer (2+2 layers)");
+    /// ```
+    pub fn label(self) -> String {
+        match self {
+            ModelChoice::Recurrent(choice) => choice.label(),
+            ModelChoice::Transformer => "Transformer (2+2 layers)".into(),
+        }
+    }
+
+    /// Whether the model attends (the recurrent model without attention does not).
+    ///
+    /// ```
+    /// assert!(!"none".parse::<lingo_lessons::models::ModelChoice>().unwrap().attends());
+    /// ```
+    pub fn attends(self) -> bool {
+        self != ModelChoice::Recurrent(AttentionChoice(None))
+    }
+}
+
+impl fmt::Display for ModelChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelChoice::Recurrent(choice) => choice.fmt(f),
+            ModelChoice::Transformer => f.write_str("transformer"),
+        }
+    }
+}
+
+impl FromStr for ModelChoice {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        match text.trim() {
+            "transformer" => Ok(ModelChoice::Transformer),
+            name => name.parse().map(ModelChoice::Recurrent).map_err(|e| format!("{e}, or transformer")),
+        }
+    }
+}
+
+serde_as_text!(AttentionChoice, ModelChoice);
+
+/// How the task lessons (the ablation, the alignment suite) train each
+/// recurrent model; the Transformer keeps its own learning-rate schedule.
+///
+/// ```
+/// let training = lingo_lessons::TaskTraining::default();
+/// assert_eq!((training.epochs, training.batch_size, training.hidden), (16, 64, 64));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, clap::Args, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TaskTraining {
+    /// Epochs per model
+    #[arg(long, default_value = "16", value_parser = at_most::<MAX_EPOCHS>)]
+    pub epochs: usize,
+    /// Sentences per batch
+    #[arg(long, default_value = "64", value_parser = at_most::<MAX_BATCH>)]
+    pub batch_size: usize,
+    /// Adam's learning rate of the recurrent models (the Transformer has its own schedule)
+    #[arg(long, default_value = "5e-3", value_parser = positive_real, allow_hyphen_values = true)]
+    pub lr: f64,
+    /// Embedding size
+    #[arg(long, default_value = "64", value_parser = dimension)]
+    pub emb: usize,
+    /// LSTM hidden size, and the Transformer's width
+    #[arg(long, default_value = "64", value_parser = dimension)]
+    pub hidden: usize,
+}
+
+impl Default for TaskTraining {
+    fn default() -> TaskTraining {
+        crate::settings::defaults()
+    }
+}

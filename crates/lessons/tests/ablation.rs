@@ -1,0 +1,195 @@
+//! The ablation as a library: what an observer hears, that hearing it
+//! changes no bit, and that a pause or a stop steers every run.
+
+use std::sync::{Arc, Mutex};
+
+use lingo_lessons::observe::{Every, Observer};
+use lingo_lessons::{AblationResults, AblationSettings, Error, Event, TaskTraining, ablation};
+use lingo_nn::RunControl;
+
+/// A small ablation: dot and none, two epochs of four steps.
+fn small() -> AblationSettings {
+    AblationSettings {
+        configs: vec!["none".parse().unwrap(), "dot".parse().unwrap()],
+        train_size: 128,
+        val_size: 16,
+        align_samples: 16,
+        training: TaskTraining { epochs: 2, batch_size: 32, emb: 16, hidden: 16, ..Default::default() },
+        ..Default::default()
+    }
+}
+
+/// A run's name, losses and alignment: everything but its times.
+type Numbers = (String, Vec<f32>, Vec<f32>, Option<f64>);
+
+/// Every run's [`Numbers`].
+fn numbers(results: &AblationResults) -> Vec<Numbers> {
+    results
+        .runs
+        .iter()
+        .map(|r| (r.config.to_string(), r.train_losses.clone(), r.val_losses.clone(), r.alignment.map(|a| a.accuracy)))
+        .collect()
+}
+
+/// Keeps every event, and asks for steps and snapshots every `every` steps.
+struct Recorder {
+    events: Arc<Mutex<Vec<Event>>>,
+    every: u64,
+    control: Option<RunControl>,
+}
+
+impl Observer for Recorder {
+    fn every(&self) -> Every {
+        Every { steps: self.every, snapshots: self.every, measures: true }
+    }
+
+    fn event(&mut self, event: &Event) {
+        self.events.lock().unwrap().push(event.clone());
+    }
+
+    fn control(&self) -> Option<RunControl> {
+        self.control.clone()
+    }
+}
+
+#[test]
+fn an_observer_hears_every_event_and_changes_no_bit() {
+    let settings = small().check().unwrap();
+    let unobserved = ablation(&settings, &mut ()).unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut recorder = Recorder { events: events.clone(), every: 2, control: None };
+    let observed = ablation(&settings, &mut recorder).unwrap();
+    assert_eq!(numbers(&observed), numbers(&unobserved));
+
+    let events = events.lock().unwrap();
+    let Event::Started(started) = &events[0] else { panic!("first {:?}", events[0]) };
+    assert_eq!(started.runs.iter().map(|r| r.run.as_str()).collect::<Vec<_>>(), ["none", "dot"]);
+    assert!(started.runs.iter().all(|r| r.params > 0));
+    assert_eq!(started.data["train"], 128);
+    assert_eq!(started.settings["training"]["epochs"], 2);
+    assert!(matches!(events.last(), Some(Event::Finished(f)) if f.results["runs"].as_array().unwrap().len() == 2));
+    for run in ["none", "dot"] {
+        let epochs: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Epoch(e) if e.run == run => Some(e),
+                _ => None,
+            })
+            .collect();
+        let result = observed.runs.iter().find(|r| r.config.to_string() == run).unwrap();
+        assert_eq!(epochs.iter().map(|e| e.val_loss).collect::<Vec<_>>(), result.val_losses);
+        // Measures where there is attention to measure.
+        assert_eq!(epochs.iter().all(|e| e.alignment.is_some() && e.entropy.is_some()), run == "dot", "{run}");
+        // Four steps an epoch: steps 2, 4, 6, 8 heard.
+        let steps: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Step(s) if s.run == run => Some(s.step),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(steps, [2, 4, 6, 8], "{run}");
+        let snapshots: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Snapshot(s) if s.run == run => Some(s),
+                _ => None,
+            })
+            .collect();
+        if run == "dot" {
+            assert_eq!(snapshots.len(), 4);
+            let last = snapshots.last().unwrap();
+            let shape = last.weights.shape();
+            assert_eq!((shape[2], shape[3]), (last.target.len(), last.source.len()));
+            // The last snapshot is the trained model's attention on the shown sentence.
+            let shown = observed.runs[1].example.attention.as_ref().unwrap();
+            assert_eq!(&last.weights.slice(ndarray::s![0, 0, .., ..]), shown);
+        } else {
+            assert!(snapshots.is_empty(), "no attention, nothing to snapshot");
+        }
+    }
+}
+
+#[test]
+fn a_stop_ends_the_lesson_and_a_pause_waits_for_its_resume() {
+    let settings = small().check().unwrap();
+    let unobserved = ablation(&settings, &mut ()).unwrap();
+
+    let control = RunControl::new();
+    control.stop();
+    let mut stopped = Recorder { events: Arc::default(), every: 0, control: Some(control) };
+    assert!(matches!(ablation(&settings, &mut stopped), Err(Error::Stopped)));
+
+    // Paused before the first step; a second thread resumes it.
+    let control = RunControl::new();
+    control.pause();
+    let resumer = control.clone();
+    let user = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        resumer.resume();
+    });
+    let mut paused = Recorder { events: Arc::default(), every: 0, control: Some(control) };
+    let resumed = ablation(&settings, &mut paused).unwrap();
+    user.join().unwrap();
+    assert_eq!(numbers(&resumed), numbers(&unobserved));
+}
+
+#[test]
+fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
+    let read: AblationSettings = serde_json::from_str(r#"{"train_size": 64, "training": {"epochs": 3}}"#).unwrap();
+    assert_eq!((read.train_size, read.training.epochs, read.val_size), (64, 3, AblationSettings::default().val_size));
+    let written = serde_json::to_string(&read).unwrap();
+    assert_eq!(serde_json::from_str::<AblationSettings>(&written).unwrap(), read);
+    let unknown = serde_json::from_str::<AblationSettings>(r#"{"train_sise": 64}"#).unwrap_err();
+    assert!(unknown.to_string().contains("unknown field `train_sise`"), "{unknown}");
+    let zero: AblationSettings = serde_json::from_str(r#"{"training": {"batch_size": 0}}"#).unwrap();
+    assert_eq!(zero.check().unwrap_err().to_string(), "invalid `batch_size`: must be at least 1, got 0");
+    let init: AblationSettings =
+        serde_json::from_str(r#"{"init": "pytorch", "configs": ["dot", "multi_head:4"]}"#).unwrap();
+    assert_eq!(init.init, lingo_nn::Init::PyTorch);
+    assert!(init.check().is_ok());
+    let wide: AblationSettings =
+        serde_json::from_str(r#"{"configs": ["transformer"], "training": {"hidden": 62}}"#).unwrap();
+    assert_eq!(
+        wide.check().unwrap_err().to_string(),
+        "invalid `hidden`: must be a multiple of 4 for the Transformer, got 62"
+    );
+}
+
+mod properties {
+    use lingo_lessons::{AblationSettings, Error, TaskTraining};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Any settings: checked, they pass or name one of their fields;
+        /// written as JSON, they read back the same.
+        #[test]
+        fn any_settings_are_accepted_or_name_a_field(
+            train_size in 0usize..200_000_000,
+            min_words in 0usize..300,
+            max_words in 0usize..300,
+            epochs in 0usize..200_000,
+            hidden in 0usize..3000,
+            lr in prop_oneof![Just(f64::NAN), Just(-1.0), 0.0..1.0f64],
+            label_smoothing in -0.5f32..1.5,
+        ) {
+            let settings = AblationSettings {
+                train_size, min_words, max_words, label_smoothing,
+                training: TaskTraining { epochs, hidden, lr, ..Default::default() },
+                ..Default::default()
+            };
+            let fields = ["train_size", "min_words", "max_words", "epochs", "hidden", "lr", "label_smoothing", "batch_size"];
+            match settings.clone().check() {
+                Ok(checked) => prop_assert_eq!(checked.into_inner(), settings.clone()),
+                Err(Error::Setting { name, .. }) => prop_assert!(fields.contains(&name.as_str()), "{}", name),
+                Err(other) => prop_assert!(false, "{}", other),
+            }
+            if lr.is_finite() {
+                let text = serde_json::to_string(&settings).unwrap();
+                prop_assert_eq!(serde_json::from_str::<AblationSettings>(&text).unwrap(), settings);
+            }
+        }
+    }
+}
