@@ -129,13 +129,12 @@ impl SearchFlags {
 }
 
 /// `--seed`, `--threads` and `--json`: the flags of a command that trains
-/// and whose seed is not yet a lesson's setting (`sort-study`,
-/// `alignment-suite`, `train`).
+/// and whose seed is not yet a lesson's setting (`alignment-suite`, `train`).
 ///
 /// ```
 /// use clap::Parser;
-/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "sort-study", "--seed", "3", "--json"]).unwrap();
-/// let lingo_cli::Command::SortStudy(args) = cli.command else { unreachable!() };
+/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "train", "--data", "x", "--seed", "3", "--json"]).unwrap();
+/// let lingo_cli::Command::Train(args) = cli.command else { unreachable!() };
 /// assert_eq!((args.run.seed, args.run.compute.output.json), (3, true));
 /// ```
 #[derive(clap::Args, Debug, Clone, Copy, Default)]

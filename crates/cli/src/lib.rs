@@ -188,7 +188,7 @@ impl Command {
     fn threads_and_json(&self) -> (Option<usize>, bool) {
         let compute = match self {
             Command::Ablation(args) => args.compute,
-            Command::SortStudy(args) => args.run.compute,
+            Command::SortStudy(args) => args.compute,
             Command::AlignmentSuite(args) => args.run.compute,
             Command::Train(args) => args.run.compute,
             Command::Translate(args) => args.compute,
@@ -226,9 +226,12 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Ablation(args) => Some(args.settings.clone().check()?),
         _ => None,
     };
+    let sort_study = match &cli.command {
+        Command::SortStudy(args) => Some(args.settings.clone().check()?),
+        _ => None,
+    };
     match &cli.command {
-        Command::Ablation(_) => Ok(()),
-        Command::SortStudy(args) => args.check(),
+        Command::Ablation(_) | Command::SortStudy(_) => Ok(()),
         Command::AlignmentSuite(args) => args.check(),
         Command::Train(_) => Ok(()), // after its --config is read, in train::train
         Command::Translate(_) | Command::Probe(_) | Command::Score(_) | Command::Export(_) | Command::Import(_) => {
@@ -249,7 +252,9 @@ pub fn run(cli: &Cli) -> Result<()> {
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
         Command::Ablation(args) if !args.no_png => Some(run_dir::RunDir::claim(&args.out)?),
-        Command::SortStudy(args) if !args.no_png && !args.time_epochs => Some(run_dir::RunDir::claim(&args.out)?),
+        Command::SortStudy(args) if !args.no_png && !args.settings.time_epochs => {
+            Some(run_dir::RunDir::claim(&args.out)?)
+        }
         _ => None,
     };
     match &cli.command {
@@ -257,7 +262,13 @@ pub fn run(cli: &Cli) -> Result<()> {
             let settings = ablation.expect("checked above");
             ablation::print(args, &lingo::lessons::ablation(&settings, &mut ())?, &out)
         }
-        Command::SortStudy(args) => sort_study::run(args, args.run.seed, &out),
+        Command::SortStudy(args) => {
+            let settings = sort_study.expect("checked above");
+            let mut lines = sort_study::EpochLines(out);
+            let observer: &mut dyn lingo::lessons::Observer =
+                if out.is_json() || settings.time_epochs { &mut () } else { &mut lines };
+            sort_study::print(args, &lingo::lessons::sort_study(&settings, observer)?, &out)
+        }
         Command::AlignmentSuite(args) => suite::run(args, args.run.seed, &out),
         Command::Train(args) => train::train(args, &out),
         Command::Translate(args) => translate::translate(args, &out),

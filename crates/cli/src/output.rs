@@ -5,8 +5,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use lingo::data::{AlignedExample, Vocab};
-
 use crate::error::{Error, Result};
 
 /// Text or JSON output, chosen once by `--json`.
@@ -149,17 +147,4 @@ fn print_out(text: &str) {
 /// ```
 pub fn print_err(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
-}
-
-/// The tokens that label a heatmap of `example`: every source token
-/// (`<sos>` and `<eos>` included, the columns) and the decoder's inputs
-/// (`<sos> y1 .. yn`, the rows: row `n` predicts token `n + 1`).
-pub(crate) fn example_tokens(
-    src_vocab: &Vocab,
-    tgt_vocab: &Vocab,
-    example: &AlignedExample,
-) -> (Vec<String>, Vec<String>) {
-    let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
-    let tgt_in = &example.tgt[..example.tgt.len().saturating_sub(1)];
-    (owned(src_vocab.decode(&example.src, false)), owned(tgt_vocab.decode(tgt_in, false)))
 }

@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::budget;
 use crate::error::{Error, Result};
-use crate::measure::{HeadScores, alignment_accuracy, head_scores};
+use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores};
 use crate::models::{AttentionChoice, ModelChoice, TaskTraining, check_widths, transformer, transformer_schedule};
 use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
@@ -246,18 +246,9 @@ pub struct AblationSummary {
     pub val_loss: Option<f32>,
     /// Alignment accuracy; `None` without attention.
     pub alignment_accuracy: Option<f64>,
-    /// Every head's alignment accuracy, `[layer][head]`.
-    pub head_alignment: Option<Vec<Vec<f64>>>,
-    /// Every head's mean entropy (nats), `[layer][head]`.
-    pub head_entropy: Option<Vec<Vec<f64>>>,
-    /// The best-aligned head's name.
-    pub best_head: Option<String>,
-    /// Saliency's alignment accuracy.
-    pub saliency_alignment: f64,
-    /// Share of rows where attention and saliency peak alike.
-    pub saliency_peak_agreement: Option<f64>,
-    /// Mean Spearman correlation of attention and saliency rows.
-    pub saliency_rank_correlation: Option<f64>,
+    /// Its heads and its saliency.
+    #[serde(flatten)]
+    pub measures: AttentionSummary,
     /// Seconds of training.
     pub train_seconds: f64,
 }
@@ -286,17 +277,11 @@ impl AblationRun {
     /// # Ok::<(), lingo_lessons::Error>(())
     /// ```
     pub fn summary(&self) -> AblationSummary {
-        let heads = self.heads.as_ref();
         AblationSummary {
             config: self.config.to_string(),
             val_loss: self.val_losses.last().copied(),
             alignment_accuracy: self.alignment.map(|a| a.accuracy),
-            head_alignment: heads.map(|h| h.accuracy.clone()),
-            head_entropy: heads.map(|h| h.entropy.clone()),
-            best_head: heads.map(|h| h.best().0),
-            saliency_alignment: self.saliency.saliency_alignment.accuracy,
-            saliency_peak_agreement: self.saliency.agreement.map(|a| a.peak_agreement),
-            saliency_rank_correlation: self.saliency.agreement.map(|a| a.mean_rank_correlation),
+            measures: AttentionSummary::new(self.heads.as_ref(), &self.saliency),
             train_seconds: self.seconds,
         }
     }

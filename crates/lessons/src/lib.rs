@@ -8,6 +8,7 @@
 //! | lesson | function | settings | results |
 //! |---|---|---|---|
 //! | the attention tutorial's ablation: no attention, dot, additive (and any scorer, the Transformer) on lexicon-translate-then-reverse | [`ablation()`] | [`AblationSettings`] | [`AblationResults`] |
+//! | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at two lengths; the failure modes (duplicates, longer inputs, a rare digit) | [`sort_study()`] | [`SortStudySettings`] | [`SortStudyResults`] |
 //!
 //! ## The ablation's table in a few lines
 //!
@@ -53,6 +54,7 @@ pub mod models;
 pub mod observe;
 pub mod probes;
 pub mod settings;
+pub mod sort_study;
 
 pub use ablation::{
     AblationResults, AblationRun, AblationSettings, AblationSummary, ExampleMaps, ExampleTokens, ablation,
@@ -61,3 +63,6 @@ pub use error::{Error, Result};
 pub use models::{AttentionChoice, ModelChoice, TaskTraining};
 pub use observe::{Event, Every, Observer};
 pub use settings::Checked;
+pub use sort_study::{
+    EpochTimes, RareRow, SortExample, SortRun, SortStudyResults, SortStudySettings, SortSummary, StudyModel, sort_study,
+};

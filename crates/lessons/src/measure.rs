@@ -3,7 +3,7 @@
 //! under greedy decoding.
 
 use lingo_data::{AlignedExample, AlignmentAccuracy, AlignmentScore, Batch, PAD, SeqPair, mean_attention_entropy};
-use lingo_nn::{EncoderDecoder, greedy_decode};
+use lingo_nn::{EncoderDecoder, SaliencyComparison, greedy_decode};
 use ndarray::{Array2, ArrayView3, Axis, s};
 use serde::Serialize;
 
@@ -93,6 +93,50 @@ impl HeadScores {
             })
             .expect("a model with attention has at least one head");
         (format!("layer {} head {}", l + 1, h + 1), accuracy)
+    }
+}
+
+/// The heads and the saliency comparison of one model, as the lessons'
+/// JSON lines spell them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttentionSummary {
+    /// Every head's alignment accuracy, `[layer][head]`; `None` without attention.
+    pub head_alignment: Option<Vec<Vec<f64>>>,
+    /// Every head's mean entropy (nats), `[layer][head]`.
+    pub head_entropy: Option<Vec<Vec<f64>>>,
+    /// The best-aligned head's name.
+    pub best_head: Option<String>,
+    /// Saliency's alignment accuracy.
+    pub saliency_alignment: f64,
+    /// Share of rows where attention and saliency peak alike.
+    pub saliency_peak_agreement: Option<f64>,
+    /// Mean Spearman correlation of attention and saliency rows.
+    pub saliency_rank_correlation: Option<f64>,
+}
+
+impl AttentionSummary {
+    /// The summary of `heads` and `saliency`.
+    ///
+    /// ```
+    /// use lingo_lessons::measure::{AttentionSummary, HeadScores};
+    /// let heads = HeadScores { accuracy: vec![vec![0.5, 0.75]], entropy: vec![vec![1.0, 0.5]] };
+    /// let saliency = lingo_nn::SaliencyComparison {
+    ///     saliency_alignment: lingo_data::AlignmentScore { accuracy: 0.5, chance: 0.2, hits: 1, scored: 2 },
+    ///     attention_alignment: None,
+    ///     agreement: None,
+    /// };
+    /// let summary = AttentionSummary::new(Some(&heads), &saliency);
+    /// assert_eq!(summary.best_head.as_deref(), Some("layer 1 head 2"));
+    /// ```
+    pub fn new(heads: Option<&HeadScores>, saliency: &SaliencyComparison) -> AttentionSummary {
+        AttentionSummary {
+            head_alignment: heads.map(|h| h.accuracy.clone()),
+            head_entropy: heads.map(|h| h.entropy.clone()),
+            best_head: heads.map(|h| h.best().0),
+            saliency_alignment: saliency.saliency_alignment.accuracy,
+            saliency_peak_agreement: saliency.agreement.map(|a| a.peak_agreement),
+            saliency_rank_correlation: saliency.agreement.map(|a| a.mean_rank_correlation),
+        }
     }
 }
 

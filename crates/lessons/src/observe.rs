@@ -304,7 +304,7 @@ impl<'a> Shared<'a> {
         scored: &'w [AlignedExample],
         pinned: &'w [Pinned],
     ) -> Watch<'w, 'a> {
-        Watch { shared: self, run, scored, pinned, last: (0, 0.0) }
+        Watch { shared: self, run, scored, pinned, last: (0, 0.0), epoch_ends: Vec::new() }
     }
 }
 
@@ -317,6 +317,49 @@ pub(crate) struct Watch<'w, 'a> {
     pinned: &'w [Pinned],
     /// Pairs and seconds at the last step event, for its rate.
     last: (u64, f64),
+    /// Seconds since training started, at the end of each epoch.
+    epoch_ends: Vec<f64>,
+}
+
+impl Watch<'_, '_> {
+    /// Seconds since training started at the end of each epoch so far.
+    pub(crate) fn epoch_ends(&self) -> &[f64] {
+        &self.epoch_ends
+    }
+
+    /// Tells the observer of a finished epoch. A lesson that measured the
+    /// attention entropy on the scored examples already passes it as
+    /// `entropy`, which the event then carries whatever the observer asked.
+    pub(crate) fn epoch<M: EncoderDecoder>(
+        &mut self,
+        report: &EpochReport,
+        model: &M,
+        entropy: Option<f32>,
+    ) -> Result<Next> {
+        self.epoch_ends.push(report.seconds);
+        let measured = self.shared.every.measures && !self.scored.is_empty();
+        let (alignment, heads) = if measured {
+            (alignment_accuracy(model, self.scored)?.map(|s| s.accuracy), head_scores(model, self.scored)?)
+        } else {
+            (None, None)
+        };
+        let entropy = match entropy {
+            None if measured => mean_entropy(model, self.scored)?,
+            known => known,
+        };
+        self.shared.send(Event::Epoch(Epoch {
+            run: self.run.to_string(),
+            epoch: report.epoch,
+            epochs: report.epochs,
+            train_loss: report.train_loss,
+            val_loss: report.val_loss,
+            seconds: report.seconds,
+            alignment,
+            entropy,
+            heads,
+        }));
+        Ok(Next::Continue)
+    }
 }
 
 impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
@@ -354,27 +397,6 @@ impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
     }
 
     fn after_epoch(&mut self, report: &EpochReport, model: &M) -> Result<Next> {
-        let measured = self.shared.every.measures && !self.scored.is_empty();
-        let (alignment, entropy, heads) = if measured {
-            (
-                alignment_accuracy(model, self.scored)?.map(|s| s.accuracy),
-                mean_entropy(model, self.scored)?,
-                head_scores(model, self.scored)?,
-            )
-        } else {
-            (None, None, None)
-        };
-        self.shared.send(Event::Epoch(Epoch {
-            run: self.run.to_string(),
-            epoch: report.epoch,
-            epochs: report.epochs,
-            train_loss: report.train_loss,
-            val_loss: report.val_loss,
-            seconds: report.seconds,
-            alignment,
-            entropy,
-            heads,
-        }));
-        Ok(Next::Continue)
+        self.epoch(report, model, None)
     }
 }
