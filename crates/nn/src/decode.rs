@@ -259,14 +259,27 @@ impl BeamConfig {
 /// assert_eq!(lingo_nn::BeamConfig::default().stopping, lingo_nn::Stopping::KFinished);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Stopping {
     /// Once `K` hypotheses have ended (fairseq's rule). The search follows
     /// `log p`, so the shortest outputs end first: the length penalty and
     /// the word reward only rank those.
+    #[cfg_attr(
+        feature = "clap",
+        value(
+            help = "Once --beam outputs have ended (fairseq's rule): the shortest end first, and the penalties rank only those"
+        )
+    )]
     KFinished,
     /// Once no live beam can outscore the `n_best`-th best ended one, `K`
     /// of which are kept by score (Tensor2Tensor's rule). Longer outputs
     /// get to end, at the cost of more steps.
+    #[cfg_attr(
+        feature = "clap",
+        value(
+            help = "Once no live beam can outscore the best ended output (Tensor2Tensor's rule): longer outputs get to end, at the cost of more steps"
+        )
+    )]
     Bound,
 }
 

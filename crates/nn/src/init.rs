@@ -43,9 +43,16 @@ use crate::state_dict::StateDict;
 pub enum Init {
     /// Xavier-uniform input-side weights, orthogonal recurrent gate blocks, zero biases.
     #[default]
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Xavier-uniform input weights, orthogonal recurrent blocks, zero biases")
+    )]
     XavierOrthogonal,
     /// PyTorch's own defaults, to reproduce a PyTorch model's starting distribution.
-    #[cfg_attr(feature = "clap", value(name = "pytorch"))]
+    #[cfg_attr(
+        feature = "clap",
+        value(name = "pytorch", help = "PyTorch's layer defaults (uniform ±1/√fan-in, N(0, 1) embeddings)")
+    )]
     PyTorch,
 }
 

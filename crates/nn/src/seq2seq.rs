@@ -53,13 +53,22 @@ use crate::state_dict::StateDict;
 /// assert_eq!(lingo_nn::Placement::default(), lingo_nn::Placement::Luong);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Placement {
     /// Luong et al. (2015): the RNN steps first, attention reads its output,
     /// and `tanh(W_c [s_t; context_t])` feeds the output layer.
     #[default]
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "After the decoder's step, read by the output layer (Luong et al., 2015)")
+    )]
     Luong,
     /// Bahdanau et al. (2014): attention reads the previous state, and the
     /// context joins the RNN's input at each step.
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Before the decoder's step, its context fed to the RNN (Bahdanau et al., 2014)")
+    )]
     Bahdanau,
 }
 

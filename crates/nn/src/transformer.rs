@@ -70,11 +70,17 @@ use crate::state_dict::StateDict;
 /// assert_eq!(lingo_nn::NormPosition::default(), lingo_nn::NormPosition::Post);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum NormPosition {
     /// `norm(x + dropout(f(x)))`, the paper's (`norm_first=False`).
     #[default]
+    #[cfg_attr(feature = "clap", value(help = "After each residual sum, as in Vaswani et al. (2017)"))]
     Post,
     /// `x + dropout(f(norm(x)))` (`norm_first=True`).
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "Before each block, inside the residual: trains at higher learning rates")
+    )]
     Pre,
 }
 
@@ -84,13 +90,17 @@ pub enum NormPosition {
 /// assert_eq!(lingo_nn::Activation::default(), lingo_nn::Activation::Relu);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Activation {
     /// `max(x, 0)`, the paper's and PyTorch's default.
     #[default]
+    #[cfg_attr(feature = "clap", value(help = "max(x, 0)"))]
     Relu,
     /// `x·Φ(x)`, [`Tensor::gelu`] (`activation="gelu"`).
+    #[cfg_attr(feature = "clap", value(help = "x·Φ(x)"))]
     Gelu,
     /// GELU's tanh form, [`Tensor::gelu_tanh`].
+    #[cfg_attr(feature = "clap", value(help = "GELU's tanh approximation"))]
     GeluTanh,
 }
 

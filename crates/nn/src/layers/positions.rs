@@ -24,11 +24,14 @@ use crate::init::Weights;
 /// assert_eq!(lingo_nn::PositionKind::default(), lingo_nn::PositionKind::Sinusoidal);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum PositionKind {
     /// The fixed table of the module docs: no parameters, any length.
     #[default]
+    #[cfg_attr(feature = "clap", value(help = "Fixed sines and cosines (Vaswani et al., 2017)"))]
     Sinusoidal,
     /// A learned `(max_len, d)` table (`{prefix}.weight`), as BERT and GPT-2 use.
+    #[cfg_attr(feature = "clap", value(help = "A learned embedding per position"))]
     Learned,
 }
 

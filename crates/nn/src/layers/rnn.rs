@@ -36,11 +36,14 @@ use crate::init::{Init, Weights};
 /// assert_eq!(RnnKind::Gru.gates(), 3);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum RnnKind {
     /// Long short-term memory, gates `i, f, g, o`; state `(h, c)`.
     #[default]
+    #[cfg_attr(feature = "clap", value(help = "Long short-term memory"))]
     Lstm,
     /// Gated recurrent unit, gates `r, z, n`; state `h`.
+    #[cfg_attr(feature = "clap", value(help = "Gated recurrent unit"))]
     Gru,
 }
 
