@@ -147,7 +147,7 @@ fn ngram_counts<T: Eq + Hash>(tokens: &[T], max_order: usize) -> HashMap<&[T], u
 }
 
 /// Corpus BLEU with its parts, as sacrebleu reports them.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct BleuScore {
     /// BLEU in `[0, 100]`.
     pub score: f64,

@@ -9,7 +9,10 @@
 //!   [`WordTokenizer`] and a learned byte-pair-encoding [`Bpe`].
 //! * **Corpora** ([`Corpus`]): parallel TSV with errors that name the file
 //!   and line, a lenient mode, length filters, seeded shuffling and
-//!   train/validation/test splits that never share a source sentence.
+//!   train/validation/test splits that never share a source sentence;
+//!   [`filtered`] and [`prepare`] make a corpus file ready for training as
+//!   `lingo train` does (length filter, no repeats, split, tokenizer and
+//!   vocabularies learned on the training pairs alone).
 //! * **Batches** ([`Batch`], [`BatchConfig`]): padding, masks, the
 //!   teacher-forcing shift, bucketing by length, a cap on padded tokens per
 //!   batch, seeded batch order.
@@ -82,6 +85,7 @@ mod corpus;
 mod error;
 mod hash;
 mod metrics;
+mod prepare;
 mod suite;
 mod tasks;
 mod tokenize;
@@ -102,6 +106,7 @@ pub use metrics::{
     attention_entropy, format_pharaoh, hard_alignment, mean_attention_entropy, pharaoh_links, sequence_accuracy,
     spearman, token_accuracy,
 };
+pub use prepare::{Filtered, PrepareConfig, Prepared, TokenizerKind, filtered, prepare};
 pub use suite::{Phenomenon, SuiteConfig, SuiteTask};
 pub use tasks::{AlignedExample, DEFAULT_LEXICON, DigitOp, DigitTask, LexiconReverse, Task};
 pub use tokenize::{TextTokenizer, Tokenizer, WordTokenizer};
