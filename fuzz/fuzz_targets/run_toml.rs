@@ -5,16 +5,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lingo_cli::config::RunFile;
+use lingo_lessons::{CorpusSettings, run_file};
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let path = Path::new("fuzz.toml");
-    match RunFile::parse(text, path) {
+    match run_file::parse::<CorpusSettings>(text, path) {
         Ok(file) => {
-            let written = file.to_toml().expect("a run file that reads writes");
-            assert_eq!(RunFile::parse(&written, path).expect("a written run file reads"), file);
+            let written = run_file::to_toml(&file).expect("a run file that reads writes");
+            assert_eq!(run_file::parse::<CorpusSettings>(&written, path).expect("a written run file reads"), file);
         }
         Err(e) => assert!(e.to_string().starts_with("fuzz.toml"), "{e}"),
     }

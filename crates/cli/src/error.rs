@@ -26,9 +26,12 @@ pub enum Error {
     /// Heatmap and chart errors.
     #[error(transparent)]
     Viz(#[from] lingo::viz::Error),
-    /// A lesson's errors; a setting it names is spelled as its flag.
-    #[error("{}", as_flags(.0))]
-    Lessons(#[from] lingo::lessons::Error),
+    /// A lesson's errors; a setting it names is spelled as its flag. A
+    /// bad setting or run file exits with status 2, as clap's errors do;
+    /// Ctrl-C or SIGTERM during training (what was kept is in the message)
+    /// with 130, as for SIGINT.
+    #[error(transparent)]
+    Lessons(Lesson),
     /// A file or directory the command line reads or writes itself.
     #[error("{}: {source}", path.display())]
     Io {
@@ -37,17 +40,9 @@ pub enum Error {
         /// What the operating system said.
         source: std::io::Error,
     },
-    /// The output directory cannot be used: a file, not writable, in use
-    /// by another run, or holding a finished run.
-    #[error("--out {}: {reason}", path.display())]
-    OutDir {
-        /// The directory.
-        path: PathBuf,
-        /// Why it cannot be used.
-        reason: String,
-    },
     /// Arguments that are each valid but do not fit together, or input
-    /// that cannot be used (an empty sentence, a corpus too small to split).
+    /// that cannot be used (an empty sentence, a model without attention
+    /// to align with).
     #[error("invalid {what}: {reason}")]
     Invalid {
         /// The flag or input concerned.
@@ -55,8 +50,8 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
-    /// Flags that are each in range but do not fit together (`--max-words`
-    /// below `--min-words`, say): found before any work, like clap's own
+    /// Flags that are each in range but do not fit together (`--n-best`
+    /// above `--beam`, say): found before any work, like clap's own
     /// errors, and like them the binary exits with status 2.
     #[error("invalid {flag}: {reason}")]
     Usage {
@@ -65,22 +60,6 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
-    /// A run file (`lingo train --config`) that cannot be used: a syntax
-    /// error, an unknown key, a wrong type or a bad value, at its line.
-    /// It stands for flags, so the binary exits with status 2, as for them.
-    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
-    RunFile {
-        /// The file.
-        path: PathBuf,
-        /// The 1-based line, when the problem has one.
-        line: Option<usize>,
-        /// The key and what is wrong with it.
-        message: String,
-    },
-    /// Ctrl-C or SIGTERM stopped training; what was kept is in the message.
-    /// The binary exits with status 130, as for SIGINT.
-    #[error("interrupted {0}")]
-    Interrupted(String),
     /// The rayon thread pool could not be set up.
     #[error("--threads: {0}")]
     Threads(String),
@@ -118,9 +97,10 @@ impl Error {
     /// assert_eq!(lingo_cli::Error::invalid("sentence", "is empty").exit_code(), 1);
     /// ```
     pub fn exit_code(&self) -> u8 {
+        use lingo::lessons::Error as Lessons;
         match self {
-            Error::Usage { .. } | Error::RunFile { .. } | Error::Lessons(lingo::lessons::Error::Setting { .. }) => 2,
-            Error::Interrupted(_) => INTERRUPTED,
+            Error::Usage { .. } | Error::Lessons(Lesson(Lessons::Setting { .. } | Lessons::File { .. })) => 2,
+            Error::Lessons(Lesson(Lessons::Interrupted(_))) => INTERRUPTED,
             _ => 1,
         }
     }
@@ -137,23 +117,64 @@ impl Error {
     }
 }
 
+/// A lesson's error as the command line says it ([`as_flags`]), with the
+/// lesson error's own causes.
+#[derive(Debug)]
+pub struct Lesson(pub lingo::lessons::Error);
+
+impl std::fmt::Display for Lesson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&as_flags(&self.0))
+    }
+}
+
+impl std::error::Error for Lesson {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.0)
+    }
+}
+
+impl From<lingo::lessons::Error> for Error {
+    fn from(err: lingo::lessons::Error) -> Error {
+        Error::Lessons(Lesson(err))
+    }
+}
+
 /// A lesson's error as the command line says it: a setting it names in
-/// backquotes (`` `train_size` ``) is the flag the user typed (`--train-size`).
+/// backquotes (`` `train_size` ``) is the flag the user types
+/// (`--train-size`), and an output directory is `--out`'s.
 ///
 /// ```
 /// let err = lingo::lessons::Error::setting("max_words", "must be at least `min_words` (3), got 2");
 /// assert_eq!(lingo_cli::Error::from(err).to_string(), "invalid --max-words: must be at least --min-words (3), got 2");
+/// let err = lingo::lessons::Error::setting("hidden", "is a setting of `kind` rnn");
+/// assert_eq!(lingo_cli::Error::from(err).to_string(), "invalid --hidden: is a setting of --model rnn");
 /// ```
 fn as_flags(err: &lingo::lessons::Error) -> String {
-    let text = err.to_string();
-    if !matches!(err, lingo::lessons::Error::Setting { .. }) {
-        return text;
+    let text = match err {
+        lingo::lessons::Error::OutDir { .. } => format!("--out {err}"),
+        other => other.to_string(),
+    };
+    let root = <crate::Cli as clap::CommandFactory>::command();
+    let flag = |id: &str| {
+        let long = root.get_subcommands().flat_map(|c| c.get_arguments()).find(|a| a.get_id() == id);
+        format!("--{}", long.and_then(|a| a.get_long()).map_or_else(|| id.replace('_', "-"), str::to_string))
+    };
+    // A setting's name is a snake_case word between backquotes: the odd
+    // pieces of the split. Other quoted text (toml's `]`) stays as it is.
+    let name = |piece: &str| !piece.is_empty() && piece.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+    let pieces: Vec<&str> = text.split('`').collect();
+    let mut line = String::new();
+    for (i, piece) in pieces.iter().enumerate() {
+        let quoted = i % 2 == 1;
+        let closed = i + 1 < pieces.len();
+        match (quoted, closed && name(piece)) {
+            (false, _) => line.push_str(piece),
+            (true, true) => line.push_str(&flag(piece)),
+            (true, false) => line.push_str(&format!("`{piece}{}", if closed { "`" } else { "" })),
+        }
     }
-    // Between the backquotes: the odd pieces of the split.
-    text.split('`')
-        .enumerate()
-        .map(|(i, piece)| if i % 2 == 1 { format!("--{}", piece.replace('_', "-")) } else { piece.to_string() })
-        .collect()
+    line
 }
 
 /// `Result` with the command line's [`Error`].

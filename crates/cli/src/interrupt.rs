@@ -45,8 +45,3 @@ pub(crate) fn stop_control() -> Result<RunControl> {
 pub(crate) fn training_done() {
     TRAINING.store(false, Ordering::SeqCst);
 }
-
-/// Whether a signal has asked to stop.
-pub(crate) fn requested() -> bool {
-    STOP.get().is_some_and(RunControl::is_stopped)
-}

@@ -69,11 +69,9 @@ mod error;
 mod export;
 mod interrupt;
 mod lab;
-mod metrics;
 mod output;
 mod probe;
 mod report;
-mod run_dir;
 mod score;
 mod sort_study;
 mod suite;
@@ -85,13 +83,12 @@ use clap::{Parser, Subcommand};
 pub use ablation::AblationArgs;
 pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
-pub use metrics::RoundMetrics;
 pub use output::{Output, output_dir_of, print_err, write_file};
 pub use probe::ProbeArgs;
 pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;
 pub use suite::SuiteArgs;
-pub use train::{TokenizerChoice, TrainArgs};
+pub use train::TrainArgs;
 pub use translate::TranslateArgs;
 
 /// The `lingo` command line: one command and its flags.
@@ -190,7 +187,7 @@ impl Command {
             Command::Ablation(args) => args.compute,
             Command::SortStudy(args) => args.compute,
             Command::AlignmentSuite(args) => args.run.compute,
-            Command::Train(args) => args.run.compute,
+            Command::Train(args) => args.compute,
             Command::Translate(args) => args.compute,
             Command::Probe(args) => args.compute,
             Command::Score(ScoreArgs { output, .. })
@@ -251,9 +248,9 @@ pub fn run(cli: &Cli) -> Result<()> {
     }
     // One run per output directory, claimed before any work and held to the end.
     let _claimed = match &cli.command {
-        Command::Ablation(args) if !args.no_png => Some(run_dir::RunDir::claim(&args.out)?),
+        Command::Ablation(args) if !args.no_png => Some(lingo::lessons::RunDir::claim(&args.out)?),
         Command::SortStudy(args) if !args.no_png && !args.settings.time_epochs => {
-            Some(run_dir::RunDir::claim(&args.out)?)
+            Some(lingo::lessons::RunDir::claim(&args.out)?)
         }
         _ => None,
     };
@@ -270,7 +267,7 @@ pub fn run(cli: &Cli) -> Result<()> {
             sort_study::print(args, &lingo::lessons::sort_study(&settings, observer)?, &out)
         }
         Command::AlignmentSuite(args) => suite::run(args, args.run.seed, &out),
-        Command::Train(args) => train::train(args, &out),
+        Command::Train(args) => train::run(args, out),
         Command::Translate(args) => translate::translate(args, &out),
         Command::Probe(args) => probe::run(args, &out),
         Command::Score(args) => score::score(args, &out),

@@ -15,7 +15,6 @@ use serde_json::json;
 use lingo::lessons::budget;
 use lingo::lessons::settings::{MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
 
-use crate::args;
 use crate::error::{Error, Result};
 use crate::output::{Output, output_dir_of};
 use crate::report::{self, HtmlReport, Table};
@@ -37,7 +36,7 @@ pub struct TranslateArgs {
     pub batch_size: Option<usize>,
     /// `--beam`, `--length-penalty`, `--coverage-penalty`, `--word-reward`, `--stopping`.
     #[command(flatten)]
-    pub search: args::SearchFlags,
+    pub search: lingo::lessons::DecodeSettings,
     /// Most output tokens
     #[arg(long, default_value = "30", value_parser = at_most::<MAX_LENGTH>)]
     pub max_len: usize,

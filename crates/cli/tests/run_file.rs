@@ -9,7 +9,7 @@ use std::path::Path;
 
 use clap::Parser;
 use common::{lingo_in, stderr, tiny_corpus};
-use lingo_cli::args::StoppingChoice;
+use lingo::nn::Stopping;
 use lingo_cli::{Cli, Command, TrainArgs};
 
 /// Parses `lingo train` with `flags`.
@@ -89,23 +89,24 @@ fn flags_given_override_the_file_and_defaults_do_not() {
     let run = run.to_str().unwrap();
     // --batch-size 64 is the default, given on purpose: it still wins.
     let args = train_args(&["--data", "x.tsv", "--config", run, "--batch-size", "64", "--seed", "1"]);
-    let resolved = args.resolve().unwrap();
-    assert_eq!((resolved.batch_size, resolved.rounds, resolved.search.beam, resolved.run.seed), (64, 7, 3, 1));
-    assert_eq!((resolved.search.length_penalty, resolved.search.coverage_penalty), (1.5, 0.2));
-    assert_eq!((resolved.search.word_reward, resolved.search.stopping), (-0.5, StoppingChoice::Bound));
-    assert_eq!(resolved.data.as_deref(), Some(Path::new("x.tsv")));
-    let resolved = train_args(&["--data", "x.tsv", "--config", run]).resolve().unwrap();
-    assert_eq!((resolved.batch_size, resolved.rounds, resolved.run.seed), (32, 7, 5));
+    let resolved = args.settings().unwrap();
+    let (train, search) = (&resolved.train, &resolved.decode);
+    assert_eq!((train.batch_size, train.rounds, search.beam, train.seed), (64, 7, 3, 1));
+    assert_eq!((search.length_penalty, search.coverage_penalty), (1.5, 0.2));
+    assert_eq!((search.word_reward, search.stopping), (-0.5, Stopping::Bound));
+    assert_eq!(resolved.data.path.as_deref(), Some(Path::new("x.tsv")));
+    let resolved = train_args(&["--data", "x.tsv", "--config", run]).settings().unwrap();
+    assert_eq!((resolved.train.batch_size, resolved.train.rounds, resolved.train.seed), (32, 7, 5));
 }
 
 #[test]
 fn the_example_run_file_loads_and_names_the_sample() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/run.toml");
-    let args = train_args(&["--config", example.to_str().unwrap()]).resolve().unwrap();
-    let seed = args.run.seed;
-    assert!(args.data.as_ref().unwrap().ends_with("data/eng-spa-sample.tsv"));
-    assert!(args.data.as_ref().unwrap().is_file());
-    assert_eq!((args.test_size, args.valid_size, args.time_budget, seed), (100, 100, 120.0, 0));
+    let settings = train_args(&["--config", example.to_str().unwrap()]).settings().unwrap();
+    let data = settings.data.path.clone().unwrap();
+    assert!(data.ends_with("data/eng-spa-sample.tsv") && data.is_file());
+    let (test, valid) = (settings.data.test_size, settings.data.valid_size);
+    assert_eq!((test, valid, settings.train.time_budget, settings.train.seed), (100, 100, 120.0, 0));
 }
 
 #[test]

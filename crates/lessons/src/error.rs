@@ -40,6 +40,40 @@ pub enum Error {
     /// The observer's [`RunControl`](lingo_nn::RunControl) stopped the lesson.
     #[error("stopped before the lesson ended")]
     Stopped,
+    /// A corpus run's control stopped its training; what was kept is in the message.
+    #[error("interrupted {0}")]
+    Interrupted(String),
+    /// A file or directory the lesson reads or writes itself.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The output directory cannot be used: a file, not writable, in use
+    /// by another run, or holding a finished run.
+    #[error("{}: {reason}", path.display())]
+    OutDir {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// A settings file that cannot be used: a syntax error, an unknown
+    /// key, a wrong type or a bad value, at its line.
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The 1-based line, when the problem has one.
+        line: Option<usize>,
+        /// The key and what is wrong with it.
+        message: String,
+    },
+    /// Pictures of the run (its loss chart).
+    #[error(transparent)]
+    Viz(#[from] lingo_viz::Error),
 }
 
 impl Error {
@@ -61,6 +95,16 @@ impl Error {
     /// ```
     pub fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Error {
         Error::Invalid { what: what.into(), reason: reason.into() }
+    }
+
+    /// An [`Error::Io`] naming `path`.
+    ///
+    /// ```
+    /// let err = lingo_lessons::Error::io("out/x.png", std::io::Error::other("denied"));
+    /// assert_eq!(err.to_string(), "out/x.png: denied");
+    /// ```
+    pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Error {
+        Error::Io { path: path.as_ref().to_path_buf(), source }
     }
 }
 

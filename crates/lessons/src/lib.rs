@@ -8,6 +8,7 @@
 //! | lesson | function | settings | results |
 //! |---|---|---|---|
 //! | the attention tutorial's ablation: no attention, dot, additive (and any scorer, the Transformer) on lexicon-translate-then-reverse | [`ablation()`] | [`AblationSettings`] | [`AblationResults`] |
+//! | a translation model trained on a parallel corpus within a time budget, scored by BLEU and chrF on held-out pairs (`lingo train`) | [`train_corpus()`] | [`CorpusSettings`] with [`RunOptions`] | [`CorpusResults`] |
 //! | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at two lengths; the failure modes (duplicates, longer inputs, a rare digit) | [`sort_study()`] | [`SortStudySettings`] | [`SortStudyResults`] |
 //!
 //! ## The ablation's table in a few lines
@@ -48,20 +49,29 @@
 
 pub mod ablation;
 pub mod budget;
+pub mod corpus;
 mod error;
 pub mod measure;
+pub mod metrics;
 pub mod models;
 pub mod observe;
 pub mod probes;
+pub mod run_dir;
+pub mod run_file;
 pub mod settings;
 pub mod sort_study;
 
 pub use ablation::{
     AblationResults, AblationRun, AblationSettings, AblationSummary, ExampleMaps, ExampleTokens, ablation,
 };
+pub use corpus::{
+    CorpusResults, CorpusSettings, CorpusSummary, DataSettings, Decay, DecodeSettings, ModelKind, ModelSettings,
+    OptimizerKind, RunOptions, TrainingSettings, train_corpus,
+};
 pub use error::{Error, Result};
 pub use models::{AttentionChoice, ModelChoice, TaskTraining};
 pub use observe::{Event, Every, Observer};
+pub use run_dir::RunDir;
 pub use settings::Checked;
 pub use sort_study::{
     EpochTimes, RareRow, SortExample, SortRun, SortStudyResults, SortStudySettings, SortSummary, StudyModel, sort_study,

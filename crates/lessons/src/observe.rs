@@ -123,8 +123,17 @@ pub enum Event {
     Snapshot(Snapshot),
     /// A checkpoint was written.
     Checkpoint(CheckpointWritten),
+    /// A remark for people: what was read, kept or written.
+    Note(Note),
     /// The lesson ended; the function returns the same results.
     Finished(Finished),
+}
+
+/// [`Event::Note`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Note {
+    /// The remark, one or more lines.
+    pub text: String,
 }
 
 /// [`Event::Started`].
@@ -181,7 +190,12 @@ pub struct Epoch {
     pub train_loss: f32,
     /// Validation loss after it.
     pub val_loss: f32,
-    /// Seconds of the run's training so far.
+    /// Optimizer steps since the run began.
+    pub steps: u64,
+    /// Training pairs seen since the run began, for a corpus run (its
+    /// rounds are slices of the corpus).
+    pub pairs: Option<u64>,
+    /// Seconds of the run's training so far (over every process of a resumed run).
     pub seconds: f64,
     /// Alignment accuracy on the scored examples, where they have gold
     /// links and the model attends (with [`Every::measures`]).
@@ -327,15 +341,11 @@ impl Watch<'_, '_> {
         &self.epoch_ends
     }
 
-    /// Tells the observer of a finished epoch. A lesson that measured the
-    /// attention entropy on the scored examples already passes it as
-    /// `entropy`, which the event then carries whatever the observer asked.
-    pub(crate) fn epoch<M: EncoderDecoder>(
-        &mut self,
-        report: &EpochReport,
-        model: &M,
-        entropy: Option<f32>,
-    ) -> Result<Next> {
+    /// Tells the observer of a finished epoch, with what the lesson knows
+    /// of it besides the report: an attention entropy on the scored
+    /// examples it measured already (then carried whatever the observer
+    /// asked), the pairs and seconds of a corpus run.
+    pub(crate) fn epoch<M: EncoderDecoder>(&mut self, report: &EpochReport, model: &M, known: Known) -> Result<Next> {
         self.epoch_ends.push(report.seconds);
         let measured = self.shared.every.measures && !self.scored.is_empty();
         let (alignment, heads) = if measured {
@@ -343,9 +353,9 @@ impl Watch<'_, '_> {
         } else {
             (None, None)
         };
-        let entropy = match entropy {
+        let entropy = match known.entropy {
             None if measured => mean_entropy(model, self.scored)?,
-            known => known,
+            entropy => entropy,
         };
         self.shared.send(Event::Epoch(Epoch {
             run: self.run.to_string(),
@@ -353,13 +363,26 @@ impl Watch<'_, '_> {
             epochs: report.epochs,
             train_loss: report.train_loss,
             val_loss: report.val_loss,
-            seconds: report.seconds,
+            steps: report.steps,
+            pairs: known.pairs,
+            seconds: known.seconds.unwrap_or(report.seconds),
             alignment,
             entropy,
             heads,
         }));
         Ok(Next::Continue)
     }
+}
+
+/// What a lesson knows of an epoch besides its report ([`Watch::epoch`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Known {
+    /// The attention entropy on the scored examples.
+    pub(crate) entropy: Option<f32>,
+    /// Training pairs seen since the run began.
+    pub(crate) pairs: Option<u64>,
+    /// Seconds of training since the run began, over every process.
+    pub(crate) seconds: Option<f64>,
 }
 
 impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
@@ -397,6 +420,6 @@ impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
     }
 
     fn after_epoch(&mut self, report: &EpochReport, model: &M) -> Result<Next> {
-        self.epoch(report, model, None)
+        self.epoch(report, model, Known::default())
     }
 }

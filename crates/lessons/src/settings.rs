@@ -195,32 +195,39 @@ pub fn check_fields<T: Args + Serialize>(settings: &T) -> Result<()> {
     let command = T::augment_args(Command::new("check").no_binary_name(true));
     let value = serde_json::to_value(settings).map_err(|e| Error::invalid("settings", e.to_string()))?;
     let mut args = Vec::new();
-    as_flags(&command, &value, &mut args)?;
+    as_flags(&command, &value, &|key| non_finite(settings, key), &mut args)?;
     command.clone().try_get_matches_from(args).map(drop).map_err(|e| setting_error(&command, &e))
 }
 
 /// The flags that give each field of `value` (a settings struct's serde
-/// form) to `command`: `--name value`, a list joined by the flag's
+/// form) to `command`: `--name=value`, a list joined by the flag's
 /// delimiter, a switch only when on, nothing for an unset option; an
-/// object that is not a flag is a group of them.
-fn as_flags(command: &Command, value: &serde_json::Value, args: &mut Vec<String>) -> Result<()> {
+/// object that is not a flag is a group of them. serde_json writes NaN
+/// and infinities as null: for a setting that is no option (it has a
+/// default), `non_finite` says which it was.
+fn as_flags(
+    command: &Command,
+    value: &serde_json::Value,
+    non_finite: &dyn Fn(&str) -> Option<String>,
+    args: &mut Vec<String>,
+) -> Result<()> {
     let serde_json::Value::Object(fields) = value else { return Ok(()) };
     for (key, value) in fields {
         let Some(arg) = command.get_arguments().find(|a| a.get_id() == key.as_str()) else {
-            as_flags(command, value, args)?;
+            as_flags(command, value, non_finite, args)?;
             continue;
         };
-        // serde_json writes NaN and infinities as null: for a setting that
-        // is no option (it has a default), null is such a number.
-        if value.is_null() && !arg.get_default_values().is_empty() {
-            return Err(Error::setting(key, "must be a finite number, got NaN or an infinity"));
-        }
         let flag = format!("--{}", arg.get_long().unwrap_or(key));
         let text = |v: &serde_json::Value| match v {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
+        // `--flag=value`, so that a negative number is not read as a flag.
         match value {
+            serde_json::Value::Null if !arg.get_default_values().is_empty() => match non_finite(key) {
+                Some(number) => args.push(format!("{flag}={number}")),
+                None => return Err(Error::setting(key, "must be a finite number")),
+            },
             serde_json::Value::Null => {}
             serde_json::Value::Bool(on) if matches!(arg.get_action(), ArgAction::SetTrue) => {
                 if *on {
@@ -229,16 +236,22 @@ fn as_flags(command: &Command, value: &serde_json::Value, args: &mut Vec<String>
             }
             serde_json::Value::Array(items) => {
                 let delimiter = arg.get_value_delimiter().unwrap_or(',').to_string();
-                args.push(flag);
-                args.push(items.iter().map(text).collect::<Vec<_>>().join(&delimiter));
+                args.push(format!("{flag}={}", items.iter().map(text).collect::<Vec<_>>().join(&delimiter)));
             }
-            other => {
-                args.push(flag);
-                args.push(text(other));
-            }
+            other => args.push(format!("{flag}={}", text(other))),
         }
     }
     Ok(())
+}
+
+/// The NaN or infinity of the setting `key` of `settings`, as text, read
+/// from its TOML form (which keeps them).
+fn non_finite<T: Serialize>(settings: &T, key: &str) -> Option<String> {
+    fn find(value: &toml::Value, key: &str) -> Option<f64> {
+        let table = value.as_table()?;
+        table.get(key).and_then(toml::Value::as_float).or_else(|| table.values().find_map(|v| find(v, key)))
+    }
+    find(&toml::Value::try_from(settings).ok()?, key).map(|x| x.to_string())
 }
 
 /// clap's error about one flag as an [`Error::Setting`] about its field.
@@ -321,7 +334,6 @@ pub(crate) use serde_as_text;
 /// flag spell it alike.
 pub mod choice {
     use clap::ValueEnum;
-    use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// The choice's name.
@@ -331,11 +343,38 @@ pub mod choice {
 
     /// The choice of that name; any other is an error listing the names.
     pub fn deserialize<'de, T: ValueEnum, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
-        let text = String::deserialize(d)?;
-        T::from_str(&text, false).map_err(|_| {
+        parse(&String::deserialize(d)?)
+    }
+
+    /// The choice named `text`, or an error listing the names.
+    fn parse<T: ValueEnum, E: serde::de::Error>(text: &str) -> Result<T, E> {
+        T::from_str(text, false).map_err(|_| {
             let names: Vec<String> = T::value_variants().iter().map(name).collect();
-            D::Error::custom(format!("{text:?} is not one of {}", names.join(", ")))
+            E::custom(format!("{text:?} is not one of {}", names.join(", ")))
         })
+    }
+
+    /// The same for an optional choice (`#[serde(default, with = "choice::option")]`).
+    pub mod option {
+        use clap::ValueEnum;
+        use serde::{Deserializer, Serializer};
+
+        /// The choice's name, or nothing.
+        pub fn serialize<T: ValueEnum, S: Serializer>(value: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+            match value {
+                Some(value) => super::serialize(value, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        /// The choice of that name, or nothing (a key left out is `None`, by `default`).
+        pub fn deserialize<'de, T: ValueEnum, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+            use serde::Deserialize;
+            match Option::<String>::deserialize(d)? {
+                Some(text) => super::parse(&text).map(Some),
+                None => Ok(None),
+            }
+        }
     }
 
     /// The name clap gives `value` on the command line.

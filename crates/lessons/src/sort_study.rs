@@ -48,7 +48,7 @@ use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
 use crate::models::{ModelChoice, check_widths, transformer, transformer_schedule};
-use crate::observe::{Event, Finished, Observer, RunInfo, Shared, Started, Watch};
+use crate::observe::{Event, Finished, Known, Observer, RunInfo, Shared, Started, Watch};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
 use crate::settings::{
     Checked, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, check_fields, choice, defaults,
@@ -565,7 +565,7 @@ impl<M: EncoderDecoder> TrainHooks<M> for StudyHooks<'_, '_> {
         if self.best.as_ref().is_none_or(|(loss, ..)| report.val_loss < *loss) {
             self.best = Some((report.val_loss, report.epoch, StateDict::from_module(model)?));
         }
-        self.watch.epoch(report, model, h)
+        self.watch.epoch(report, model, Known { entropy: h, ..Known::default() })
     }
 }
 

@@ -1,4 +1,4 @@
-//! `metrics.jsonl`: one JSON object per finished round of `lingo train`,
+//! `metrics.jsonl`: one JSON object per finished round of a corpus run,
 //! appended as training goes, so a run can be watched (`tail -f`) and
 //! plotted while it runs or after it died.
 //!
@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 /// One round's figures, as a line of `metrics.jsonl`.
 ///
 /// ```
-/// let m = lingo_cli::RoundMetrics { round: 2, pairs_seen: Some(32000), steps: Some(500), train_loss: 3.1, val_loss: 2.9, seconds: Some(21.5) };
+/// let m = lingo_lessons::metrics::RoundMetrics { round: 2, pairs_seen: Some(32000), steps: Some(500), train_loss: 3.1, val_loss: 2.9, seconds: Some(21.5) };
 /// let line = serde_json::to_string(&m).unwrap();
 /// assert!(line.starts_with(r#"{"round":2,"pairs_seen":32000,"steps":500,"#));
 /// ```
@@ -91,7 +91,7 @@ impl MetricsLog {
         for m in &rounds {
             text.push_str(&line(m));
         }
-        crate::output::write_file(&path, text.as_bytes())?;
+        crate::run_dir::write_file(&path, text.as_bytes())?;
         Ok(MetricsLog { path, rounds })
     }
 
@@ -101,14 +101,14 @@ impl MetricsLog {
     }
 
     /// Appends one round's line (one write, so a kill leaves at most a
-    /// partial last line) and returns it as JSON, to print the same text.
-    pub(crate) fn push(&mut self, m: RoundMetrics) -> Result<serde_json::Value> {
+    /// partial last line).
+    pub(crate) fn push(&mut self, m: RoundMetrics) -> Result<()> {
         let text = line(&m);
         let mut file =
             OpenOptions::new().append(true).create(true).open(&self.path).map_err(|e| Error::io(&self.path, e))?;
         file.write_all(text.as_bytes()).map_err(|e| Error::io(&self.path, e))?;
         self.rounds.push(m);
-        Ok(serde_json::from_str(&text).expect("a line this log wrote"))
+        Ok(())
     }
 
     /// Every round so far.
@@ -119,18 +119,31 @@ impl MetricsLog {
     /// Draws the training and validation loss over rounds to `path` (PNG).
     pub(crate) fn plot(&self, path: &Path) -> Result<()> {
         let curve = |label: &str, f: fn(&RoundMetrics) -> f32| {
-            lingo::viz::Series::from_points(label, self.rounds.iter().map(|m| (m.round as f32, f(m))).collect())
+            lingo_viz::Series::from_points(label, self.rounds.iter().map(|m| (m.round as f32, f(m))).collect())
         };
         let series = [curve("train", |m| m.train_loss), curve("validation", |m| m.val_loss)];
-        let options = lingo::viz::LineOptions::default()
+        let options = lingo_viz::LineOptions::default()
             .title("lingo train")
             .x_label("round")
             .y_label("loss (label-smoothed cross-entropy)");
-        Ok(lingo::viz::plot_lines(&series, path, &options)?)
+        Ok(lingo_viz::plot_lines(&series, path, &options)?)
     }
 }
 
 /// `m` as one line of JSON and its newline.
 fn line(m: &RoundMetrics) -> String {
     format!("{}\n", serde_json::to_string(m).expect("plain numbers serialize"))
+}
+
+impl RoundMetrics {
+    /// The round as its line of `metrics.jsonl` reads: each loss as the
+    /// shortest decimal of its `f32`.
+    ///
+    /// ```
+    /// let m = lingo_lessons::metrics::RoundMetrics { round: 1, pairs_seen: None, steps: Some(3), train_loss: 7.266144, val_loss: 7.2, seconds: None };
+    /// assert_eq!(m.json()["train_loss"].to_string(), "7.266144");
+    /// ```
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&line(self)).expect("a line this log writes")
+    }
 }
