@@ -1314,3 +1314,88 @@ impl CorpusRun<'_, '_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{CorpusSettings, Decay, ModelKind, OptimizerKind};
+    use lingo_attention::Scorer;
+    use lingo_nn::{Algorithm, AnyConfig, NormPosition, Schedule, Seq2SeqConfig, TransformerConfig};
+
+    fn of(kind: ModelKind) -> CorpusSettings {
+        let mut settings = CorpusSettings::default();
+        settings.model.kind = kind;
+        settings.resolved()
+    }
+
+    #[test]
+    fn the_defaults_build_the_recipes_models() {
+        let AnyConfig::Seq2Seq(rnn) = of(ModelKind::Rnn).model_config(9, 9) else { panic!("not rnn") };
+        let want = Seq2SeqConfig {
+            attention: Some(Scorer::Dot),
+            emb_dim: 256,
+            hidden_dim: 384,
+            attn_dim: 384,
+            ..Seq2SeqConfig::new(9, 9)
+        };
+        assert_eq!(rnn, want);
+        let AnyConfig::Transformer(transformer) = of(ModelKind::Transformer).model_config(9, 9) else {
+            panic!("not a transformer")
+        };
+        let want = TransformerConfig {
+            d_model: 256,
+            encoder_layers: 1,
+            decoder_layers: 1,
+            ff_dim: 1024,
+            norm: NormPosition::Pre,
+            attention_dropout: 0.0,
+            max_len: 1024,
+            ..TransformerConfig::new(9, 9)
+        };
+        assert_eq!(transformer, want);
+    }
+
+    #[test]
+    fn each_optimizer_gets_its_settings() {
+        let with = |optimizer, weight_decay, momentum| {
+            let mut settings = CorpusSettings::default();
+            (settings.train.optimizer, settings.train.weight_decay, settings.train.momentum) =
+                (optimizer, weight_decay, momentum);
+            settings.resolved().algorithm()
+        };
+        assert_eq!(with(OptimizerKind::Adam, 0.0, None), Algorithm::adam());
+        assert_eq!(with(OptimizerKind::Adamw, 0.01, None), Algorithm::adamw(0.01));
+        let sgd = with(OptimizerKind::Sgd, 1e-4, Some(0.9));
+        assert_eq!(sgd, Algorithm::Sgd { momentum: 0.9, dampening: 0.0, nesterov: false, weight_decay: 1e-4 });
+        let adam = with(OptimizerKind::Adam, 0.5, None);
+        assert!(matches!(adam, Algorithm::Adam { weight_decay: 0.5, beta2: 0.999, .. }), "{adam:?}");
+    }
+
+    #[test]
+    fn each_decay_is_its_schedule() {
+        let with = |decay, warmup| {
+            let mut settings = CorpusSettings::default();
+            (settings.train.decay, settings.train.warmup) = (Some(decay), warmup);
+            settings
+        };
+        let cosine = with(Decay::Cosine, 3).schedule(7);
+        assert_eq!(cosine, Schedule::WarmupCosine { warmup_steps: 3, total_steps: 7, min_lr: 0.0 });
+        let short = with(Decay::Cosine, 500).schedule(7);
+        assert_eq!(short, Schedule::WarmupCosine { warmup_steps: 500, total_steps: 501, min_lr: 0.0 });
+        assert_eq!(of(ModelKind::Rnn).schedule(7), Schedule::LinearWarmup { warmup_steps: 500 });
+        assert_eq!(with(Decay::InverseSqrt, 500).schedule(7), Schedule::InverseSqrt { warmup_steps: 500 });
+    }
+
+    #[test]
+    fn a_resume_is_compared_on_the_settings_of_the_model_s_own_kind() {
+        let settings = of(ModelKind::Transformer).run_settings(&[]);
+        let names: Vec<&str> = settings.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names[..2], ["--seed", "--lenient"]);
+        assert!(names.contains(&"--d-model") && names.contains(&"--model") && !names.contains(&"--hidden"));
+        assert!(!names.contains(&"--rounds") && !names.contains(&"--beam"));
+        let value = |name: &str| settings.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+        assert_eq!(
+            (value("--dropout"), value("--momentum"), value("--decay")),
+            (Some("0.1"), Some("none"), Some("inverse-sqrt"))
+        );
+    }
+}

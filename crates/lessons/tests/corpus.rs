@@ -1,0 +1,110 @@
+//! Training on a corpus as a library: what the observer hears of each
+//! round, and a stop that keeps the best round.
+
+use std::path::Path;
+
+use lingo_lessons::observe::Observer;
+use lingo_lessons::{CorpusSettings, Error, Event, RunOptions, train_corpus};
+use lingo_nn::RunControl;
+
+/// Numbers 0-99 in words, a hundred pairs of two or three words.
+fn corpus(dir: &Path) -> std::path::PathBuf {
+    let words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+    let palabras = ["cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve"];
+    let text: String = (0..100)
+        .map(|i| format!("{} {} .\t{} {} .\n", words[i / 10], words[i % 10], palabras[i / 10], palabras[i % 10]))
+        .collect();
+    let path = dir.join("numbers.tsv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Two rounds of a tiny LSTM on the words.
+fn tiny(data: &Path) -> CorpusSettings {
+    let mut s = CorpusSettings::default();
+    s.data.path = Some(data.to_path_buf());
+    (s.data.test_size, s.data.valid_size, s.data.tokenizer) = (8, 8, lingo_data::TokenizerKind::Word);
+    (s.model.emb, s.model.hidden) = (Some(8), Some(8));
+    (s.train.rounds, s.train.round_size, s.train.batch_size, s.train.average) = (2, 40, 8, 2);
+    s.decode.beam = 1;
+    s
+}
+
+/// Keeps every event, and stops the run after `stop_after` rounds.
+struct Recorder {
+    events: Vec<Event>,
+    control: RunControl,
+    stop_after: Option<usize>,
+}
+
+impl Observer for Recorder {
+    fn event(&mut self, event: &Event) {
+        if let (Event::Epoch(e), Some(after)) = (event, self.stop_after)
+            && e.epoch == after
+        {
+            self.control.stop();
+        }
+        self.events.push(event.clone());
+    }
+
+    fn control(&self) -> Option<RunControl> {
+        Some(self.control.clone())
+    }
+}
+
+#[test]
+fn each_round_is_heard_with_the_numbers_of_metrics_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = tiny(&corpus(dir.path())).check().unwrap();
+    let run = RunOptions { out: dir.path().join("run"), ..RunOptions::default() };
+    let mut recorder = Recorder { events: Vec::new(), control: RunControl::new(), stop_after: None };
+    let results = train_corpus(&settings, &run, &mut recorder).unwrap();
+    assert_eq!((results.rounds, results.hypotheses.len()), (2, 8));
+    let rounds: Vec<_> = recorder
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Epoch(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    let metrics = std::fs::read_to_string(run.out.join("metrics.jsonl")).unwrap();
+    assert_eq!(metrics.lines().count(), rounds.len());
+    for (line, round) in metrics.lines().zip(&rounds) {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(line["pairs_seen"].as_u64(), round.pairs);
+        assert_eq!(line["steps"].as_u64(), Some(round.steps));
+        assert_eq!(line["val_loss"].as_f64().map(|x| x as f32), Some(round.val_loss));
+    }
+    assert_eq!(rounds.iter().map(|r| r.pairs).collect::<Vec<_>>(), [Some(40), Some(80)]);
+    let written = recorder.events.iter().any(|e| matches!(e, Event::Checkpoint(c) if c.path.ends_with("model.ckpt")));
+    assert!(written, "model.ckpt is announced");
+    let notes: Vec<&str> = recorder
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Note(n) => Some(n.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(notes[0].contains("100 pairs read, 100 kept"), "{notes:?}");
+    assert!(notes.iter().any(|n| n.starts_with("best round ")), "{notes:?}");
+    // The file the run wrote is the run again.
+    let (again, _) = lingo_lessons::run_file::read::<CorpusSettings>(&run.out.join("config.toml")).unwrap();
+    assert_eq!(again, settings.resolved());
+}
+
+#[test]
+fn a_stop_keeps_the_best_round_and_says_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = tiny(&corpus(dir.path())).check().unwrap();
+    let run = RunOptions { out: dir.path().join("run"), ..RunOptions::default() };
+    let mut recorder = Recorder { events: Vec::new(), control: RunControl::new(), stop_after: Some(1) };
+    let err = train_corpus(&settings, &run, &mut recorder).unwrap_err();
+    let Error::Interrupted(message) = &err else { panic!("{err}") };
+    assert!(message.starts_with("in round 2: wrote ") && message.contains("(round 1, validation loss"), "{message}");
+    assert!(run.out.join("model.ckpt").is_file());
+    // Another run into the same directory is refused without `resume` or `overwrite`.
+    let again = train_corpus(&settings, &run, &mut ()).unwrap_err();
+    assert!(again.to_string().contains("holds a run already"), "{again}");
+}
