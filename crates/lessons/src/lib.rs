@@ -26,6 +26,41 @@
 //! # Ok::<(), lingo_lessons::Error>(())
 //! ```
 //!
+//! ## The sorting case study, small
+//!
+//! ```
+//! use lingo_lessons::{SortStudySettings, sort_study};
+//! let settings = SortStudySettings {
+//!     lengths: vec![4], digits: 6, train_size: 512, val_size: 32, test_size: 64,
+//!     epochs: 3, emb: 16, hidden: 16, longer: vec![2], rare_share: 0.0,
+//!     ..Default::default()
+//! };
+//! let study = sort_study(&settings.check()?, &mut ())?;
+//! for run in &study.runs {
+//!     println!("length {} {:<9} accuracy {:.1}% entropy {:?}", run.len, run.model, 100.0 * run.accuracy, run.entropy.last());
+//! }
+//! # assert_eq!(study.runs.len(), 2);
+//! # Ok::<(), lingo_lessons::Error>(())
+//! ```
+//!
+//! ## A model of a corpus, in a directory of its own
+//!
+//! ```
+//! use lingo_lessons::{CorpusSettings, RunOptions, train_corpus};
+//! let dir = tempfile::tempdir()?;
+//! let pairs: String = (0..100).map(|i| format!("{i} cats\t{i} gatos\n")).collect();
+//! std::fs::write(dir.path().join("cats.tsv"), pairs)?;
+//! let mut settings = CorpusSettings::default();
+//! settings.data.path = Some(dir.path().join("cats.tsv"));
+//! (settings.data.test_size, settings.data.valid_size) = (5, 5);
+//! (settings.model.emb, settings.model.hidden, settings.train.rounds, settings.decode.beam) = (Some(16), Some(16), 2, 1);
+//! let run = RunOptions { out: dir.path().join("run"), ..Default::default() };
+//! let results = train_corpus(&settings.check()?, &run, &mut ())?;
+//! println!("BLEU {:.1} after {} rounds; model.ckpt holds {}", results.bleu.score, results.rounds, results.model);
+//! # assert!(dir.path().join("run/model.ckpt").is_file());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ## Settings
 //!
 //! Each lesson's settings are one struct ([`settings`]): the command
