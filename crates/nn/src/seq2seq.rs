@@ -302,6 +302,14 @@ impl SelectRows for Seq2SeqState {
     }
 }
 
+/// Here rather than beside `RnnState`: the layers know nothing of the
+/// models built on them.
+impl SelectRows for RnnState {
+    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
+        RnnState::select_rows(self, rows)
+    }
+}
+
 /// An encoder–decoder translation model; see the [module docs](self).
 ///
 /// ```

@@ -421,9 +421,3 @@ impl Module for Rnn {
         self.cells.iter_mut().flatten().collect()
     }
 }
-
-impl crate::model::SelectRows for RnnState {
-    fn select_rows(&self, rows: &[usize]) -> Result<Self> {
-        RnnState::select_rows(self, rows)
-    }
-}
