@@ -80,3 +80,36 @@ pub struct RunFlags {
     #[command(flatten)]
     pub compute: ComputeFlags,
 }
+
+/// The flags several commands share, and whether each takes a value: a
+/// user may give them before the command name as well as after it.
+const SHARED: [(&str, bool); 4] = [("--json", false), ("--threads", true), ("--out", true), ("--seed", true)];
+
+/// `lingo --json score ...` as `lingo score --json ...`: the shared flags
+/// given before the command name move to just after it, where clap reads
+/// them as that command's own, and refuses one the command does not read,
+/// as it would have after the name. (clap's global arguments would be
+/// accepted, and listed, by every command, whether it reads them or not.)
+///
+/// ```
+/// use lingo_cli::args::shared_flags_after_command;
+/// let args = |line: &str| line.split(' ').map(std::ffi::OsString::from).collect::<Vec<_>>();
+/// assert_eq!(shared_flags_after_command(args("lingo --json --seed 3 ablation --epochs 2")), args("lingo ablation --json --seed 3 --epochs 2"));
+/// assert_eq!(shared_flags_after_command(args("lingo --threads=2 score --json")), args("lingo score --threads=2 --json"));
+/// assert_eq!(shared_flags_after_command(args("lingo ablation --json")), args("lingo ablation --json"));
+/// ```
+pub fn shared_flags_after_command(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut i = 1;
+    while let Some(arg) = args.get(i).and_then(|a| a.to_str()) {
+        let (name, inline) = arg.split_once('=').map_or((arg, false), |(name, _)| (name, true));
+        let Some(&(_, takes_value)) = SHARED.iter().find(|(flag, _)| *flag == name) else { break };
+        i += if takes_value && !inline { 2 } else { 1 };
+    }
+    if i == 1 || i >= args.len() {
+        return args;
+    }
+    let mut moved = vec![args[0].clone(), args[i].clone()];
+    moved.extend_from_slice(&args[1..i]);
+    moved.extend_from_slice(&args[i + 1..]);
+    moved
+}

@@ -122,7 +122,8 @@ const LONG_ABOUT: &str = "Attention in neural machine translation, taught and me
 Each command reproduces or extends one of lingo's lessons: the attention ablation, the sorting case study, \
 training a translation model on a real corpus, translating with it, scoring translations. Each prints a table \
 a person can read (or, with --json, one JSON object per line) and writes its pictures to an output directory \
-(target/lingo-out unless --out says otherwise). `lingo COMMAND --help` shows a command's options and examples.";
+(target/lingo-out unless --out says otherwise). `lingo COMMAND --help` shows a command's options and examples; \
+the flags several commands share (--json, --threads, --out, --seed) may come before the command's name or after it.";
 
 /// The commands.
 #[derive(Subcommand, Debug)]

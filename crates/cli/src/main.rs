@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use clap::error::ErrorKind;
+use lingo_cli::args::shared_flags_after_command;
 use lingo_cli::{Cli, clap_line, one_line, print_err, run};
 
 fn main() -> ExitCode {
@@ -15,7 +16,7 @@ fn main() -> ExitCode {
         print_err(&format!("error: argument {i}{after} is not valid UTF-8: {:?}", args[i]));
         return ExitCode::from(2);
     }
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(shared_flags_after_command(args)) {
         Ok(cli) => cli,
         Err(e)
             if matches!(

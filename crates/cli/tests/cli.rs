@@ -252,8 +252,16 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
     let seeded = lingo(&["translate", "--seed", "1", "--checkpoint", "x.ckpt", "hola"]);
     assert_one_line_error(&seeded, "error: unexpected argument '--seed' found");
     assert_eq!(seeded.status.code(), Some(2));
-    let before = lingo(&["--seed", "1", "ablation"]);
-    assert_one_line_error(&before, "unexpected argument '--seed' found (tip: 'ablation --seed' exists)");
+    // Before the command name too, and still refused by a command that does not read it.
+    let before = lingo(&["--seed", "1", "translate", "--checkpoint", "x.ckpt", "hola"]);
+    assert_one_line_error(&before, "error: unexpected argument '--seed' found");
+    assert_eq!(before.status.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("h.txt"), "a b c\n").unwrap();
+    let score = |args: &[&str]| stdout(&lingo_in(dir.path(), args));
+    let after = score(&["score", "--hyp", "h.txt", "--ref", "h.txt", "--json"]);
+    assert!(after.starts_with("{\""), "{after}");
+    assert_eq!(score(&["--json", "score", "--hyp", "h.txt", "--ref", "h.txt"]), after);
 }
 
 #[test]
