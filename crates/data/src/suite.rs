@@ -123,6 +123,28 @@ impl FromStr for Phenomenon {
     }
 }
 
+/// A phenomenon is written as its [`name`](Phenomenon::name), as on the
+/// command line, so a lesson's settings and results spell it alike.
+///
+/// ```
+/// use lingo_data::Phenomenon;
+/// assert_eq!(serde_json::to_string(&Phenomenon::ManyToOne).unwrap(), r#""many-to-one""#);
+/// assert_eq!(serde_json::from_str::<Phenomenon>(r#""swap""#).unwrap(), Phenomenon::Swap);
+/// assert!(serde_json::from_str::<Phenomenon>(r#""mirror""#).unwrap_err().to_string().contains("is not one of"));
+/// ```
+impl serde::Serialize for Phenomenon {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Phenomenon {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let name = <String as serde::Deserialize>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// Sizes shared by the suite's tasks.
 ///
 /// ```
