@@ -26,12 +26,13 @@ pub enum Error {
     /// Heatmap and chart errors.
     #[error(transparent)]
     Viz(#[from] lingo::viz::Error),
-    /// A lesson's errors; a setting it names is spelled as its flag. A
-    /// bad setting or run file exits with status 2, as clap's errors do;
-    /// Ctrl-C or SIGTERM during training (what was kept is in the message)
-    /// with 130, as for SIGINT.
-    #[error(transparent)]
-    Lessons(Lesson),
+    /// A lesson's own errors (a setting, an input, a run file, a stop); a
+    /// setting it names is spelled as its flag. Its errors of the crates
+    /// below become [`Error::Nn`] and [`Error::Data`]. A bad setting or run
+    /// file exits with status 2, as clap's errors do; Ctrl-C or SIGTERM
+    /// during training (what was kept is in the message) with 130, as for SIGINT.
+    #[error("{}", as_flags(.0))]
+    Lessons(lingo::lessons::Error),
     /// A file or directory the command line reads or writes itself.
     #[error("{}: {source}", path.display())]
     Io {
@@ -99,8 +100,8 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         use lingo::lessons::Error as Lessons;
         match self {
-            Error::Usage { .. } | Error::Lessons(Lesson(Lessons::Setting { .. } | Lessons::File { .. })) => 2,
-            Error::Lessons(Lesson(Lessons::Interrupted(_))) => INTERRUPTED,
+            Error::Usage { .. } | Error::Lessons(Lessons::Setting { .. } | Lessons::File { .. }) => 2,
+            Error::Lessons(Lessons::Interrupted(_)) => INTERRUPTED,
             _ => 1,
         }
     }
@@ -117,26 +118,21 @@ impl Error {
     }
 }
 
-/// A lesson's error as the command line says it ([`as_flags`]), with the
-/// lesson error's own causes.
-#[derive(Debug)]
-pub struct Lesson(pub lingo::lessons::Error);
-
-impl std::fmt::Display for Lesson {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&as_flags(&self.0))
-    }
-}
-
-impl std::error::Error for Lesson {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&self.0)
-    }
-}
-
+/// A lesson's error as the command line's own: said once, as flags (its
+/// text is not also a cause that [`one_line`] would add untranslated).
+///
+/// ```
+/// let err = lingo::lessons::Error::setting("max_words", "must be at least `min_words` (3), got 2");
+/// let err = lingo_cli::Error::from(err);
+/// assert_eq!(lingo_cli::one_line(&err), "invalid --max-words: must be at least --min-words (3), got 2");
+/// ```
 impl From<lingo::lessons::Error> for Error {
     fn from(err: lingo::lessons::Error) -> Error {
-        Error::Lessons(Lesson(err))
+        match err {
+            lingo::lessons::Error::Nn(e) => Error::Nn(e),
+            lingo::lessons::Error::Data(e) => Error::Data(e),
+            other => Error::Lessons(other),
+        }
     }
 }
 
@@ -149,6 +145,8 @@ impl From<lingo::lessons::Error> for Error {
 /// assert_eq!(lingo_cli::Error::from(err).to_string(), "invalid --max-words: must be at least --min-words (3), got 2");
 /// let err = lingo::lessons::Error::setting("hidden", "is a setting of `kind` rnn");
 /// assert_eq!(lingo_cli::Error::from(err).to_string(), "invalid --hidden: is a setting of --model rnn");
+/// let err = lingo::lessons::Error::invalid("`data` a`b.tsv", "no pair within `max_len`");
+/// assert_eq!(lingo_cli::Error::from(err).to_string(), "invalid --data a`b.tsv: no pair within --max-len");
 /// ```
 fn as_flags(err: &lingo::lessons::Error) -> String {
     let text = match err {
@@ -160,21 +158,26 @@ fn as_flags(err: &lingo::lessons::Error) -> String {
         let long = root.get_subcommands().flat_map(|c| c.get_arguments()).find(|a| a.get_id() == id);
         format!("--{}", long.and_then(|a| a.get_long()).map_or_else(|| id.replace('_', "-"), str::to_string))
     };
-    // A setting's name is a snake_case word between backquotes: the odd
-    // pieces of the split. Other quoted text (toml's `]`) stays as it is.
-    let name = |piece: &str| !piece.is_empty() && piece.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
-    let pieces: Vec<&str> = text.split('`').collect();
-    let mut line = String::new();
-    for (i, piece) in pieces.iter().enumerate() {
-        let quoted = i % 2 == 1;
-        let closed = i + 1 < pieces.len();
-        match (quoted, closed && name(piece)) {
-            (false, _) => line.push_str(piece),
-            (true, true) => line.push_str(&flag(piece)),
-            (true, false) => line.push_str(&format!("`{piece}{}", if closed { "`" } else { "" })),
+    // Only a name between two backquotes is a setting: a backquote in a
+    // file's name, or toml's own `]`, stays.
+    let is_name =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let (mut line, mut rest) = (String::new(), text.as_str());
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        match after.find('`').filter(|&close| is_name(&after[..close])) {
+            Some(close) => {
+                line.push_str(&rest[..open]);
+                line.push_str(&flag(&after[..close]));
+                rest = &after[close + 1..];
+            }
+            None => {
+                line.push_str(&rest[..=open]);
+                rest = after;
+            }
         }
     }
-    line
+    line + rest
 }
 
 /// `Result` with the command line's [`Error`].
