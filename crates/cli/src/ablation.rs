@@ -33,10 +33,18 @@ pub struct AblationArgs {
     pub compute: crate::args::ComputeFlags,
 }
 
+/// `lingo ablation`: checks the settings, readies the outputs, runs the
+/// lesson and prints it.
+pub(crate) fn run(args: &AblationArgs, out: Output) -> Result<()> {
+    let settings = args.settings.clone().check()?;
+    let _claimed = crate::output::ready_outputs(args.report.as_deref(), (!args.no_png).then_some(&*args.out))?;
+    print(args, &lingo::lessons::ablation(&settings, &mut ())?, &out)
+}
+
 /// Prints the ablation's results: each run's epochs (or its JSON line),
 /// the tables, the probes, one sentence's attention as text; then the
 /// pictures and the report.
-pub(crate) fn print(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result<()> {
+fn print(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result<()> {
     for run in &results.runs {
         out.say(&format!("\n== {} ==", run.config.label()));
         let epochs = run.train_losses.len();

@@ -62,25 +62,6 @@ pub struct ComputeFlags {
     pub output: JsonFlag,
 }
 
-/// `--seed`, `--threads` and `--json`: the flags of a command that trains
-/// and whose seed is not yet a lesson's setting (`alignment-suite`).
-///
-/// ```
-/// use clap::Parser;
-/// let cli = lingo_cli::Cli::try_parse_from(["lingo", "alignment-suite", "--seed", "3", "--json"]).unwrap();
-/// let lingo_cli::Command::AlignmentSuite(args) = cli.command else { unreachable!() };
-/// assert_eq!((args.run.seed, args.run.compute.output.json), (3, true));
-/// ```
-#[derive(clap::Args, Debug, Clone, Copy, Default)]
-pub struct RunFlags {
-    /// Seed of every random choice (data, initialisation, batch order)
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// `--threads` and `--json`.
-    #[command(flatten)]
-    pub compute: ComputeFlags,
-}
-
 /// The flags several commands share, and whether each takes a value: a
 /// user may give them before the command name as well as after it.
 const SHARED: [(&str, bool); 4] = [("--json", false), ("--threads", true), ("--out", true), ("--seed", true)];

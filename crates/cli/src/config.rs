@@ -39,7 +39,7 @@ use lingo::lessons::CorpusSettings;
 
 /// The flags given on the command line, by clap id (the field's name), as
 /// opposed to those clap filled in with a default: only these override a
-/// run file. It adds no flag of its own; flattened into [`TrainArgs`], it
+/// run file. It adds no flag of its own; flattened into [`TrainArgs`](crate::TrainArgs), it
 /// reads the same matches.
 ///
 /// ```

@@ -16,12 +16,17 @@
 //! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
 //! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
 //!
+//! Each command is a lesson of [`lingo::lessons`] (or a use of a trained
+//! model): it parses the lesson's settings (one struct, the same the run
+//! files and a program use), calls the lesson, and prints what it returns.
+//!
 //! Each command lists only the flags it reads: every command takes `--json`;
 //! the commands that train (`ablation`, `sort-study`, `alignment-suite`, `train`) take `--seed`
-//! (the same seed gives the same output); those that run a model (the four,
-//! and `translate`) take `--threads` (rayon's pool, which also shares out
-//! large products). They are the flag groups of [`args`]: [`args::RunFlags`],
-//! [`args::ComputeFlags`], [`args::JsonFlag`].
+//! (the same seed gives the same output; it is a lesson's setting); those
+//! that run a model (the four, `translate` and `probe`) take `--threads`
+//! (rayon's pool, which also shares out large products; [`args::ComputeFlags`]).
+//! These shared flags, and `--out`, may also come before the command's name
+//! ([`args::shared_flags_after_command`]).
 //!
 //! ## Errors
 //!
@@ -83,7 +88,7 @@ use clap::{Parser, Subcommand};
 pub use ablation::AblationArgs;
 pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
-pub use output::{Output, output_dir_of, print_err, write_file};
+pub use output::{Output, output_dir_of, print_err, ready_outputs, write_file};
 pub use probe::ProbeArgs;
 pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;
@@ -180,27 +185,8 @@ pub enum Command {
     Import(ImportArgs),
 }
 
-impl Command {
-    /// `--threads` (`None` also for a command without it: rayon's default
-    /// pool) and `--json`.
-    fn threads_and_json(&self) -> (Option<usize>, bool) {
-        let compute = match self {
-            Command::Ablation(args) => args.compute,
-            Command::SortStudy(args) => args.compute,
-            Command::AlignmentSuite(args) => args.run.compute,
-            Command::Train(args) => args.compute,
-            Command::Translate(args) => args.compute,
-            Command::Probe(args) => args.compute,
-            Command::Score(ScoreArgs { output, .. })
-            | Command::Export(ExportArgs { output, .. })
-            | Command::Import(ImportArgs { output, .. }) => return (None, output.json),
-        };
-        (compute.threads, compute.output.json)
-    }
-}
-
-/// Runs a parsed command line: sets up the threads (rayon's pool, which
-/// also splits large matrix products), then the command.
+/// Runs a parsed command line: the command, with rayon's pool (which also
+/// splits large matrix products) set to `--threads` first.
 ///
 /// ```
 /// use clap::Parser;
@@ -210,8 +196,24 @@ impl Command {
 /// assert_eq!(err.exit_code(), 2);
 /// ```
 pub fn run(cli: &Cli) -> Result<()> {
-    let (threads, json) = cli.command.threads_and_json();
-    if let Some(threads) = threads {
+    match &cli.command {
+        Command::Ablation(args) => ablation::run(args, start(args.compute)?),
+        Command::SortStudy(args) => sort_study::run(args, start(args.compute)?),
+        Command::AlignmentSuite(args) => suite::run(args, start(args.compute)?),
+        Command::Train(args) => train::run(args, start(args.compute)?),
+        Command::Translate(args) => translate::translate(args, &start(args.compute)?),
+        Command::Probe(args) => probe::run(args, &start(args.compute)?),
+        Command::Score(args) => score::score(args, &Output::new(args.output.json)),
+        Command::Export(args) => export::export(args, &Output::new(args.output.json)),
+        Command::Import(args) => export::import(args, &Output::new(args.output.json)),
+    }
+}
+
+/// Sets rayon's pool to `--threads` (rayon's default without it), before
+/// any lesson weighs its memory by the pool's size, and returns the output
+/// `--json` asks for.
+fn start(compute: args::ComputeFlags) -> Result<Output> {
+    if let Some(threads) = compute.threads {
         // Fails only if the global pool already exists (a second call in one process).
         if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global()
             && rayon::current_num_threads() != threads
@@ -219,62 +221,7 @@ pub fn run(cli: &Cli) -> Result<()> {
             return Err(Error::Threads(e.to_string()));
         }
     }
-    let out = Output::new(json);
-    let ablation = match &cli.command {
-        Command::Ablation(args) => Some(args.settings.clone().check()?),
-        _ => None,
-    };
-    let sort_study = match &cli.command {
-        Command::SortStudy(args) => Some(args.settings.clone().check()?),
-        _ => None,
-    };
-    match &cli.command {
-        Command::Ablation(_) | Command::SortStudy(_) => Ok(()),
-        Command::AlignmentSuite(args) => args.check(),
-        Command::Train(_) => Ok(()), // after its --config is read, in train::train
-        Command::Translate(_) | Command::Probe(_) | Command::Score(_) | Command::Export(_) | Command::Import(_) => {
-            Ok(())
-        }
-    }?;
-    // A report's folder exists before any work, so a bad path fails first.
-    let report = match &cli.command {
-        Command::Ablation(args) => args.report.as_ref(),
-        Command::SortStudy(args) => args.report.as_ref(),
-        Command::Translate(args) => args.report.as_ref(),
-        Command::Probe(args) => args.report.as_ref(),
-        _ => None,
-    };
-    if let Some(path) = report {
-        output::output_dir_of(path)?;
-    }
-    // One run per output directory, claimed before any work and held to the end.
-    let _claimed = match &cli.command {
-        Command::Ablation(args) if !args.no_png => Some(lingo::lessons::RunDir::claim(&args.out)?),
-        Command::SortStudy(args) if !args.no_png && !args.settings.time_epochs => {
-            Some(lingo::lessons::RunDir::claim(&args.out)?)
-        }
-        _ => None,
-    };
-    match &cli.command {
-        Command::Ablation(args) => {
-            let settings = ablation.expect("checked above");
-            ablation::print(args, &lingo::lessons::ablation(&settings, &mut ())?, &out)
-        }
-        Command::SortStudy(args) => {
-            let settings = sort_study.expect("checked above");
-            let mut lines = sort_study::EpochLines(out);
-            let observer: &mut dyn lingo::lessons::Observer =
-                if out.is_json() || settings.time_epochs { &mut () } else { &mut lines };
-            sort_study::print(args, &lingo::lessons::sort_study(&settings, observer)?, &out)
-        }
-        Command::AlignmentSuite(args) => suite::run(args, args.run.seed, &out),
-        Command::Train(args) => train::run(args, out),
-        Command::Translate(args) => translate::translate(args, &out),
-        Command::Probe(args) => probe::run(args, &out),
-        Command::Score(args) => score::score(args, &out),
-        Command::Export(args) => export::export(args, &out),
-        Command::Import(args) => export::import(args, &out),
-    }
+    Ok(Output::new(compute.output.json))
 }
 
 /// The tutorials of `docs/tutorials/`, included here so that every Rust

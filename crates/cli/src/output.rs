@@ -127,6 +127,22 @@ pub fn output_dir_of(path: &Path) -> Result<()> {
     }
 }
 
+/// Readies a command's outputs before any work: the folder of `--report`
+/// (so a bad path fails first) and, when the command draws into it,
+/// `--out`, claimed for this run until the value returned is dropped.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let claimed = lingo_cli::ready_outputs(Some(&dir.path().join("r/report.html")), Some(&dir.path().join("pics"))).unwrap();
+/// assert!(claimed.is_some() && dir.path().join("r").is_dir());
+/// ```
+pub fn ready_outputs(report: Option<&Path>, pictures: Option<&Path>) -> Result<Option<lingo::lessons::RunDir>> {
+    if let Some(path) = report {
+        output_dir_of(path)?;
+    }
+    Ok(pictures.map(lingo::lessons::RunDir::claim).transpose()?)
+}
+
 /// The first failure of standard output; nothing is printed there after it.
 static STDOUT_LOST: OnceLock<std::io::Error> = OnceLock::new();
 

@@ -50,6 +50,7 @@ pub struct ProbeArgs {
 
 /// `lingo probe`: reads the model and the pairs, probes, prints the table.
 pub(crate) fn run(args: &ProbeArgs, out: &Output) -> Result<()> {
+    crate::output::ready_outputs(args.report.as_deref(), None)?;
     let translator = load(&args.checkpoint)?;
     if !translator.model().config().has_attention() {
         return Err(Error::invalid("--checkpoint", "this model has no attention to probe"));

@@ -35,8 +35,20 @@ pub struct SortStudyArgs {
     pub compute: crate::args::ComputeFlags,
 }
 
+/// `lingo sort-study`: checks the settings, readies the outputs (no
+/// pictures when only timing), runs the lesson with its epoch lines, and
+/// prints it.
+pub(crate) fn run(args: &SortStudyArgs, out: Output) -> Result<()> {
+    let settings = args.settings.clone().check()?;
+    let draws = !args.no_png && !settings.time_epochs;
+    let _claimed = crate::output::ready_outputs(args.report.as_deref(), draws.then_some(&*args.out))?;
+    let mut lines = EpochLines(out);
+    let observer: &mut dyn Observer = if out.is_json() || settings.time_epochs { &mut () } else { &mut lines };
+    print(args, &lingo::lessons::sort_study(&settings, observer)?, &out)
+}
+
 /// Prints each epoch as it ends, with its attention entropy (text only).
-pub(crate) struct EpochLines(pub Output);
+struct EpochLines(Output);
 
 impl Observer for EpochLines {
     fn every(&self) -> Every {
@@ -55,7 +67,7 @@ impl Observer for EpochLines {
 /// Prints the study's results: each model's JSON line, the heatmaps of
 /// the case study's sequences, the tables and the probes; then the
 /// pictures and the report.
-pub(crate) fn print(args: &SortStudyArgs, results: &SortStudyResults, out: &Output) -> Result<()> {
+fn print(args: &SortStudyArgs, results: &SortStudyResults, out: &Output) -> Result<()> {
     let settings = &args.settings;
     if let Some(timing) = &results.timing {
         print_timing(settings, timing, out);

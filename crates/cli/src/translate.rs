@@ -96,6 +96,7 @@ fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
 /// `lingo translate`: one sentence with where the model looked, or every
 /// line of a file or of standard input.
 pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
+    crate::output::ready_outputs(args.report.as_deref(), None)?;
     if args.n_best > args.search.beam {
         let reason = format!("must be at most --beam ({}), got {}", args.search.beam, args.n_best);
         return Err(Error::usage("--n-best", reason));

@@ -36,12 +36,14 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::budget;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores};
 use crate::models::{AttentionChoice, ModelChoice, TaskTraining, check_widths, transformer, transformer_schedule};
 use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
-use crate::settings::{Checked, MAX_EXAMPLES, MAX_LENGTH, at_most, check_fields, choice, defaults, unit_fraction};
+use crate::settings::{
+    Checked, MAX_EXAMPLES, MAX_LENGTH, at_most, check_fields, check_range, choice, defaults, unit_fraction,
+};
 
 /// Settings of the ablation; the defaults are the tutorial's.
 ///
@@ -110,12 +112,7 @@ impl AblationSettings {
     /// ```
     pub fn check(self) -> Result<Checked<AblationSettings>> {
         check_fields(&self)?;
-        if self.max_words < self.min_words {
-            return Err(Error::setting(
-                "max_words",
-                format!("must be at least `min_words` ({}), got {}", self.min_words, self.max_words),
-            ));
-        }
+        check_range(("min_words", self.min_words), ("max_words", self.max_words))?;
         check_widths(&self.configs, self.training.hidden)?;
         // Every configuration trains at once, each with its model and batches.
         let task = self.task()?;

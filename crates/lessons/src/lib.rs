@@ -8,8 +8,9 @@
 //! | lesson | function | settings | results |
 //! |---|---|---|---|
 //! | the attention tutorial's ablation: no attention, dot, additive (and any scorer, the Transformer) on lexicon-translate-then-reverse | [`ablation()`] | [`AblationSettings`] | [`AblationResults`] |
-//! | a translation model trained on a parallel corpus within a time budget, scored by BLEU and chrF on held-out pairs (`lingo train`) | [`train_corpus()`] | [`CorpusSettings`] with [`RunOptions`] | [`CorpusResults`] |
 //! | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at two lengths; the failure modes (duplicates, longer inputs, a rare digit) | [`sort_study()`] | [`SortStudySettings`] | [`SortStudyResults`] |
+//! | the alignment suite: each configuration trained on seven tasks of known alignment, scored by alignment accuracy and AER against sure and possible links, the misaligned sentences kept | [`alignment_suite()`] | [`SuiteSettings`] | [`SuiteResults`] |
+//! | a translation model trained on a parallel corpus within a time budget, scored by BLEU and chrF on held-out pairs (`lingo train`) | [`train_corpus()`] | [`CorpusSettings`] with [`RunOptions`] | [`CorpusResults`] |
 //!
 //! ## The ablation's table in a few lines
 //!
@@ -95,6 +96,7 @@ pub mod run_dir;
 pub mod run_file;
 pub mod settings;
 pub mod sort_study;
+pub mod suite;
 
 pub use ablation::{
     AblationResults, AblationRun, AblationSettings, AblationSummary, ExampleMaps, ExampleTokens, ablation,
@@ -110,4 +112,7 @@ pub use run_dir::RunDir;
 pub use settings::Checked;
 pub use sort_study::{
     EpochTimes, RareRow, SortExample, SortRun, SortStudyResults, SortStudySettings, SortSummary, StudyModel, sort_study,
+};
+pub use suite::{
+    CaseSummary, MisalignedCase, SuiteAlignment, SuiteResults, SuiteRun, SuiteSettings, SuiteSummary, alignment_suite,
 };

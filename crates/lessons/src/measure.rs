@@ -11,7 +11,7 @@ use crate::error::Result;
 
 /// Examples decoded or scored per batch: large enough to keep the kernels
 /// busy, small enough that padding to the longest example costs little.
-const CHUNK: usize = 512;
+pub(crate) const CHUNK: usize = 512;
 
 /// Share of output tokens whose attention peak sits on a gold source
 /// position, with its chance level; `None` without attention.

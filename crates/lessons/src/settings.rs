@@ -271,6 +271,22 @@ fn setting_error(command: &Command, err: &clap::Error) -> Error {
     Error::Setting { name, reason }
 }
 
+/// Checks that the setting `max` is at least the setting `min`, each a
+/// `(name, value)`: the two ends of a range (of words per sentence, say).
+///
+/// ```
+/// use lingo_lessons::settings::check_range;
+/// assert!(check_range(("min_words", 3), ("max_words", 3)).is_ok());
+/// let err = check_range(("min_words", 3), ("max_words", 2)).unwrap_err();
+/// assert_eq!(err.to_string(), "invalid `max_words`: must be at least `min_words` (3), got 2");
+/// ```
+pub fn check_range((min_name, min): (&str, usize), (max_name, max): (&str, usize)) -> Result<()> {
+    if max < min {
+        return Err(Error::setting(max_name, format!("must be at least `{min_name}` ({min}), got {max}")));
+    }
+    Ok(())
+}
+
 /// Settings that passed their lesson's checks: every field within its
 /// bound, the fields consistent with each other, and the whole within the
 /// machine's memory. A lesson runs only on checked settings, so they are

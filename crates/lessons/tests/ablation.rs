@@ -1,9 +1,9 @@
 //! The ablation as a library: what an observer hears, that hearing it
 //! changes no bit, and that a pause or a stop steers every run.
 
-use std::sync::{Arc, Mutex};
+mod common;
 
-use lingo_lessons::observe::{Every, Observer};
+use common::{Recorder, epochs, snapshots, steps};
 use lingo_lessons::{AblationResults, AblationSettings, Error, Event, TaskTraining, ablation};
 use lingo_nn::RunControl;
 
@@ -31,37 +31,15 @@ fn numbers(results: &AblationResults) -> Vec<Numbers> {
         .collect()
 }
 
-/// Keeps every event, and asks for steps and snapshots every `every` steps.
-struct Recorder {
-    events: Arc<Mutex<Vec<Event>>>,
-    every: u64,
-    control: Option<RunControl>,
-}
-
-impl Observer for Recorder {
-    fn every(&self) -> Every {
-        Every { steps: self.every, snapshots: self.every, measures: true }
-    }
-
-    fn event(&mut self, event: &Event) {
-        self.events.lock().unwrap().push(event.clone());
-    }
-
-    fn control(&self) -> Option<RunControl> {
-        self.control.clone()
-    }
-}
-
 #[test]
 fn an_observer_hears_every_event_and_changes_no_bit() {
     let settings = small().check().unwrap();
     let unobserved = ablation(&settings, &mut ()).unwrap();
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let mut recorder = Recorder { events: events.clone(), every: 2, control: None };
+    let mut recorder = Recorder { every: 2, ..Recorder::default() };
     let observed = ablation(&settings, &mut recorder).unwrap();
     assert_eq!(numbers(&observed), numbers(&unobserved));
 
-    let events = events.lock().unwrap();
+    let events = recorder.events.lock().unwrap();
     let Event::Started(started) = &events[0] else { panic!("first {:?}", events[0]) };
     assert_eq!(started.runs.iter().map(|r| r.run.as_str()).collect::<Vec<_>>(), ["none", "dot"]);
     assert!(started.runs.iter().all(|r| r.params > 0));
@@ -69,33 +47,14 @@ fn an_observer_hears_every_event_and_changes_no_bit() {
     assert_eq!(started.settings["training"]["epochs"], 2);
     assert!(matches!(events.last(), Some(Event::Finished(f)) if f.results["runs"].as_array().unwrap().len() == 2));
     for run in ["none", "dot"] {
-        let epochs: Vec<_> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Epoch(e) if e.run == run => Some(e),
-                _ => None,
-            })
-            .collect();
+        let epochs = epochs(&events, run);
         let result = observed.runs.iter().find(|r| r.config.to_string() == run).unwrap();
         assert_eq!(epochs.iter().map(|e| e.val_loss).collect::<Vec<_>>(), result.val_losses);
         // Measures where there is attention to measure.
         assert_eq!(epochs.iter().all(|e| e.alignment.is_some() && e.entropy.is_some()), run == "dot", "{run}");
         // Four steps an epoch: steps 2, 4, 6, 8 heard.
-        let steps: Vec<u64> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Step(s) if s.run == run => Some(s.step),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(steps, [2, 4, 6, 8], "{run}");
-        let snapshots: Vec<_> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Snapshot(s) if s.run == run => Some(s),
-                _ => None,
-            })
-            .collect();
+        assert_eq!(steps(&events, run), [2, 4, 6, 8], "{run}");
+        let snapshots = snapshots(&events, run);
         if run == "dot" {
             assert_eq!(snapshots.len(), 4);
             let last = snapshots.last().unwrap();
@@ -117,7 +76,7 @@ fn a_stop_ends_the_lesson_and_a_pause_waits_for_its_resume() {
 
     let control = RunControl::new();
     control.stop();
-    let mut stopped = Recorder { events: Arc::default(), every: 0, control: Some(control) };
+    let mut stopped = Recorder { control: Some(control), ..Recorder::default() };
     assert!(matches!(ablation(&settings, &mut stopped), Err(Error::Stopped)));
 
     // Paused before the first step; a second thread resumes it.
@@ -128,7 +87,7 @@ fn a_stop_ends_the_lesson_and_a_pause_waits_for_its_resume() {
         std::thread::sleep(std::time::Duration::from_millis(50));
         resumer.resume();
     });
-    let mut paused = Recorder { events: Arc::default(), every: 0, control: Some(control) };
+    let mut paused = Recorder { control: Some(control), ..Recorder::default() };
     let resumed = ablation(&settings, &mut paused).unwrap();
     user.join().unwrap();
     assert_eq!(numbers(&resumed), numbers(&unobserved));
@@ -157,38 +116,27 @@ fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
 }
 
 mod properties {
-    use lingo_lessons::{AblationSettings, Error, TaskTraining};
+    use super::common::{TRAINING_FIELDS, accepted_or_named, any_training, reads_back};
+    use lingo_lessons::AblationSettings;
     use proptest::prelude::*;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
-        /// Any settings: checked, they pass or name one of their fields;
-        /// written as JSON, they read back the same.
+        /// Any ablation settings: checked, they pass or name one of their
+        /// fields; written as JSON, they read back the same.
         #[test]
         fn any_settings_are_accepted_or_name_a_field(
             train_size in 0usize..200_000_000,
-            min_words in 0usize..300,
-            max_words in 0usize..300,
-            epochs in 0usize..200_000,
-            hidden in 0usize..3000,
-            lr in prop_oneof![Just(f64::NAN), Just(-1.0), 0.0..1.0f64],
+            (min_words, max_words) in (0usize..300, 0usize..300),
+            training in any_training(),
             label_smoothing in -0.5f32..1.5,
         ) {
-            let settings = AblationSettings {
-                train_size, min_words, max_words, label_smoothing,
-                training: TaskTraining { epochs, hidden, lr, ..Default::default() },
-                ..Default::default()
-            };
-            let fields = ["train_size", "min_words", "max_words", "epochs", "hidden", "lr", "label_smoothing", "batch_size"];
-            match settings.clone().check() {
-                Ok(checked) => prop_assert_eq!(checked.into_inner(), settings.clone()),
-                Err(Error::Setting { name, .. }) => prop_assert!(fields.contains(&name.as_str()), "{}", name),
-                Err(other) => prop_assert!(false, "{}", other),
-            }
-            if lr.is_finite() {
-                let text = serde_json::to_string(&settings).unwrap();
-                prop_assert_eq!(serde_json::from_str::<AblationSettings>(&text).unwrap(), settings);
+            let settings = AblationSettings { train_size, min_words, max_words, label_smoothing, training, ..Default::default() };
+            let fields = [&["train_size", "min_words", "max_words", "label_smoothing"][..], &TRAINING_FIELDS].concat();
+            accepted_or_named(&settings, AblationSettings::check, &fields)?;
+            if training.lr.is_finite() {
+                reads_back(&settings)?;
             }
         }
     }
