@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use clap::Args;
 use lingo::data::{EOS, Example, SOS, SPECIALS, UNK};
+use lingo::lessons::load_translator;
 use lingo::nn::export::{CONFIG_FILE, WEIGHTS_FILE};
 use lingo::nn::{EncoderDecoder, Translator};
 use lingo::tensor::Module;
@@ -16,7 +17,6 @@ use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::output::Output;
-use crate::translate;
 
 /// Settings of `lingo export`.
 #[derive(Args, Debug, Clone)]
@@ -60,7 +60,7 @@ pub(crate) fn export(args: &ExportArgs, out: &Output) -> Result<()> {
     for name in [WEIGHTS_FILE, CONFIG_FILE] {
         refuse_existing(&args.out.join(name), args.overwrite, "--out")?;
     }
-    let translator = translate::load(&args.checkpoint)?;
+    let translator = load_translator(&args.checkpoint)?;
     translator.export(&args.out)?;
     if args.reference {
         translator.write_reference(&args.out, &random_pairs(&translator))?;

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lingo::data::{ReadOptions, format_pharaoh};
-use lingo::nn::{BeamConfig, CheckpointProblem, EncoderDecoder, TranslateOptions, Translation, Translator};
+use lingo::nn::{BeamConfig, EncoderDecoder, TranslateOptions, Translation, Translator};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
 use lingo::lessons::budget;
+use lingo::lessons::load_translator;
 use lingo::lessons::settings::{MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
 
 use crate::error::{Error, Result};
@@ -63,25 +64,6 @@ pub struct TranslateArgs {
     pub compute: crate::args::ComputeFlags,
 }
 
-/// Loads a `model.ckpt` written by `lingo train`; given a training
-/// checkpoint, says which file to take instead.
-pub(crate) fn load(path: &Path) -> Result<Translator> {
-    match Translator::load(path) {
-        Err(lingo::nn::Error::Checkpoint { problem: CheckpointProblem::NoTokenizer, .. }) => {
-            let model = path.with_file_name("model.ckpt");
-            Err(Error::invalid(
-                "--checkpoint",
-                format!(
-                    "{} is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, {}",
-                    path.display(),
-                    model.display()
-                ),
-            ))
-        }
-        other => Ok(other?),
-    }
-}
-
 /// The search `args` asks for, keeping attention or not.
 fn options(args: &TranslateArgs, attention: bool) -> TranslateOptions {
     TranslateOptions {
@@ -101,7 +83,7 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
         let reason = format!("must be at most --beam ({}), got {}", args.search.beam, args.n_best);
         return Err(Error::usage("--n-best", reason));
     }
-    let translator = load(&args.checkpoint)?;
+    let translator = load_translator(&args.checkpoint)?;
     let rows = options(args, false).sentences_per_batch().saturating_mul(args.search.beam);
     let flag = if args.batch_size.is_some() { "batch_size" } else { "beam" };
     let config = translator.model().config();

@@ -29,7 +29,8 @@ pub enum Error {
         /// Why it is rejected.
         reason: String,
     },
-    /// Input that cannot be used (a corpus too small to split, say).
+    /// Input that cannot be used (a corpus too small to split, say); the
+    /// setting it comes from is named in backquotes (`` `data` pairs.tsv ``).
     #[error("invalid {what}: {reason}")]
     Invalid {
         /// The input concerned.

@@ -11,6 +11,7 @@
 //! | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at two lengths; the failure modes (duplicates, longer inputs, a rare digit) | [`sort_study()`] | [`SortStudySettings`] | [`SortStudyResults`] |
 //! | the alignment suite: each configuration trained on seven tasks of known alignment, scored by alignment accuracy and AER against sure and possible links, the misaligned sentences kept | [`alignment_suite()`] | [`SuiteSettings`] | [`SuiteResults`] |
 //! | a translation model trained on a parallel corpus within a time budget, scored by BLEU and chrF on held-out pairs (`lingo train`) | [`train_corpus()`] | [`CorpusSettings`] with [`RunOptions`] | [`CorpusResults`] |
+//! | the attention lab on a trained `model.ckpt`: held-out pairs as trained and with attention replaced (uniform, shuffled, one-hot, zero context), against a baseline without attention | [`probe_checkpoint()`] | [`ProbeSettings`] | [`ProbeResults`] |
 //!
 //! ## The ablation's table in a few lines
 //!
@@ -91,6 +92,7 @@ pub mod measure;
 pub mod metrics;
 pub mod models;
 pub mod observe;
+pub mod probe_checkpoint;
 pub mod probes;
 pub mod run_dir;
 pub mod run_file;
@@ -108,6 +110,7 @@ pub use corpus::{
 pub use error::{Error, Result};
 pub use models::{AttentionChoice, ModelChoice, TaskTraining};
 pub use observe::{Event, Every, Observer};
+pub use probe_checkpoint::{FirstPair, ProbeResults, ProbeSettings, ProbedPair, load_translator, probe_checkpoint};
 pub use run_dir::RunDir;
 pub use settings::Checked;
 pub use sort_study::{

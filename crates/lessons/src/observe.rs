@@ -139,17 +139,17 @@ pub struct Note {
 /// [`Event::Started`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Started {
-    /// The lesson (`ablation`).
+    /// The lesson (`ablation`, `alignment_suite`, `probe`).
     pub lesson: String,
     /// Its settings, every one explicit.
     pub settings: serde_json::Value,
     /// Examples by use (`train`, `valid`, `scored`).
     pub data: BTreeMap<String, usize>,
-    /// The models it trains, in order.
+    /// The models it trains (or probes), in order.
     pub runs: Vec<RunInfo>,
 }
 
-/// One model a lesson trains.
+/// One model a lesson trains (or probes).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunInfo {
     /// Its name in events and JSON (`dot`).

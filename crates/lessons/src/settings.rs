@@ -176,6 +176,27 @@ pub fn defaults<T: Args + FromArgMatches>() -> T {
     T::from_arg_matches(&matches).expect("the defaults parse")
 }
 
+/// The default of the setting `id` of `T`, as [`defaults`] reads it, for
+/// settings that also have required fields (a file to read), which have
+/// no [`defaults`]: serde fills a missing key with it
+/// (`#[serde(default = ...)]`).
+///
+/// ```
+/// #[derive(clap::Args)]
+/// struct Small {
+///     #[arg(long)]
+///     data: std::path::PathBuf,
+///     #[arg(long, default_value = "64", value_parser = lingo_lessons::settings::positive)]
+///     batch_size: usize,
+/// }
+/// assert_eq!(lingo_lessons::settings::default_of::<Small, usize>("batch_size"), 64);
+/// ```
+pub fn default_of<T: Args, V: Clone + Send + Sync + 'static>(id: &str) -> V {
+    let command = T::augment_args(Command::new("defaults").no_binary_name(true)).mut_args(|a| a.required(false));
+    let matches = command.try_get_matches_from(std::iter::empty::<String>()).expect("the defaults parse");
+    matches.get_one::<V>(id).cloned().expect("a setting with a default of that type")
+}
+
 /// Runs every field's own parser (its `value_parser`) on `settings`, as if
 /// each value had been typed as its flag: a struct built in code or read
 /// from a file meets the same bounds as the command line. The first field
@@ -222,7 +243,7 @@ fn as_flags(
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        // `--flag=value`, so that a negative number is not read as a flag.
+        // `--flag=value`: a value that starts with `-` (a negative number, a file `-x.tsv`) is not read as a flag.
         match value {
             serde_json::Value::Null if !arg.get_default_values().is_empty() => match non_finite(key) {
                 Some(number) => args.push(format!("{flag}={number}")),
