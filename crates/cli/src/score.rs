@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use lingo::data::{BleuScore, ScoreOptions};
+use lingo::data::{BleuScore, ScoreOptions, Signature};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
@@ -28,38 +28,17 @@ pub struct ScoreArgs {
     pub output: crate::args::JsonFlag,
 }
 
-/// A sacrebleu signature: the settings that make a score comparable, as
-/// `key:value` fields in sacrebleu's order.
-struct Signature(Vec<(&'static str, String)>);
-
-impl Signature {
-    /// The number of references and the case, the metric's own `fields`,
-    /// then the version, which names lingo's (its metrics are not sacrebleu's code).
-    fn new(nrefs: usize, options: ScoreOptions, fields: &[(&'static str, &str)]) -> Signature {
-        let case = if options.lowercase { "lc" } else { "mixed" };
-        let mut all = vec![("nrefs", nrefs.to_string()), ("case", case.to_string())];
-        all.extend(fields.iter().map(|&(key, value)| (key, value.to_string())));
-        all.push(("version", format!("lingo-{}", env!("CARGO_PKG_VERSION"))));
-        Signature(all)
+/// A metric's JSON object as sacrebleu's JSON has it: its `name`, its
+/// unrounded `score`, the signature, then each field of it on its own.
+fn metric_json(name: &str, score: f64, signature: &Signature) -> Map<String, Value> {
+    let mut object = Map::new();
+    object.insert("name".into(), json!(name));
+    object.insert("score".into(), json!(score));
+    object.insert("signature".into(), json!(signature.to_string()));
+    for (key, value) in signature.fields() {
+        object.insert((*key).into(), json!(value));
     }
-
-    /// `nrefs:1|case:mixed|...`.
-    fn text(&self) -> String {
-        self.0.iter().map(|(key, value)| format!("{key}:{value}")).collect::<Vec<_>>().join("|")
-    }
-
-    /// A JSON object with the metric's `name`, its unrounded `score`, the
-    /// signature, then each field on its own, as sacrebleu's JSON has them.
-    fn json(&self, name: &str, score: f64) -> Map<String, Value> {
-        let mut object = Map::new();
-        object.insert("name".into(), json!(name));
-        object.insert("score".into(), json!(score));
-        object.insert("signature".into(), json!(self.text()));
-        for (key, value) in &self.0 {
-            object.insert((*key).into(), json!(value));
-        }
-        object
-    }
+    object
 }
 
 /// `lingo score`: reads the files, checks they align line for line, and
@@ -85,18 +64,17 @@ pub(crate) fn score(args: &ScoreArgs, out: &Output) -> Result<()> {
     let bleu = lingo::data::corpus_bleu_with(&hyps, &refs, options)?;
     let chrf = lingo::data::corpus_chrf_with(&hyps, &refs, options)?;
     let nrefs = streams.len();
-    let bleu_signature = Signature::new(nrefs, options, &[("eff", "no"), ("tok", "13a"), ("smooth", "exp")]);
-    let chrf_signature = Signature::new(nrefs, options, &[("eff", "yes"), ("nc", "6"), ("nw", "0"), ("space", "no")]);
-    out.say(&format!("{bleu}\n  signature: {}", bleu_signature.text()));
-    out.say(&format!("chrF2 = {chrf:.2}\n  signature: {}", chrf_signature.text()));
+    let (bleu_signature, chrf_signature) = (Signature::bleu(nrefs, options), Signature::chrf(nrefs, options));
+    out.say(&format!("{bleu}\n  signature: {bleu_signature}"));
+    out.say(&format!("chrF2 = {chrf:.2}\n  signature: {chrf_signature}"));
     out.json(&bleu_json(&bleu, &bleu_signature));
-    out.json(&Value::Object(chrf_signature.json("chrF2", chrf)));
+    out.json(&Value::Object(metric_json("chrF2", chrf, &chrf_signature)));
     Ok(())
 }
 
 /// BLEU as sacrebleu's JSON has it, with the statistics behind the score.
 fn bleu_json(bleu: &BleuScore, signature: &Signature) -> Value {
-    let mut object = signature.json("BLEU", bleu.score);
+    let mut object = metric_json("BLEU", bleu.score, signature);
     object.insert("verbose_score".into(), json!(bleu.verbose()));
     for (key, value) in [
         ("counts", json!(bleu.counts)),

@@ -425,3 +425,63 @@ pub fn corpus_chrf_with<H: AsRef<str>, R: AsRef<str>>(
     }
     Ok(chrf_from_stats(&total))
 }
+
+/// A sacrebleu signature: the settings that make a score comparable, as
+/// `key:value` fields in sacrebleu's order. The version names lingo's, as
+/// its metrics are not sacrebleu's code.
+///
+/// ```
+/// use lingo_data::{ScoreOptions, Signature};
+/// let signature = Signature::bleu(1, ScoreOptions { lowercase: true });
+/// assert!(signature.to_string().starts_with("nrefs:1|case:lc|eff:no|tok:13a|smooth:exp|version:lingo-"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signature(Vec<(&'static str, String)>);
+
+impl Signature {
+    /// [`corpus_bleu_with`]'s: no effective order, the 13a tokenizer, exponential smoothing.
+    ///
+    /// ```
+    /// let signature = lingo_data::Signature::bleu(2, Default::default());
+    /// assert_eq!(signature.fields()[..2], [("nrefs", "2".to_string()), ("case", "mixed".to_string())]);
+    /// ```
+    pub fn bleu(nrefs: usize, options: ScoreOptions) -> Signature {
+        Signature::new(nrefs, options, &[("eff", "no"), ("tok", "13a"), ("smooth", "exp")])
+    }
+
+    /// [`corpus_chrf_with`]'s: chrF2 with character 6-grams, no word n-grams, spaces left out.
+    ///
+    /// ```
+    /// let signature = lingo_data::Signature::chrf(1, Default::default());
+    /// assert!(signature.to_string().contains("|eff:yes|nc:6|nw:0|space:no|"));
+    /// ```
+    pub fn chrf(nrefs: usize, options: ScoreOptions) -> Signature {
+        Signature::new(nrefs, options, &[("eff", "yes"), ("nc", "6"), ("nw", "0"), ("space", "no")])
+    }
+
+    /// The number of references and the case, the metric's own `fields`, then the version.
+    fn new(nrefs: usize, options: ScoreOptions, fields: &[(&'static str, &str)]) -> Signature {
+        let case = if options.lowercase { "lc" } else { "mixed" };
+        let mut all = vec![("nrefs", nrefs.to_string()), ("case", case.to_string())];
+        all.extend(fields.iter().map(|&(key, value)| (key, value.to_string())));
+        all.push(("version", format!("lingo-{}", env!("CARGO_PKG_VERSION"))));
+        Signature(all)
+    }
+
+    /// The fields, in order.
+    ///
+    /// ```
+    /// assert_eq!(lingo_data::Signature::bleu(1, Default::default()).fields().len(), 6);
+    /// ```
+    pub fn fields(&self) -> &[(&'static str, String)] {
+        &self.0
+    }
+}
+
+/// `nrefs:1|case:mixed|...`, as sacrebleu prints it.
+impl std::fmt::Display for Signature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fields: Vec<String> = self.0.iter().map(|(key, value)| format!("{key}:{value}")).collect();
+        f.write_str(&fields.join("|"))
+    }
+}

@@ -93,8 +93,8 @@ mod vocab;
 
 pub use batch::{Batch, BatchConfig, Example, SeqPair};
 pub use bleu::{
-    BleuScore, ScoreOptions, corpus_bleu, corpus_bleu_multi, corpus_bleu_with, corpus_chrf, corpus_chrf_multi,
-    corpus_chrf_with, tokenize_13a,
+    BleuScore, ScoreOptions, Signature, corpus_bleu, corpus_bleu_multi, corpus_bleu_with, corpus_chrf,
+    corpus_chrf_multi, corpus_chrf_with, tokenize_13a,
 };
 pub use bpe::{Bpe, BpeConfig, END_OF_WORD};
 pub use corpus::{
