@@ -6,13 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use lingo::data::{EOS, Example, SOS, SPECIALS, UNK};
 use lingo::lessons::load_translator;
 use lingo::nn::export::{CONFIG_FILE, WEIGHTS_FILE};
 use lingo::nn::{EncoderDecoder, Translator};
 use lingo::tensor::Module;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 use serde_json::json;
 
 use crate::error::{Error, Result};
@@ -63,7 +60,7 @@ pub(crate) fn export(args: &ExportArgs, out: &Output) -> Result<()> {
     let translator = load_translator(&args.checkpoint)?;
     translator.export(&args.out)?;
     if args.reference {
-        translator.write_reference(&args.out, &random_pairs(&translator))?;
+        translator.write_reference(&args.out, &translator.reference_pairs())?;
     }
     report(out, "exported", &translator, &args.checkpoint, &args.out, start);
     Ok(())
@@ -78,24 +75,6 @@ pub(crate) fn import(args: &ImportArgs, out: &Output) -> Result<()> {
     translator.save(&target)?;
     report(out, "imported", &translator, &args.dir, &target, start);
     Ok(())
-}
-
-/// Eight sentence pairs of random words (a fixed seed), 1 to 12 words a
-/// side: any ids serve to compare two implementations of one model.
-fn random_pairs(translator: &Translator) -> Vec<Example> {
-    let mut rng = StdRng::seed_from_u64(0);
-    let mut sentence = |vocab: usize| {
-        let words = rng.random_range(1..=12);
-        let mut ids = vec![SOS];
-        // The words, or <unk> for a vocabulary of specials alone.
-        ids.extend(
-            (0..words).map(|_| if vocab > SPECIALS.len() { rng.random_range(SPECIALS.len()..vocab) } else { UNK }),
-        );
-        ids.push(EOS);
-        ids
-    };
-    let (src, tgt) = (translator.src_vocab().len(), translator.tgt_vocab().len());
-    (0..8).map(|_| Example { src: sentence(src), tgt: sentence(tgt) }).collect()
 }
 
 /// A file the command would replace is refused unless told `--overwrite`:

@@ -259,6 +259,33 @@ impl Translator {
             .map_err(|e| export_error(&config_path, model_problem(e)))
     }
 
+    /// Eight sentence pairs of random words from the vocabularies (seed
+    /// 0), 1 to 12 words a side: any ids serve to compare two
+    /// implementations of one model ([`Translator::write_reference`]).
+    ///
+    /// ```
+    /// let pairs = lingo_nn::translator::doc_translator().reference_pairs();
+    /// assert_eq!(pairs.len(), 8);
+    /// assert!(pairs.iter().all(|p| p.src.len() >= 3 && p.src[0] == lingo_data::SOS));
+    /// ```
+    pub fn reference_pairs(&self) -> Vec<Example> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+        let specials = lingo_data::SPECIALS.len();
+        let mut sentence = |vocab: usize| {
+            let words = rng.random_range(1..=12);
+            let mut ids = vec![lingo_data::SOS];
+            // The words, or <unk> for a vocabulary of specials alone.
+            ids.extend(
+                (0..words).map(|_| if vocab > specials { rng.random_range(specials..vocab) } else { lingo_data::UNK }),
+            );
+            ids.push(lingo_data::EOS);
+            ids
+        };
+        let (src, tgt) = (self.src_vocab().len(), self.tgt_vocab().len());
+        (0..8).map(|_| Example { src: sentence(src), tgt: sentence(tgt) }).collect()
+    }
+
     /// Writes `reference.json` into `dir`: the model's teacher-forced
     /// logits on `examples` ([`AnyModel::logits`]), for checking an export
     /// against another framework's run of it.
