@@ -33,26 +33,9 @@ impl Table {
         self.rows.push(row);
     }
 
-    /// The table as text: the first column left-aligned, the others
-    /// right-aligned, each as wide as its widest cell.
+    /// The table as text ([`lingo::viz::format_table`]).
     pub fn text(&self) -> String {
-        let cols = self.header.len();
-        let mut widths = vec![0; cols];
-        for row in std::iter::once(&self.header).chain(&self.rows) {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        let line = |row: &Vec<String>| {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(c, (cell, &w))| if c == 0 { format!("{cell:<w$}") } else { format!("{cell:>w$}") })
-                .collect();
-            cells.join("  ").trim_end().to_owned()
-        };
-        std::iter::once(&self.header).chain(&self.rows).map(line).collect::<Vec<_>>().join("\n")
+        lingo::viz::format_table(&self.header, &self.rows)
     }
 }
 

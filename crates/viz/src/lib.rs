@@ -223,7 +223,7 @@ pub use heatmap::{HeatmapOptions, plot_attention, plot_attention_grid, render_at
 pub use lines::{LineOptions, PALETTE, Series, plot_lines, render_lines};
 pub use report::Report;
 pub use svg::{attention_grid_svg, attention_svg, lines_svg, save_svg};
-pub use text::{CellStyle, SHADES, TextOptions, format_attention, shade};
+pub use text::{CellStyle, SHADES, TextOptions, format_attention, format_table, shade};
 
 /// The examples of `docs/reports.md`, compiled and run as doctests so the
 /// guide cannot drift from the code.

@@ -183,3 +183,33 @@ pub fn format_attention<S: AsRef<str>, T: AsRef<str>>(
     }
     Ok(lines.join("\n"))
 }
+
+/// A table as text, as the `lingo` commands print theirs: the first column
+/// left-aligned, the others right-aligned, each as wide as its widest cell
+/// (in characters), two spaces between columns.
+///
+/// ```
+/// let rows = [vec!["dot (Luong)", "95.4%"], vec!["none", "n/a"]];
+/// let text = lingo_viz::format_table(&["configuration", "alignment"], &rows);
+/// assert_eq!(text, "configuration  alignment\ndot (Luong)        95.4%\nnone                 n/a");
+/// ```
+pub fn format_table<H: AsRef<str>, C: AsRef<str>>(header: &[H], rows: &[Vec<C>]) -> String {
+    let header: Vec<&str> = header.iter().map(AsRef::as_ref).collect();
+    let rows: Vec<Vec<&str>> = rows.iter().map(|row| row.iter().map(AsRef::as_ref).collect()).collect();
+    let mut widths = vec![0; header.len()];
+    for row in std::iter::once(&header).chain(&rows) {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |row: &Vec<&str>| {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, &w))| if c == 0 { format!("{cell:<w$}") } else { format!("{cell:>w$}") })
+            .collect();
+        cells.join("  ").trim_end().to_owned()
+    };
+    std::iter::once(&header).chain(&rows).map(line).collect::<Vec<_>>().join("\n")
+}
