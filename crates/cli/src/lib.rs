@@ -88,7 +88,7 @@ use clap::{Parser, Subcommand};
 pub use ablation::AblationArgs;
 pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
-pub use output::{Output, output_dir_of, print_err, ready_outputs, write_file};
+pub use output::{Output, output_dir_of, print_err, ready_outputs};
 pub use probe::ProbeArgs;
 pub use score::ScoreArgs;
 pub use sort_study::SortStudyArgs;

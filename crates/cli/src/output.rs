@@ -96,22 +96,6 @@ impl Output {
     }
 }
 
-/// Writes `bytes` to `path` atomically ([`lingo::nn::write_atomic`]), an
-/// I/O error naming the file as the command's own, not a checkpoint's.
-///
-/// ```
-/// let dir = tempfile::tempdir().unwrap();
-/// lingo_cli::write_file(&dir.path().join("a.txt"), b"0-0\n").unwrap();
-/// let err = lingo_cli::write_file(&dir.path().join("no/such/a.txt"), b"").unwrap_err();
-/// assert!(err.to_string().starts_with(&format!("{}", dir.path().join("no/such/a.txt").display())));
-/// ```
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    lingo::nn::write_atomic(path, bytes).map_err(|e| match e {
-        lingo::nn::Error::Checkpoint { problem: lingo::nn::CheckpointProblem::Io(io), .. } => Error::io(path, io),
-        other => other.into(),
-    })
-}
-
 /// Creates the folder `path` will be written in, so that a command fails
 /// on a bad output path before it works, not after.
 ///

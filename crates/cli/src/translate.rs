@@ -100,7 +100,7 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
     };
     if let Some(path) = &args.alignments {
         let lines: String = translations.iter().map(|(_, t)| format!("{}\n", pharaoh_line(t))).collect();
-        crate::output::write_file(path, lines.as_bytes())?;
+        lingo::lessons::run_dir::write_file(path, lines.as_bytes())?;
         out.note(&format!("wrote {}", path.display()));
     }
     if let Some(path) = &args.report {
