@@ -63,6 +63,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! The alignment suite and the probes of a checkpoint run the same way;
+//! their modules ([`suite`], [`probe_checkpoint`](mod@probe_checkpoint))
+//! each open with a small run.
+//!
 //! ## Settings
 //!
 //! Each lesson's settings are one struct ([`settings`]): the command
