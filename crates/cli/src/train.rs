@@ -168,14 +168,14 @@ pub(crate) fn run(args: &TrainArgs, out: Output) -> Result<()> {
 
 /// The test set's BLEU and chrF, a few translations, and the run's summary.
 fn print_test(args: &TrainArgs, results: &CorpusResults, out: Output) {
-    let beam = results.search.beam;
+    let (summary, beam) = (&results.summary, results.summary.beam);
     let search = if beam > 1 { format!("beam {beam}") } else { "greedy".into() };
     let mut lines = vec![format!("\ntest set ({} pairs, {search}): {}", results.references.len(), results.bleu)];
-    lines.push(format!("chrF = {:.2}   (lowercased; {:.0} s of training)", results.chrf, results.train_seconds));
+    lines.push(format!("chrF = {:.2}   (lowercased; {:.0} s of training)", summary.chrf, summary.train_seconds));
     let shown = results.sources.iter().zip(&results.hypotheses).zip(&results.references).take(args.show);
     for ((source, hyp), reference) in shown {
         lines.push(format!("\n  source:     {source}\n  reference:  {reference}\n  lingo:      {hyp}"));
     }
     out.say(&lines.join("\n"));
-    out.json(&serde_json::to_value(results.summary()).expect("a summary serializes"));
+    out.json(&serde_json::to_value(summary).expect("a summary serializes"));
 }

@@ -26,7 +26,7 @@
 //! settings.decode.beam = 1;
 //! let run = RunOptions { out: dir.path().join("run"), ..RunOptions::default() };
 //! let results = train_corpus(&settings.check()?, &run, &mut ())?;
-//! assert_eq!((results.rounds, results.hypotheses.len()), (2, 8));
+//! assert_eq!((results.summary.rounds, results.hypotheses.len()), (2, 8));
 //! assert!(dir.path().join("run/model.ckpt").is_file() && dir.path().join("run/config.toml").is_file());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -734,8 +734,38 @@ pub struct RunOptions {
 /// What a corpus run measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct CorpusResults {
-    /// Corpus BLEU of the test translations (lowercased, as sacrebleu `-lc`).
+    /// The run's numbers: the last line of `lingo train --json`.
+    pub summary: CorpusSummary,
+    /// Corpus BLEU of the test translations (lowercased, as sacrebleu
+    /// `-lc`), with the statistics behind it.
     pub bleu: BleuScore,
+    /// The test sources, as read.
+    pub sources: Vec<String>,
+    /// Their references, as read.
+    pub references: Vec<String>,
+    /// The model's translations, one per source (`test.hyp.txt`).
+    pub hypotheses: Vec<String>,
+}
+
+/// The numbers of a corpus run, as `lingo train --json` prints them last.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// # let pairs: String = (0..120).map(|i| format!("n {} {}\tn {} {}\n", i % 5, i % 7, i % 5, i % 7)).collect();
+/// # std::fs::write(dir.path().join("p.tsv"), pairs)?;
+/// # let mut s = lingo_lessons::CorpusSettings::default();
+/// # s.data.path = Some(dir.path().join("p.tsv"));
+/// # (s.data.test_size, s.data.valid_size, s.data.tokenizer) = (4, 4, lingo_data::TokenizerKind::Word);
+/// # (s.model.emb, s.model.hidden, s.train.rounds, s.train.average, s.decode.beam) = (Some(8), Some(8), 1, 1, 1);
+/// # let run = lingo_lessons::RunOptions { out: dir.path().join("run"), ..Default::default() };
+/// let summary = lingo_lessons::train_corpus(&s.check()?, &run, &mut ())?.summary;
+/// assert_eq!((summary.test_pairs, summary.beam, summary.stopping.as_str()), (4, 1, "k-finished"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CorpusSummary {
+    /// Corpus BLEU of the test translations.
+    pub bleu: f64,
     /// chrF of the same.
     pub chrf: f64,
     /// Seconds of training in this process.
@@ -752,92 +782,20 @@ pub struct CorpusResults {
     pub pairs_seen: u64,
     /// Training pairs per second in this process.
     pub pairs_per_second: f64,
-    /// Seconds translating the test set.
-    pub test_decode_seconds: f64,
-    /// How the test set was translated.
-    pub search: DecodeSettings,
-    /// The test sources, their references and the model's translations.
-    pub sources: Vec<String>,
-    /// The references, as read.
-    pub references: Vec<String>,
-    /// The translations, one per source (`test.hyp.txt`).
-    pub hypotheses: Vec<String>,
-}
-
-/// The final line of `lingo train --json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CorpusSummary {
-    /// BLEU.
-    pub bleu: f64,
-    /// chrF.
-    pub chrf: f64,
-    /// Seconds of training in this process.
-    pub train_seconds: f64,
-    /// Rounds completed.
-    pub rounds: usize,
-    /// The best round.
-    pub best_round: usize,
-    /// The average's validation loss.
-    pub average_val_loss: Option<f32>,
-    /// The model kept.
-    pub model: String,
-    /// Pairs seen.
-    pub pairs_seen: u64,
-    /// Pairs per second.
-    pub pairs_per_second: f64,
-    /// Test pairs.
+    /// Test pairs translated.
     pub test_pairs: usize,
     /// Seconds translating the test set.
     pub test_decode_seconds: f64,
-    /// Beam size.
+    /// The search's beam size (1: greedy).
     pub beam: usize,
-    /// α.
+    /// Its length penalty α.
     pub length_penalty: f64,
-    /// β.
+    /// Its coverage penalty β.
     pub coverage_penalty: f64,
-    /// γ.
+    /// Its word reward γ.
     pub word_reward: f64,
-    /// The stopping rule's name.
+    /// Its stopping rule, by name.
     pub stopping: String,
-}
-
-impl CorpusResults {
-    /// The run's summary, as `lingo train --json` prints it last.
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir()?;
-    /// # let pairs: String = (0..120).map(|i| format!("n {} {}\tn {} {}\n", i % 5, i % 7, i % 5, i % 7)).collect();
-    /// # std::fs::write(dir.path().join("p.tsv"), pairs)?;
-    /// # let mut s = lingo_lessons::CorpusSettings::default();
-    /// # s.data.path = Some(dir.path().join("p.tsv"));
-    /// # (s.data.test_size, s.data.valid_size, s.data.tokenizer) = (4, 4, lingo_data::TokenizerKind::Word);
-    /// # (s.model.emb, s.model.hidden, s.train.rounds, s.train.average, s.decode.beam) = (Some(8), Some(8), 1, 1, 1);
-    /// # let run = lingo_lessons::RunOptions { out: dir.path().join("run"), ..Default::default() };
-    /// let results = lingo_lessons::train_corpus(&s.check()?, &run, &mut ())?;
-    /// let summary = results.summary();
-    /// assert_eq!((summary.test_pairs, summary.beam, summary.stopping.as_str()), (4, 1, "k-finished"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn summary(&self) -> CorpusSummary {
-        CorpusSummary {
-            bleu: self.bleu.score,
-            chrf: self.chrf,
-            train_seconds: self.train_seconds,
-            rounds: self.rounds,
-            best_round: self.best_round,
-            average_val_loss: self.average_val_loss,
-            model: self.model.clone(),
-            pairs_seen: self.pairs_seen,
-            pairs_per_second: self.pairs_per_second,
-            test_pairs: self.references.len(),
-            test_decode_seconds: self.test_decode_seconds,
-            beam: self.search.beam,
-            length_penalty: self.search.length_penalty,
-            coverage_penalty: self.search.coverage_penalty,
-            word_reward: self.search.word_reward,
-            stopping: choice::name(&self.search.stopping),
-        }
-    }
 }
 
 /// The files of a corpus run, besides the `epoch-<round>.ckpt` it keeps.
@@ -1296,8 +1254,9 @@ impl CorpusRun<'_, '_> {
         let lowered: Vec<String> = data.test.pairs.iter().map(|p| p.tgt.to_lowercase()).collect();
         let seen = metrics.rounds().last().and_then(|m| m.pairs_seen).unwrap_or(0);
         let this_process = seen.saturating_sub(self.pairs_seen(first_round - 1));
-        Ok(CorpusResults {
-            bleu: corpus_bleu(&hypotheses, &lowered)?,
+        let bleu = corpus_bleu(&hypotheses, &lowered)?;
+        let summary = CorpusSummary {
+            bleu: bleu.score,
             chrf: corpus_chrf(&hypotheses, &lowered)?,
             train_seconds: trained.seconds,
             rounds: trained.val_losses.len(),
@@ -1306,12 +1265,16 @@ impl CorpusRun<'_, '_> {
             model: kept.chosen.clone(),
             pairs_seen: seen,
             pairs_per_second: this_process as f64 / trained.seconds.max(1e-9),
+            test_pairs: lowered.len(),
             test_decode_seconds,
-            search,
-            sources,
-            references: data.test.pairs.iter().map(|p| p.tgt.clone()).collect(),
-            hypotheses,
-        })
+            beam: search.beam,
+            length_penalty: search.length_penalty,
+            coverage_penalty: search.coverage_penalty,
+            word_reward: search.word_reward,
+            stopping: choice::name(&search.stopping),
+        };
+        let references = data.test.pairs.iter().map(|p| p.tgt.clone()).collect();
+        Ok(CorpusResults { summary, bleu, sources, references, hypotheses })
     }
 }
 

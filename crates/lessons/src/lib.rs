@@ -58,7 +58,7 @@
 //! (settings.model.emb, settings.model.hidden, settings.train.rounds, settings.decode.beam) = (Some(16), Some(16), 2, 1);
 //! let run = RunOptions { out: dir.path().join("run"), ..Default::default() };
 //! let results = train_corpus(&settings.check()?, &run, &mut ())?;
-//! println!("BLEU {:.1} after {} rounds; model.ckpt holds {}", results.bleu.score, results.rounds, results.model);
+//! println!("BLEU {:.1} after {} rounds; model.ckpt holds {}", results.bleu.score, results.summary.rounds, results.summary.model);
 //! # assert!(dir.path().join("run/model.ckpt").is_file());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

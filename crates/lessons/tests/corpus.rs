@@ -59,7 +59,7 @@ fn each_round_is_heard_with_the_numbers_of_metrics_jsonl() {
     let run = RunOptions { out: dir.path().join("run"), ..RunOptions::default() };
     let mut recorder = Recorder { events: Vec::new(), control: RunControl::new(), stop_after: None };
     let results = train_corpus(&settings, &run, &mut recorder).unwrap();
-    assert_eq!((results.rounds, results.hypotheses.len()), (2, 8));
+    assert_eq!((results.summary.rounds, results.hypotheses.len()), (2, 8));
     let rounds: Vec<_> = recorder
         .events
         .iter()
