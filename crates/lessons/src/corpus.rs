@@ -53,7 +53,9 @@ use crate::budget;
 use crate::error::{Error, Result};
 use crate::metrics::{MetricsLog, RoundMetrics};
 use crate::models::{AttentionChoice, HEADS, ModelChoice, check_widths};
-use crate::observe::{CheckpointWritten, Event, Finished, Known, Note, Observer, RunInfo, Shared, Started, Watch};
+use crate::observe::{
+    CheckpointWritten, Event, Finished, Known, Note, Observer, Pinned, RunInfo, Shared, Started, Watch,
+};
 use crate::run_dir::{RunDir, write_file};
 use crate::settings::{
     Checked, MAX_AVERAGE, MAX_BATCH, MAX_BEAM, MAX_DIMENSION, MAX_EPOCHS, MAX_EXAMPLES, MAX_FEED_FORWARD, MAX_LAYERS,
@@ -1094,8 +1096,17 @@ impl<M: EncoderDecoder> TrainHooks<M> for Rounds<'_, '_, '_> {
             val_loss: r.val_loss,
             seconds: Some(self.seconds_before + elapsed),
         };
+        // Training wrote the round's checkpoints before this call: best.ckpt
+        // when the round beat every earlier one, last.ckpt always.
+        let improved = self.metrics.rounds().iter().all(|m| r.val_loss < m.val_loss);
+        let out = &self.corpus.run.out;
+        let names: &[&str] = if improved { &["best.ckpt", "last.ckpt"] } else { &["last.ckpt"] };
+        for name in names {
+            let written = CheckpointWritten { run: "model".into(), path: out.join(name) };
+            self.corpus.observer.send(Event::Checkpoint(written));
+        }
         self.metrics.push(round.clone())?;
-        self.metrics.plot(&self.corpus.run.out.join("loss.png"))?;
+        self.metrics.plot(&out.join("loss.png"))?;
         let known = Known { entropy: None, pairs: round.pairs_seen, seconds: round.seconds };
         self.watch.epoch(r, model, known)?;
         Ok(Next::EndAt(self.corpus.last_round(r.epoch, elapsed, self.first_round)))
@@ -1132,7 +1143,16 @@ impl CorpusRun<'_, '_> {
         start: Instant,
     ) -> Result<TrainResult> {
         let seconds_before = metrics.seconds_before();
-        let watch = self.observer.watch("model", &[], &[]);
+        // The first validation pair is the one whose attention the snapshots show.
+        let data = &self.data;
+        let pinned: Vec<Pinned> = data
+            .valid
+            .first()
+            .map(|pair| Pinned::new(pair, &data.src_vocab, &data.tgt_vocab))
+            .transpose()?
+            .into_iter()
+            .collect();
+        let watch = self.observer.watch("model", &[], &pinned);
         let mut hooks = Rounds { watch, corpus: self, metrics, first_round, seconds_before, start };
         train_model_hooked(model, &self.data.train, &self.data.valid, &self.config, resume, &mut hooks)
     }

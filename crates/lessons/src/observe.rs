@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
-use lingo_data::{AlignedExample, Batch, Vocab};
+use lingo_data::{AlignedExample, Batch, SeqPair, Vocab};
 use lingo_nn::{EncoderDecoder, EpochReport, Next, RunControl, StepReport, TrainHooks};
 use ndarray::{Array4, Axis};
 use serde::Serialize;
@@ -253,11 +253,11 @@ pub(crate) struct Pinned {
 
 impl Pinned {
     /// `example` with its tokens from the vocabularies it was encoded with.
-    pub(crate) fn new(example: &AlignedExample, src_vocab: &Vocab, tgt_vocab: &Vocab) -> Result<Pinned> {
+    pub(crate) fn new<E: SeqPair>(example: &E, src_vocab: &Vocab, tgt_vocab: &Vocab) -> Result<Pinned> {
         let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
-        let tgt_in = &example.tgt[..example.tgt.len().saturating_sub(1)];
+        let tgt_in = &example.tgt()[..example.tgt().len().saturating_sub(1)];
         Ok(Pinned {
-            source: owned(src_vocab.decode(&example.src, false)),
+            source: owned(src_vocab.decode(example.src(), false)),
             target: owned(tgt_vocab.decode(tgt_in, false)),
             batch: Batch::from_examples(std::slice::from_ref(example))?,
         })

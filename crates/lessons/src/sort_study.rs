@@ -48,7 +48,7 @@ use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
 use crate::models::{ModelChoice, check_widths, transformer, transformer_schedule};
-use crate::observe::{Event, Finished, Known, Observer, RunInfo, Shared, Started, Watch};
+use crate::observe::{Event, Finished, Known, Observer, Pinned, RunInfo, Shared, Started, Watch};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
 use crate::settings::{
     Checked, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, check_fields, choice, defaults,
@@ -584,7 +584,8 @@ fn train_and_measure(
     config.control = observer.control();
     // Entropy before training (epoch 0) starts the curve: near ln(len + 2), uniform.
     let entropy = mean_entropy(&model, val)?.into_iter().collect();
-    let mut hooks = StudyHooks { watch: observer.watch(&run, val, &[]), val, entropy, best: None };
+    let pinned = [Pinned::new(&case_sequence(settings, task)?, task.src_vocab(), task.tgt_vocab())?];
+    let mut hooks = StudyHooks { watch: observer.watch(&run, val, &pinned), val, entropy, best: None };
     let trained = train_model_hooked(&mut model, train, val, &config, None, &mut hooks)?;
     let measured_epoch = match hooks.best {
         Some((_, epoch, weights)) => {
@@ -723,16 +724,22 @@ fn rare_value_run(
     Ok((result, vec![row("uniform".into(), uniform)?, row(variant, &model)?]))
 }
 
-/// The attention of the case study's sequence: `7 2 5 2 9` at length 5,
-/// the digits of π otherwise.
-fn example(settings: &SortStudySettings, task: &DigitTask, model: &AnyModel) -> Result<Option<SortExample>> {
+/// The case study's sequence: `7 2 5 2 9` at length 5, the digits of π
+/// otherwise. Its attention is shown after training and snapshotted while
+/// training goes.
+fn case_sequence(settings: &SortStudySettings, task: &DigitTask) -> Result<AlignedExample> {
     let len = task_len(task);
     let digits: Vec<usize> = if len == 5 {
         vec![7, 2, 5, 2, 9]
     } else {
         [3, 1, 4, 1, 5, 9, 2, 6, 5, 3].iter().cycle().take(len).map(|d| d % settings.digits).collect()
     };
-    let example = task.example(&digits)?;
+    Ok(task.example(&digits)?)
+}
+
+/// The attention of the case study's sequence.
+fn example(settings: &SortStudySettings, task: &DigitTask, model: &AnyModel) -> Result<Option<SortExample>> {
+    let example = case_sequence(settings, task)?;
     let batch = Batch::from_examples(std::slice::from_ref(&example))?;
     let Some(weights) = model.attention(&batch)? else { return Ok(None) };
     let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();

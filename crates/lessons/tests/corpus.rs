@@ -77,8 +77,18 @@ fn each_round_is_heard_with_the_numbers_of_metrics_jsonl() {
         assert_eq!(line["val_loss"].as_f64().map(|x| x as f32), Some(round.val_loss));
     }
     assert_eq!(rounds.iter().map(|r| r.pairs).collect::<Vec<_>>(), [Some(40), Some(80)]);
-    let written = recorder.events.iter().any(|e| matches!(e, Event::Checkpoint(c) if c.path.ends_with("model.ckpt")));
-    assert!(written, "model.ckpt is announced");
+    let written: Vec<String> = recorder
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Checkpoint(c) => c.path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    // Each round's last.ckpt (and best.ckpt when it improved), then model.ckpt.
+    assert_eq!(written.last().map(String::as_str), Some("model.ckpt"), "{written:?}");
+    assert_eq!(written.iter().filter(|n| *n == "last.ckpt").count(), 2, "{written:?}");
+    assert_eq!(written[..2], ["best.ckpt", "last.ckpt"], "the first round is the best so far");
     let notes: Vec<&str> = recorder
         .events
         .iter()

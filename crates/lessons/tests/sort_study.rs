@@ -78,3 +78,31 @@ fn settings_meet_their_bounds_from_json_too() {
     let bad = serde_json::from_str::<SortStudySettings>(r#"{"model": "lstm"}"#).unwrap_err();
     assert!(bad.to_string().contains("\"lstm\" is not one of rnn, transformer"), "{bad}");
 }
+
+/// Asks for a snapshot every fourth step, and keeps them.
+struct Snapshots(Vec<lingo_lessons::observe::Snapshot>);
+
+impl lingo_lessons::Observer for Snapshots {
+    fn every(&self) -> lingo_lessons::Every {
+        lingo_lessons::Every { steps: 0, snapshots: 4, measures: false }
+    }
+
+    fn event(&mut self, event: &Event) {
+        if let Event::Snapshot(s) = event {
+            self.0.push(s.clone());
+        }
+    }
+}
+
+#[test]
+fn snapshots_show_the_case_study_sequence_of_the_attention_model() {
+    let settings = small().check().unwrap();
+    let mut snapshots = Snapshots(Vec::new());
+    let results = sort_study(&settings, &mut snapshots).unwrap();
+    // 128 sequences in batches of 64: two steps an epoch, four in all, one snapshot of the attention model.
+    assert_eq!(snapshots.0.len(), 1);
+    let last = &snapshots.0[0];
+    assert_eq!(last.run, "len 3, attention (uniform)");
+    let shown = results.runs[0].example.as_ref().unwrap();
+    assert_eq!((&last.source, &last.target), (&shown.source, &shown.target));
+}
