@@ -49,8 +49,9 @@ pub trait Observer: Send {
     fn event(&mut self, event: &Event);
 
     /// The control every training run of the lesson obeys: pause, resume
-    /// or stop between steps (a stopped lesson ends with
-    /// [`Error::Stopped`]). The default: none.
+    /// or stop between steps. A stopped lesson ends with [`Error::Stopped`];
+    /// a corpus run first writes `model.ckpt` from its best round and ends
+    /// with [`Error::Interrupted`], saying so. The default: none.
     fn control(&self) -> Option<RunControl> {
         None
     }
