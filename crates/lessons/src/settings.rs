@@ -224,8 +224,8 @@ pub fn check_fields<T: Args + Serialize>(settings: &T) -> Result<()> {
 /// form) to `command`: `--name=value`, a list joined by the flag's
 /// delimiter, a switch only when on, nothing for an unset option; an
 /// object that is not a flag is a group of them. serde_json writes NaN
-/// and infinities as null: for a setting that is no option (it has a
-/// default), `non_finite` says which it was.
+/// and infinities as null, as it writes an unset option: `non_finite`
+/// tells them apart.
 fn as_flags(
     command: &Command,
     value: &serde_json::Value,
@@ -245,11 +245,14 @@ fn as_flags(
         };
         // `--flag=value`: a value that starts with `-` (a negative number, a file `-x.tsv`) is not read as a flag.
         match value {
-            serde_json::Value::Null if !arg.get_default_values().is_empty() => match non_finite(key) {
+            // Null: an unset option, or a NaN or an infinity (of an option too).
+            serde_json::Value::Null => match non_finite(key) {
                 Some(number) => args.push(format!("{flag}={number}")),
-                None => return Err(Error::setting(key, "must be a finite number")),
+                None if !arg.get_default_values().is_empty() => {
+                    return Err(Error::setting(key, "must be a finite number"));
+                }
+                None => {}
             },
-            serde_json::Value::Null => {}
             serde_json::Value::Bool(on) if matches!(arg.get_action(), ArgAction::SetTrue) => {
                 if *on {
                     args.push(flag);

@@ -118,3 +118,48 @@ fn a_stop_keeps_the_best_round_and_says_what_it_wrote() {
     let again = train_corpus(&settings, &run, &mut ()).unwrap_err();
     assert!(again.to_string().contains("holds a run already"), "{again}");
 }
+
+mod run_files {
+    use std::path::Path;
+
+    use lingo_lessons::{CorpusSettings, Error, run_file};
+    use proptest::prelude::*;
+
+    /// A file that reads writes back as TOML and reads again to the same
+    /// settings (what `config.toml` must do); any other is one error naming it.
+    fn reads_back_or_names_the_file(text: &str) -> Result<(), TestCaseError> {
+        let path = Path::new("prop.toml");
+        match run_file::parse::<CorpusSettings>(text, path) {
+            Ok(settings) => {
+                let written = run_file::to_toml(&settings).unwrap();
+                prop_assert_eq!(run_file::parse::<CorpusSettings>(&written, path).unwrap(), settings);
+            }
+            Err(Error::File { path, .. }) => prop_assert_eq!(path, Path::new("prop.toml")),
+            Err(other) => prop_assert!(false, "not a file error: {}", other),
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn any_text_reads_back_or_is_one_error_naming_the_file(text in "\\PC{0,120}") {
+            reads_back_or_names_the_file(&text)?;
+        }
+
+        #[test]
+        fn keys_with_any_values_read_back_or_name_the_file(
+            batch in -5i64..100_000,
+            lr in prop_oneof![Just("nan".to_string()), Just("inf".to_string()), (-1.0..1.0f64).prop_map(|x| x.to_string())],
+            dropout in -0.5..1.5f64,
+            kind in prop_oneof![Just("rnn"), Just("transformer"), Just("lstm")],
+            heads in 0usize..9,
+        ) {
+            let text = format!(
+                "[model]\nkind = \"{kind}\"\ndropout = {dropout}\nheads = {heads}\n[train]\nbatch_size = {batch}\nlr = {lr}\n"
+            );
+            reads_back_or_names_the_file(&text)?;
+        }
+    }
+}
