@@ -4,7 +4,7 @@
 The same workload as `lingo sort-study --time-epochs --lengths 5
 --train-size 20000`: sort sequences of 5 digits (0-9), written
 `<sos> d1 .. d5 <eos>` in a vocabulary of 4 specials + 10 digits, and the
-model lingo's sort study builds (crates/cli/src/sort_study.rs,
+model lingo's sort study builds (crates/lessons/src/sort_study.rs,
 crates/nn/src/seq2seq.rs):
 
     encoder   embedding 32, bidirectional GRU, hidden 64 per direction
