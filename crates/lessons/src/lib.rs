@@ -98,6 +98,7 @@ pub mod models;
 pub mod observe;
 pub mod probe_checkpoint;
 pub mod probes;
+pub mod request;
 pub mod run_dir;
 pub mod run_file;
 pub mod settings;
@@ -115,6 +116,7 @@ pub use error::{Error, Result};
 pub use models::{AttentionChoice, ModelChoice, TaskTraining};
 pub use observe::{Event, Every, Observer};
 pub use probe_checkpoint::{FirstPair, ProbeResults, ProbeSettings, ProbedPair, load_translator, probe_checkpoint};
+pub use request::{CheckedRequest, Request};
 pub use run_dir::RunDir;
 pub use settings::Checked;
 pub use sort_study::{

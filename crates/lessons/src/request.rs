@@ -1,0 +1,130 @@
+//! A lesson asked for in JSON, as a live view or another program sends it:
+//! which lesson, and its settings (any left out take their defaults).
+//!
+//! ```
+//! use lingo_lessons::Request;
+//! let request = Request::from_json(r#"{"lesson": "ablation", "settings": {"configs": ["dot"], "train_size": 64,
+//!     "val_size": 16, "align_samples": 8, "training": {"epochs": 1}}}"#)?;
+//! let results = request.run(&mut ())?;
+//! assert_eq!(results["runs"][0]["config"], "dot");
+//! let err = Request::from_json(r#"{"lesson": "ablation", "settings": {"training": {"epochs": 0}}}"#).unwrap_err();
+//! assert_eq!(err.to_string(), "invalid `settings.training.epochs`: must be at least 1, got 0");
+//! # Ok::<(), lingo_lessons::Error>(())
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::observe::Observer;
+use crate::settings::Checked;
+use crate::{AblationSettings, SortStudySettings, SuiteSettings};
+
+/// A lesson and its settings: `{"lesson": "ablation", "settings": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "lesson", content = "settings", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    /// [`crate::ablation()`].
+    Ablation(AblationSettings),
+    /// [`crate::sort_study()`].
+    SortStudy(SortStudySettings),
+    /// [`crate::alignment_suite()`].
+    AlignmentSuite(SuiteSettings),
+}
+
+/// A checked request, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckedRequest {
+    /// The ablation's.
+    Ablation(Checked<AblationSettings>),
+    /// The sorting study's.
+    SortStudy(Checked<SortStudySettings>),
+    /// The alignment suite's.
+    AlignmentSuite(Checked<SuiteSettings>),
+}
+
+impl Request {
+    /// Reads and checks a request. A syntax error, an unknown lesson or
+    /// key, a wrong type, a value out of its bound or settings that do not
+    /// fit together is one [`Error::Setting`] naming the field by its path
+    /// (`settings.training.epochs`; `request` for the whole).
+    ///
+    /// ```
+    /// use lingo_lessons::Request;
+    /// let err = Request::from_json(r#"{"lesson": "ablation", "settings": {"train_size": "many"}}"#).unwrap_err();
+    /// assert!(err.to_string().starts_with("invalid `settings.train_size`: invalid type: string \"many\""), "{err}");
+    /// let err = Request::from_json(r#"{"lesson": "juggling", "settings": {}}"#).unwrap_err();
+    /// assert!(err.to_string().starts_with("invalid `lesson`: unknown variant `juggling`"), "{err}");
+    /// ```
+    pub fn from_json(text: &str) -> Result<CheckedRequest> {
+        let deserializer = &mut serde_json::Deserializer::from_str(text);
+        let request: Request = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+            // Text that is no JSON object has no field to blame.
+            let path = e.path().to_string();
+            let whole = path == "." || !e.inner().is_data() || !path.starts_with(char::is_alphabetic);
+            let name = if whole { "request".to_string() } else { path };
+            Error::Setting { name, reason: without_position(&e.inner().to_string()) }
+        })?;
+        request.check()
+    }
+
+    /// Checks the lesson's settings; an error names the field by its path.
+    ///
+    /// ```
+    /// let request = lingo_lessons::Request::SortStudy(Default::default());
+    /// assert!(request.check().is_ok());
+    /// ```
+    pub fn check(self) -> Result<CheckedRequest> {
+        let value = serde_json::to_value(&self).expect("a request serializes");
+        let at_path = |err: Error| match err {
+            Error::Setting { name, reason } => {
+                Error::Setting { name: path_of(&value["settings"], &name).unwrap_or(name), reason }
+            }
+            other => other,
+        };
+        Ok(match self {
+            Request::Ablation(s) => CheckedRequest::Ablation(s.check().map_err(at_path)?),
+            Request::SortStudy(s) => CheckedRequest::SortStudy(s.check().map_err(at_path)?),
+            Request::AlignmentSuite(s) => CheckedRequest::AlignmentSuite(s.check().map_err(at_path)?),
+        })
+    }
+}
+
+impl CheckedRequest {
+    /// Runs the lesson, telling `observer`, and returns its results' serde form.
+    ///
+    /// ```
+    /// let request = lingo_lessons::Request::from_json(r#"{"lesson": "sort_study", "settings": {"lengths": [3],
+    ///     "digits": 5, "train_size": 64, "val_size": 8, "test_size": 8, "epochs": 1, "emb": 8, "hidden": 8,
+    ///     "longer": [1], "rare_share": 0.0}}"#)?;
+    /// assert_eq!(request.run(&mut ())?["runs"].as_array().unwrap().len(), 2);
+    /// # Ok::<(), lingo_lessons::Error>(())
+    /// ```
+    pub fn run(&self, observer: &mut dyn Observer) -> Result<serde_json::Value> {
+        let value = match self {
+            CheckedRequest::Ablation(s) => serde_json::to_value(crate::ablation(s, observer)?),
+            CheckedRequest::SortStudy(s) => serde_json::to_value(crate::sort_study(s, observer)?),
+            CheckedRequest::AlignmentSuite(s) => serde_json::to_value(crate::alignment_suite(s, observer)?),
+        };
+        Ok(value.expect("results serialize"))
+    }
+}
+
+/// The path (`settings.training.epochs`) of the first key `name` in `settings`.
+fn path_of(settings: &serde_json::Value, name: &str) -> Option<String> {
+    fn find(value: &serde_json::Value, name: &str, path: &str) -> Option<String> {
+        let fields = value.as_object()?;
+        if fields.contains_key(name) {
+            return Some(format!("{path}.{name}"));
+        }
+        fields.iter().find_map(|(key, inner)| find(inner, name, &format!("{path}.{key}")))
+    }
+    find(settings, name, "settings")
+}
+
+/// serde_json's message without its ` at line L column C`: the path says where.
+fn without_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
