@@ -1097,10 +1097,9 @@ impl<M: EncoderDecoder> TrainHooks<M> for Rounds<'_, '_, '_> {
             seconds: Some(self.seconds_before + elapsed),
         };
         // Training wrote the round's checkpoints before this call: best.ckpt
-        // when the round beat every earlier one, last.ckpt always.
-        let improved = self.metrics.rounds().iter().all(|m| r.val_loss < m.val_loss);
+        // when the round improved, last.ckpt always.
         let out = &self.corpus.run.out;
-        let names: &[&str] = if improved { &["best.ckpt", "last.ckpt"] } else { &["last.ckpt"] };
+        let names: &[&str] = if r.improved { &["best.ckpt", "last.ckpt"] } else { &["last.ckpt"] };
         for name in names {
             let written = CheckpointWritten { run: "model".into(), path: out.join(name) };
             self.corpus.observer.send(Event::Checkpoint(written));

@@ -542,7 +542,8 @@ struct StudyHooks<'w, 'a> {
     val: &'w [AlignedExample],
     /// Entropy before training (epoch 0), then after each epoch.
     entropy: Vec<f32>,
-    best: Option<(f32, usize, StateDict)>,
+    /// The best epoch so far and its weights.
+    best: Option<(usize, StateDict)>,
 }
 
 impl<M: EncoderDecoder> TrainHooks<M> for StudyHooks<'_, '_> {
@@ -562,8 +563,8 @@ impl<M: EncoderDecoder> TrainHooks<M> for StudyHooks<'_, '_> {
         // With a constant learning rate the last epoch can land on a spike
         // (a validation loss of 0.017 one epoch, 0.072 the next, seen):
         // the best epoch's weights are the ones measured.
-        if self.best.as_ref().is_none_or(|(loss, ..)| report.val_loss < *loss) {
-            self.best = Some((report.val_loss, report.epoch, StateDict::from_module(model)?));
+        if report.improved {
+            self.best = Some((report.epoch, StateDict::from_module(model)?));
         }
         self.watch.epoch(report, model, Known { entropy: h, ..Known::default() })
     }
@@ -588,7 +589,7 @@ fn train_and_measure(
     let mut hooks = StudyHooks { watch: observer.watch(&run, val, &pinned), val, entropy, best: None };
     let trained = train_model_hooked(&mut model, train, val, &config, None, &mut hooks)?;
     let measured_epoch = match hooks.best {
-        Some((_, epoch, weights)) => {
+        Some((epoch, weights)) => {
             weights.load_into(&mut model)?;
             epoch
         }

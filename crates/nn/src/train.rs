@@ -606,13 +606,16 @@ pub struct EpochReport {
     pub steps: u64,
     /// Seconds since the call started.
     pub seconds: f64,
+    /// Whether the validation loss is the lowest so far: the epoch is the
+    /// run's best (its `best.ckpt` written, when checkpointing).
+    pub improved: bool,
 }
 
 impl std::fmt::Display for EpochReport {
     /// The epoch's line: `Epoch 3/16 | Train: 2.9817 | Val: 2.9359`.
     ///
     /// ```
-    /// let report = lingo_nn::EpochReport { epoch: 3, epochs: 16, train_loss: 2.98172, val_loss: 2.93591, steps: 141, seconds: 2.5 };
+    /// let report = lingo_nn::EpochReport { epoch: 3, epochs: 16, train_loss: 2.98172, val_loss: 2.93591, steps: 141, seconds: 2.5, improved: true };
     /// assert_eq!(report.to_string(), "Epoch 3/16 | Train: 2.9817 | Val: 2.9359");
     /// ```
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -814,7 +817,7 @@ pub fn train_model_hooked<M: EncoderDecoder, E: SeqPair, H: TrainHooks<M>>(
         let val_loss = training.validate(model, epoch, train_loss)?;
         let improved = training.record_best(epoch, val_loss);
         training.save_checkpoints(model, epoch, improved)?;
-        let report = training.report(epoch, train_loss, val_loss);
+        let report = training.report(epoch, train_loss, val_loss, improved);
         let next = hooks.after_epoch(&report, model)?;
         if training.stops_after(epoch, next)? {
             break;
@@ -1027,7 +1030,7 @@ impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
     }
 
     /// The numbers of the finished `epoch`, as the hook sees them.
-    fn report(&self, epoch: u64, train_loss: f32, val_loss: f32) -> EpochReport {
+    fn report(&self, epoch: u64, train_loss: f32, val_loss: f32, improved: bool) -> EpochReport {
         EpochReport {
             epoch: epoch as usize,
             epochs: self.config.epochs,
@@ -1035,6 +1038,7 @@ impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
             val_loss,
             steps: self.step,
             seconds: self.start.elapsed().as_secs_f64(),
+            improved,
         }
     }
 

@@ -790,6 +790,26 @@ fn a_stop_request_drops_the_epoch_in_progress_and_a_resume_redoes_it() {
     assert!(!rest.interrupted);
 }
 
+#[test]
+fn an_epoch_report_says_whether_the_epoch_is_the_best_so_far() {
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(10);
+    let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
+    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
+    let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(11)).unwrap();
+    let mut improved = Vec::new();
+    let result = train_model_with(&mut model, &train, &val, &quiet(6), None, |report, _| {
+        improved.push(report.improved);
+        Ok::<_, lingo_nn::Error>(lingo_nn::Next::Continue)
+    })
+    .unwrap();
+    // Each flag is the loss below every earlier one's, and the last flagged epoch is the best.
+    for (e, &flag) in improved.iter().enumerate() {
+        assert_eq!(flag, result.val_losses[..e].iter().all(|&l| result.val_losses[e] < l), "epoch {}", e + 1);
+    }
+    assert_eq!(improved.iter().rposition(|&f| f).map(|e| e + 1), Some(result.best_epoch));
+}
+
 /// Hooks that hear every second step and pause the run after step 4.
 struct PauseAtFour {
     control: lingo_nn::RunControl,
