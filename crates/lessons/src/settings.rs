@@ -215,8 +215,11 @@ pub fn default_of<T: Args, V: Clone + Send + Sync + 'static>(id: &str) -> V {
 pub fn check_fields<T: Args + Serialize>(settings: &T) -> Result<()> {
     let command = T::augment_args(Command::new("check").no_binary_name(true));
     let value = serde_json::to_value(settings).map_err(|e| Error::invalid("settings", e.to_string()))?;
+    // The TOML form is made once, and only if some value is null.
+    let toml = std::cell::OnceCell::new();
+    let non_finite = |key: &str| non_finite(toml.get_or_init(|| toml::Value::try_from(settings).ok()).as_ref()?, key);
     let mut args = Vec::new();
-    as_flags(&command, &value, &|key| non_finite(settings, key), &mut args)?;
+    as_flags(&command, &value, &non_finite, &mut args)?;
     command.clone().try_get_matches_from(args).map(drop).map_err(|e| setting_error(&command, &e))
 }
 
@@ -268,14 +271,14 @@ fn as_flags(
     Ok(())
 }
 
-/// The NaN or infinity of the setting `key` of `settings`, as text, read
-/// from its TOML form (which keeps them).
-fn non_finite<T: Serialize>(settings: &T, key: &str) -> Option<String> {
+/// The NaN or infinity of the setting `key`, as text, read from the
+/// settings' TOML form (which keeps them).
+fn non_finite(settings: &toml::Value, key: &str) -> Option<String> {
     fn find(value: &toml::Value, key: &str) -> Option<f64> {
         let table = value.as_table()?;
         table.get(key).and_then(toml::Value::as_float).or_else(|| table.values().find_map(|v| find(v, key)))
     }
-    find(&toml::Value::try_from(settings).ok()?, key).map(|x| x.to_string())
+    find(settings, key).map(|x| x.to_string())
 }
 
 /// clap's error about one flag as an [`Error::Setting`] about its field.
