@@ -23,10 +23,10 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use lingo_data::{AlignedExample, AlignmentScore, Batch, DEFAULT_LEXICON, LexiconReverse, Task};
+use lingo_data::{AlignedExample, AlignmentScore, DEFAULT_LEXICON, LexiconReverse, Task};
 use lingo_nn::{
-    AnyModel, EncoderDecoder, Init, Progress, SaliencyComparison, Schedule, Seq2SeqConfig, TrainConfig,
-    compare_saliency, saliency, train_model_hooked,
+    AnyModel, Init, Progress, SaliencyComparison, Schedule, Seq2SeqConfig, TrainConfig, compare_saliency, saliency,
+    train_model_hooked,
 };
 use lingo_tensor::Module;
 use ndarray::{Array2, Array4, Axis};
@@ -381,7 +381,7 @@ fn fit(
     let run = choice.to_string();
     let mut watch = observer.watch(&run, data.scored, std::slice::from_ref(data.shown));
     let trained = train_model_hooked(&mut model, data.train, data.val, &config, None, &mut watch)?;
-    let example = maps(&model, data.shown.batch())?;
+    let example = maps(&model, data.shown)?;
     Ok(AblationRun {
         config: choice,
         train_losses: trained.train_losses,
@@ -396,13 +396,12 @@ fn fit(
 }
 
 /// `model`'s attention, heads and saliency on the one sentence of `batch`.
-fn maps(model: &AnyModel, batch: &Batch) -> Result<ExampleMaps> {
-    let first = |w: ndarray::Array3<f32>| w.index_axis_move(Axis(0), 0);
-    let heads = model.head_attention(batch)?.filter(|w| w.shape()[0] * w.shape()[1] > 1);
+fn maps(model: &AnyModel, shown: &Pinned) -> Result<ExampleMaps> {
+    let (attention, heads) = shown.attention(model)?.unzip();
     Ok(ExampleMaps {
-        attention: model.attention(batch)?.map(first),
-        heads: heads.map(|w| w.index_axis_move(Axis(2), 0)),
-        saliency: first(saliency(model, batch)?),
+        attention,
+        heads: heads.flatten(),
+        saliency: saliency(model, shown.batch())?.index_axis_move(Axis(0), 0),
     })
 }
 

@@ -31,7 +31,7 @@ use std::sync::{Mutex, PoisonError};
 
 use lingo_data::{AlignedExample, Batch, SeqPair, Vocab};
 use lingo_nn::{EncoderDecoder, EpochReport, Next, RunControl, StepReport, TrainHooks};
-use ndarray::{Array4, Axis};
+use ndarray::{Array2, Array4, Axis};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -278,7 +278,20 @@ impl Pinned {
     pub(crate) fn batch(&self) -> &Batch {
         &self.batch
     }
+
+    /// `model`'s attention on the example, `(tgt_len, src_len)` (a
+    /// Transformer's last layer), and every head, `(layers, heads,
+    /// tgt_len, src_len)`, when it has more than one; `None` without attention.
+    pub(crate) fn attention<M: EncoderDecoder>(&self, model: &M) -> Result<Option<Attention>> {
+        let Some(weights) = model.attention(&self.batch)? else { return Ok(None) };
+        let heads = model.head_attention(&self.batch)?.filter(|h| h.shape()[0] * h.shape()[1] > 1);
+        Ok(Some((weights.index_axis_move(Axis(0), 0), heads.map(|h| h.index_axis_move(Axis(2), 0)))))
+    }
 }
+
+/// A model's attention on one example, `(tgt_len, src_len)`, and every
+/// head, `(layers, heads, tgt_len, src_len)`, when it has more than one.
+pub(crate) type Attention = (Array2<f32>, Option<Array4<f32>>);
 
 /// A lesson's observer, shared by the runs it trains side by side.
 pub(crate) struct Shared<'a> {

@@ -30,13 +30,13 @@
 use std::collections::BTreeMap;
 
 use lingo_attention::Scorer;
-use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, Task};
+use lingo_data::{AlignedExample, DigitOp, DigitTask, Task};
 use lingo_nn::{
     AnyModel, EncoderDecoder, EpochReport, Init, Next, Placement, Progress, RnnKind, SaliencyComparison, Seq2SeqConfig,
     StateDict, StepReport, TrainConfig, TrainHooks, compare_saliency, train_model_hooked,
 };
 use lingo_tensor::Module;
-use ndarray::{Array2, Array4, Axis};
+use ndarray::{Array2, Array4};
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
 use rand::rngs::StdRng;
@@ -740,16 +740,7 @@ fn case_sequence(settings: &SortStudySettings, task: &DigitTask) -> Result<Align
 
 /// The attention of the case study's sequence.
 fn example(settings: &SortStudySettings, task: &DigitTask, model: &AnyModel) -> Result<Option<SortExample>> {
-    let example = case_sequence(settings, task)?;
-    let batch = Batch::from_examples(std::slice::from_ref(&example))?;
-    let Some(weights) = model.attention(&batch)? else { return Ok(None) };
-    let owned = |v: Vec<&str>| v.into_iter().map(str::to_owned).collect::<Vec<_>>();
-    let tgt_in = &example.tgt[..example.tgt.len() - 1];
-    let heads = model.head_attention(&batch)?.filter(|h| h.shape()[0] * h.shape()[1] > 1);
-    Ok(Some(SortExample {
-        source: owned(task.src_vocab().decode(&example.src, false)),
-        target: owned(task.tgt_vocab().decode(tgt_in, false)),
-        weights: weights.index_axis_move(Axis(0), 0),
-        heads: heads.map(|h| h.index_axis_move(Axis(2), 0)),
-    }))
+    let pinned = Pinned::new(&case_sequence(settings, task)?, task.src_vocab(), task.tgt_vocab())?;
+    let Some((weights, heads)) = pinned.attention(model)? else { return Ok(None) };
+    Ok(Some(SortExample { source: pinned.source().to_vec(), target: pinned.target().to_vec(), weights, heads }))
 }
