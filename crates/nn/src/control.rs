@@ -6,17 +6,18 @@
 //! own stopping rule. Training asks it before every optimizer step
 //! ([`RunControl::proceed`]), so a pause or a stop takes effect between
 //! two steps, never inside one, and a paused run holds its thread until it
-//! is resumed or stopped.
+//! is resumed, stepped or stopped.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 const RUNNING: u8 = 0;
 const PAUSED: u8 = 1;
 const STOPPED: u8 = 2;
 
-/// A handle that pauses, resumes or stops a run between its steps; clones
-/// share one state.
+/// A handle that pauses, resumes, steps or stops a run between its steps;
+/// clones share one state. Give each run its own clone: a
+/// [`step`](Self::step) lets every clone's run take one step.
 ///
 /// ```
 /// let control = lingo_nn::RunControl::new();
@@ -28,16 +29,31 @@ const STOPPED: u8 = 2;
 /// button.stop();                            // wakes it: the run ends before its next step
 /// assert!(!run.join().unwrap());
 /// ```
-#[derive(Debug, Clone, Default)]
-pub struct RunControl(Arc<Shared>);
+#[derive(Debug, Default)]
+pub struct RunControl {
+    shared: Arc<Shared>,
+    /// [`Shared::granted`] as this handle's run last saw it: a paused run
+    /// takes a step when more have been granted since.
+    seen: AtomicU64,
+}
 
 #[derive(Debug, Default)]
 struct Shared {
+    /// Single steps granted to paused runs so far ([`RunControl::step`]).
+    granted: AtomicU64,
     /// `RUNNING`, `PAUSED` or `STOPPED`; read at every step without a lock.
     state: AtomicU8,
     /// Held while the state changes, so a waiting run never misses a wake-up.
     lock: Mutex<()>,
     changed: Condvar,
+}
+
+/// A clone shares the state; its run owes nothing of the steps granted before.
+impl Clone for RunControl {
+    fn clone(&self) -> RunControl {
+        let seen = AtomicU64::new(self.shared.granted.load(Ordering::Acquire));
+        RunControl { shared: Arc::clone(&self.shared), seen }
+    }
 }
 
 impl RunControl {
@@ -87,13 +103,36 @@ impl RunControl {
         self.set(|_| STOPPED);
     }
 
+    /// Lets a run take one more step and then hold: pauses a running run,
+    /// and grants every run paused on this control's clones one step. A
+    /// step asked before the run took the last one adds nothing; a stopped
+    /// run stays stopped.
+    ///
+    /// ```
+    /// let control = lingo_nn::RunControl::new();
+    /// let (a, b) = (control.clone(), control.clone()); // two runs side by side
+    /// control.step();
+    /// assert!(control.is_paused());
+    /// assert!(a.proceed() && b.proceed());             // one step each...
+    /// control.stop();
+    /// assert!(!a.proceed());                           // ...and no more
+    /// ```
+    pub fn step(&self) {
+        self.set(|state| {
+            if state != STOPPED {
+                self.shared.granted.fetch_add(1, Ordering::AcqRel);
+            }
+            if state == STOPPED { STOPPED } else { PAUSED }
+        });
+    }
+
     /// Whether [`stop`](Self::stop) was asked (and not undone by a resume).
     ///
     /// ```
     /// assert!(!lingo_nn::RunControl::new().is_stopped());
     /// ```
     pub fn is_stopped(&self) -> bool {
-        self.0.state.load(Ordering::Acquire) == STOPPED
+        self.shared.state.load(Ordering::Acquire) == STOPPED
     }
 
     /// Whether the run is held by [`pause`](Self::pause).
@@ -104,7 +143,7 @@ impl RunControl {
     /// assert!(control.is_paused());
     /// ```
     pub fn is_paused(&self) -> bool {
-        self.0.state.load(Ordering::Acquire) == PAUSED
+        self.shared.state.load(Ordering::Acquire) == PAUSED
     }
 
     /// What a run calls before each step: returns at once while running,
@@ -115,21 +154,30 @@ impl RunControl {
     /// assert!(lingo_nn::RunControl::new().proceed());
     /// ```
     pub fn proceed(&self) -> bool {
-        if self.0.state.load(Ordering::Acquire) == RUNNING {
+        let granted = || self.shared.granted.load(Ordering::Acquire);
+        if self.shared.state.load(Ordering::Acquire) == RUNNING {
+            // A step granted while this run was running is not owed to it later.
+            self.seen.store(granted(), Ordering::Relaxed);
             return true;
         }
-        let mut guard = self.0.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        while self.0.state.load(Ordering::Acquire) == PAUSED {
-            guard = self.0.changed.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        let mut guard = self.shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            match self.shared.state.load(Ordering::Acquire) {
+                PAUSED if granted() > self.seen.load(Ordering::Relaxed) => {
+                    self.seen.store(granted(), Ordering::Relaxed);
+                    return true;
+                }
+                PAUSED => guard = self.shared.changed.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                state => return state != STOPPED,
+            }
         }
-        self.0.state.load(Ordering::Acquire) != STOPPED
     }
 
     /// Moves the state by `next` and wakes a waiting run.
     fn set(&self, next: impl FnOnce(u8) -> u8) {
-        let _guard = self.0.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let state = next(self.0.state.load(Ordering::Acquire));
-        self.0.state.store(state, Ordering::Release);
-        self.0.changed.notify_all();
+        let _guard = self.shared.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let state = next(self.shared.state.load(Ordering::Acquire));
+        self.shared.state.store(state, Ordering::Release);
+        self.shared.changed.notify_all();
     }
 }

@@ -868,6 +868,79 @@ fn a_paused_run_waits_for_its_resume_and_trains_the_same_bits() {
     assert_eq!(hooks.steps, [2, 4, 6, 8]);
 }
 
+/// Hooks that pause the run after step 4 and publish the last step taken.
+struct PauseAndCount {
+    control: lingo_nn::RunControl,
+    last: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl lingo_nn::TrainHooks<Seq2Seq> for PauseAndCount {
+    type Error = lingo_nn::Error;
+
+    fn step_every(&self) -> u64 {
+        1
+    }
+
+    fn after_step(&mut self, step: &lingo_nn::StepReport, _: &Seq2Seq) -> lingo_nn::Result<()> {
+        if step.step == 4 {
+            self.control.pause();
+        }
+        self.last.store(step.step, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+
+    fn after_epoch(&mut self, _: &lingo_nn::EpochReport, _: &Seq2Seq) -> lingo_nn::Result<lingo_nn::Next> {
+        Ok(lingo_nn::Next::Continue)
+    }
+}
+
+#[test]
+fn a_paused_run_takes_one_step_per_step_asked_and_trains_the_same_bits() {
+    use std::sync::atomic::Ordering;
+    let task = reverse_task();
+    let mut rng = StdRng::seed_from_u64(10);
+    let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
+    let config = tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau);
+    let fresh = || Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap();
+    let mut base = quiet(2);
+    base.batching.batch_size = 16;
+    let straight = train_model(&mut fresh(), &train, &val, &base, None).unwrap();
+
+    let control = lingo_nn::RunControl::new();
+    let settings = TrainConfig { control: Some(control.clone()), ..base };
+    let last = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (button, seen) = (control.clone(), last.clone());
+    // The user waits for the pause after step 4, steps twice, and sees the
+    // run hold after each step before resuming it.
+    let user = std::thread::spawn(move || {
+        let wait_for = |step: u64| {
+            while seen.load(Ordering::Acquire) != step || !button.is_paused() {
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            seen.load(Ordering::Acquire) // still there: the run holds
+        };
+        let held = [
+            wait_for(4),
+            {
+                button.step();
+                wait_for(5)
+            },
+            {
+                button.step();
+                wait_for(6)
+            },
+        ];
+        button.resume();
+        held
+    });
+    let mut hooks = PauseAndCount { control, last: last.clone() };
+    let stepped = lingo_nn::train_model_hooked(&mut fresh(), &train, &val, &settings, None, &mut hooks).unwrap();
+    assert_eq!(user.join().unwrap(), [4, 5, 6]);
+    assert_eq!(last.load(Ordering::Acquire), 8);
+    assert_eq!(stepped.val_losses, straight.val_losses);
+}
+
 #[test]
 fn head_attention_holds_each_head_and_their_mean_is_the_attention() {
     let task = reverse_task();
