@@ -116,12 +116,7 @@ impl AblationSettings {
         check_widths(&self.configs, self.training.hidden)?;
         // Every configuration trains at once, each with its model and batches.
         let task = self.task()?;
-        let config = Seq2SeqConfig {
-            emb_dim: self.training.emb,
-            hidden_dim: self.training.hidden,
-            attn_dim: self.training.hidden,
-            ..Seq2SeqConfig::new(task.src_vocab().len(), task.tgt_vocab().len())
-        };
+        let config = self.training.recurrent(AttentionChoice(None), task.src_vocab().len(), task.tgt_vocab().len());
         let [model, batch] = budget::training_bytes(&config.into(), self.training.batch_size, self.max_words)
             .map(|b| b.saturating_mul(self.configs.len() as u64));
         budget::fits(&[
@@ -142,15 +137,9 @@ impl AblationSettings {
     fn model(&self, choice: ModelChoice, task: &LexiconReverse) -> Result<AnyModel> {
         let (src_vocab, tgt_vocab) = (task.src_vocab().len(), task.tgt_vocab().len());
         let config = match choice {
-            ModelChoice::Recurrent(attention) => Seq2SeqConfig {
-                attention: attention.0,
-                emb_dim: self.training.emb,
-                hidden_dim: self.training.hidden,
-                attn_dim: self.training.hidden,
-                init: self.init,
-                ..Seq2SeqConfig::new(src_vocab, tgt_vocab)
+            ModelChoice::Recurrent(attention) => {
+                Seq2SeqConfig { init: self.init, ..self.training.recurrent(attention, src_vocab, tgt_vocab) }.into()
             }
-            .into(),
             ModelChoice::Transformer => transformer(src_vocab, tgt_vocab, self.training.hidden, self.init).into(),
         };
         // Every configuration starts from the same seed, so only the one setting differs.

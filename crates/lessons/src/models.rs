@@ -7,10 +7,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use lingo_attention::Scorer;
-use lingo_nn::{Init, Schedule, TrainConfig, TransformerConfig};
+use lingo_nn::{Init, Placement, RnnKind, Schedule, Seq2SeqConfig, TrainConfig, TransformerConfig};
 
 use crate::error::{Error, Result};
-use crate::settings::{MAX_BATCH, MAX_EPOCHS, at_most, dimension, positive_real, serde_as_text};
+use crate::settings::{MAX_BATCH, MAX_EPOCHS, at_most, choice, dimension, positive_real, serde_as_text};
 
 /// Attention heads per layer of the task Transformer.
 pub const HEADS: usize = 4;
@@ -217,10 +217,41 @@ pub struct TaskTraining {
     /// LSTM hidden size, and the Transformer's width
     #[arg(long, default_value = "64", value_parser = dimension)]
     pub hidden: usize,
+    /// The recurrent models' cell
+    #[arg(long, value_enum, default_value = "lstm")]
+    #[serde(with = "choice")]
+    pub rnn: RnnKind,
+    /// Where the recurrent decoder attends
+    #[arg(long, value_enum, default_value = "luong")]
+    #[serde(with = "choice")]
+    pub placement: Placement,
 }
 
 impl Default for TaskTraining {
     fn default() -> TaskTraining {
         crate::settings::defaults()
+    }
+}
+
+impl TaskTraining {
+    /// The recurrent model of these settings with `attention`, between
+    /// vocabularies of `src` and `tgt` tokens.
+    ///
+    /// ```
+    /// use lingo_lessons::TaskTraining;
+    /// let training = TaskTraining { rnn: lingo_nn::RnnKind::Gru, ..Default::default() };
+    /// let config = training.recurrent("additive".parse().unwrap(), 12, 14);
+    /// assert_eq!((config.rnn, config.attn_dim, config.tgt_vocab), (lingo_nn::RnnKind::Gru, 64, 14));
+    /// ```
+    pub fn recurrent(&self, attention: AttentionChoice, src: usize, tgt: usize) -> Seq2SeqConfig {
+        Seq2SeqConfig {
+            rnn: self.rnn,
+            attention: attention.0,
+            placement: self.placement,
+            emb_dim: self.emb,
+            hidden_dim: self.hidden,
+            attn_dim: self.hidden,
+            ..Seq2SeqConfig::new(src, tgt)
+        }
     }
 }

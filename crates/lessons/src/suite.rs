@@ -30,8 +30,7 @@ use lingo_data::{
     SuiteTask, Task, Vocab, format_pharaoh, hard_alignment, pharaoh_links,
 };
 use lingo_nn::{
-    AnyConfig, AnyModel, EncoderDecoder, Progress, Schedule, Seq2SeqConfig, TrainConfig, TransformerConfig,
-    train_model_hooked,
+    AnyConfig, AnyModel, EncoderDecoder, Progress, Schedule, TrainConfig, TransformerConfig, train_model_hooked,
 };
 use lingo_tensor::Module;
 use ndarray::{Array2, Axis, s};
@@ -171,14 +170,7 @@ impl SuiteSettings {
     fn model_config(&self, choice: ModelChoice, task: &SuiteTask) -> AnyConfig {
         let (src, tgt) = (task.src_vocab().len(), task.tgt_vocab().len());
         match choice {
-            ModelChoice::Recurrent(attention) => Seq2SeqConfig {
-                attention: attention.0,
-                emb_dim: self.training.emb,
-                hidden_dim: self.training.hidden,
-                attn_dim: self.training.hidden,
-                ..Seq2SeqConfig::new(src, tgt)
-            }
-            .into(),
+            ModelChoice::Recurrent(attention) => self.training.recurrent(attention, src, tgt).into(),
             ModelChoice::Transformer => {
                 let config = transformer(src, tgt, self.training.hidden, Default::default());
                 // Positions for the longest sentence, `<sos>` and `<eos>` included.

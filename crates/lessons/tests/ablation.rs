@@ -141,3 +141,19 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn the_cell_and_the_placement_are_settings_of_the_recurrent_models() {
+    use lingo_nn::{EncoderDecoder, Placement, RnnKind};
+    let trained = |rnn, placement| {
+        let mut settings = small();
+        settings.training = TaskTraining { epochs: 1, rnn, placement, ..settings.training };
+        let results = ablation(&settings.check().unwrap(), &mut ()).unwrap();
+        let lingo_nn::AnyConfig::Seq2Seq(config) = results.runs[1].model.config() else { panic!("a recurrent model") };
+        (config.rnn, config.placement, results.runs[1].val_loss())
+    };
+    let (lstm, gru) = (trained(RnnKind::Lstm, Placement::Luong), trained(RnnKind::Gru, Placement::Bahdanau));
+    assert_eq!((lstm.0, lstm.1), (RnnKind::Lstm, Placement::Luong));
+    assert_eq!((gru.0, gru.1), (RnnKind::Gru, Placement::Bahdanau));
+    assert_ne!(lstm.2, gru.2, "a different model learns differently");
+}

@@ -92,8 +92,18 @@ pub fn reads_back<S: PartialEq + std::fmt::Debug + serde::Serialize + serde::de:
 pub fn any_training() -> impl proptest::strategy::Strategy<Value = lingo_lessons::TaskTraining> {
     use proptest::prelude::*;
     let lr = prop_oneof![Just(f64::NAN), Just(-1.0), 0.0..1.0f64];
-    (0usize..200_000, 0usize..100_000, lr, 0usize..3000, 0usize..3000).prop_map(
-        |(epochs, batch_size, lr, emb, hidden)| lingo_lessons::TaskTraining { epochs, batch_size, lr, emb, hidden },
+    let rnn = prop_oneof![Just(lingo_nn::RnnKind::Lstm), Just(lingo_nn::RnnKind::Gru)];
+    let placement = prop_oneof![Just(lingo_nn::Placement::Luong), Just(lingo_nn::Placement::Bahdanau)];
+    (0usize..200_000, 0usize..100_000, lr, 0usize..3000, 0usize..3000, rnn, placement).prop_map(
+        |(epochs, batch_size, lr, emb, hidden, rnn, placement)| lingo_lessons::TaskTraining {
+            epochs,
+            batch_size,
+            lr,
+            emb,
+            hidden,
+            rnn,
+            placement,
+        },
     )
 }
 
