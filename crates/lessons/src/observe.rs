@@ -176,6 +176,8 @@ pub struct Step {
     pub lr: f64,
     /// Training pairs per second since the last step event.
     pub pairs_per_second: f64,
+    /// Seconds of the run's training so far.
+    pub seconds: f64,
 }
 
 /// [`Event::Epoch`].
@@ -413,8 +415,9 @@ impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
             let (pairs, seconds) = self.last;
             let rate = (report.pairs - pairs) as f64 / (report.seconds - seconds).max(1e-9);
             self.last = (report.pairs, report.seconds);
-            let (epoch, step, loss, lr) = (report.epoch, report.step, report.loss, report.lr);
-            self.shared.send(Event::Step(Step { run: run.clone(), epoch, step, loss, lr, pairs_per_second: rate }));
+            let (epoch, step, loss, lr, seconds) = (report.epoch, report.step, report.loss, report.lr, report.seconds);
+            let pairs_per_second = rate;
+            self.shared.send(Event::Step(Step { run: run.clone(), epoch, step, loss, lr, pairs_per_second, seconds }));
         }
         if every.snapshots > 0 && report.step.is_multiple_of(every.snapshots) {
             for (example, pinned) in self.pinned.iter().enumerate() {

@@ -90,6 +90,41 @@ impl Request {
 }
 
 impl CheckedRequest {
+    /// The lesson, as a request names it.
+    ///
+    /// ```
+    /// let request = lingo_lessons::Request::from_json(r#"{"lesson": "sort_study", "settings": {}}"#)?;
+    /// assert_eq!(request.lesson(), "sort_study");
+    /// # Ok::<(), lingo_lessons::Error>(())
+    /// ```
+    pub fn lesson(&self) -> &'static str {
+        match self {
+            CheckedRequest::Ablation(_) => "ablation",
+            CheckedRequest::SortStudy(_) => "sort_study",
+            CheckedRequest::AlignmentSuite(_) => "alignment_suite",
+        }
+    }
+
+    /// The request with every setting explicit: what the lesson reads.
+    /// It reads back as the same request.
+    ///
+    /// ```
+    /// use lingo_lessons::Request;
+    /// let request = Request::from_json(r#"{"lesson": "ablation", "settings": {"seed": 3}}"#)?;
+    /// let json = request.to_json();
+    /// assert_eq!(json["settings"]["training"]["epochs"], 16);
+    /// assert_eq!(Request::from_json(&json.to_string())?, request);
+    /// # Ok::<(), lingo_lessons::Error>(())
+    /// ```
+    pub fn to_json(&self) -> serde_json::Value {
+        let request = match self {
+            CheckedRequest::Ablation(s) => Request::Ablation((**s).clone()),
+            CheckedRequest::SortStudy(s) => Request::SortStudy((**s).clone()),
+            CheckedRequest::AlignmentSuite(s) => Request::AlignmentSuite((**s).clone()),
+        };
+        serde_json::to_value(request).expect("a request serializes")
+    }
+
     /// Runs the lesson, telling `observer`, and returns its results' serde form.
     ///
     /// ```
