@@ -1,0 +1,298 @@
+//! The lab's HTTP API. Every answer is JSON, but the page, its assets and
+//! the event streams:
+//!
+//! | method and path | what it does |
+//! |---|---|
+//! | `GET /` | the page |
+//! | `GET /assets/{name}` | its scripts and style sheet |
+//! | `GET /api/lessons` | each lesson's default settings |
+//! | `POST /api/runs` | starts a lesson: `{"lesson": ..., "settings": {...}, "watch": {...}}`; 201 with the run |
+//! | `GET /api/runs` | every run kept, oldest first |
+//! | `GET /api/runs/{id}` | one run |
+//! | `GET /api/runs/{id}/events` | its events as server-sent events, from the first (or `?from=N`, or after `Last-Event-ID`) |
+//! | `POST /api/runs/{id}/{action}` | `pause`, `resume`, `step` or `stop` |
+//!
+//! A refused request gets a 4xx status and `{"error": ..., "field": ...}`
+//! naming the field at fault ([`ApiError`]).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::StreamExt;
+use lingo_lessons::{AblationSettings, Every, Request, SortStudySettings, SuiteSettings};
+use serde::Deserialize;
+
+use crate::Lab;
+use crate::error::ApiError;
+use crate::page;
+use crate::runs::{Action, Run};
+
+/// The largest request body read: settings are a few hundred bytes.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// The routes above, on `lab`.
+pub(crate) fn router(lab: Lab) -> axum::Router {
+    axum::Router::new()
+        .route("/", get(page::index))
+        .route("/assets/{name}", get(page::asset))
+        .route("/api/lessons", get(lessons))
+        .route("/api/runs", get(list).post(start))
+        .route("/api/runs/{id}", get(show))
+        .route("/api/runs/{id}/events", get(events))
+        .route("/api/runs/{id}/{action}", post(act))
+        .fallback(not_found)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(lab)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("path", "no such page or API route")
+}
+
+async fn wrong_method(method: axum::http::Method) -> ApiError {
+    ApiError::with_status(StatusCode::METHOD_NOT_ALLOWED, "method", format!("{method} is not served at this path"))
+}
+
+/// The model names a page offers for a lesson's `configs` (any `multi_head:H` reads too).
+pub const MODELS: &[&str] = &["none", "dot", "general", "additive", "scaled_dot", "multi_head:4", "transformer"];
+
+/// Each lesson's settings: `defaults` as a request writes them, and for
+/// each field (by its name, nested or not) its `help` and `flag` on the
+/// command line and, for a choice, its `choices`. Read from the same
+/// definitions as the command line's, so the page and `lingo --help` agree.
+async fn lessons() -> Json<serde_json::Value> {
+    Json(serde_json::json!({
+        "ablation": lesson::<AblationSettings>(),
+        "sort_study": lesson::<SortStudySettings>(),
+        "alignment_suite": lesson::<SuiteSettings>(),
+    }))
+}
+
+fn lesson<S: Default + serde::Serialize + clap::Args>() -> serde_json::Value {
+    let command = S::augment_args(clap::Command::new("lesson"));
+    let mut fields = serde_json::Map::new();
+    for arg in command.get_arguments() {
+        let mut choices: Vec<String> =
+            arg.get_possible_values().iter().filter(|v| !v.is_hide_set()).map(|v| v.get_name().to_string()).collect();
+        match arg.get_id().as_str() {
+            "configs" => choices = MODELS.iter().map(|m| m.to_string()).collect(),
+            "phenomena" => choices = lingo_data::Phenomenon::ALL.iter().map(|p| p.to_string()).collect(),
+            _ => {}
+        }
+        let flag = arg.get_long().map(|l| format!("--{l}"));
+        let help = arg.get_help().map(|h| h.to_string());
+        fields.insert(arg.get_id().to_string(), serde_json::json!({ "help": help, "flag": flag, "choices": choices }));
+    }
+    serde_json::json!({ "defaults": S::default(), "fields": fields })
+}
+
+/// How often a run's events come, beside its lesson's settings.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Watch {
+    /// Steps between two step events (0: none).
+    #[serde(default = "default_steps")]
+    steps: u64,
+    /// Steps between two snapshots of the pinned example (0: none).
+    #[serde(default = "default_snapshots")]
+    snapshots: u64,
+}
+
+/// The most steps between two events a run can ask for.
+pub const MAX_EVERY: u64 = 1_000_000;
+
+fn default_steps() -> u64 {
+    4
+}
+
+fn default_snapshots() -> u64 {
+    8
+}
+
+impl Default for Watch {
+    fn default() -> Watch {
+        Watch { steps: default_steps(), snapshots: default_snapshots() }
+    }
+}
+
+/// Reads a run request: the lesson's own request, and `watch`.
+pub(crate) fn read_request(body: &[u8]) -> Result<(lingo_lessons::CheckedRequest, Every), ApiError> {
+    let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request("request", format!("not UTF-8: {e}")))?;
+    let mut value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| ApiError::bad_request("request", format!("not JSON: {e}")))?;
+    let fields = value.as_object_mut().ok_or_else(|| {
+        ApiError::bad_request("request", "must be a JSON object: {\"lesson\": ..., \"settings\": {...}}")
+    })?;
+    let watch = match fields.remove("watch") {
+        None => Watch::default(),
+        Some(watch) => {
+            let watch: Watch = serde_path_to_error::deserialize(watch).map_err(|e| {
+                let path = e.path().to_string();
+                let field = if path == "." { "watch".to_string() } else { format!("watch.{path}") };
+                ApiError::bad_request(&field, e.inner().to_string())
+            })?;
+            for (name, every) in [("watch.steps", watch.steps), ("watch.snapshots", watch.snapshots)] {
+                if every > MAX_EVERY {
+                    return Err(ApiError::bad_request(name, format!("must be at most {MAX_EVERY}, got {every}")));
+                }
+            }
+            watch
+        }
+    };
+    let request = Request::from_json(&value.to_string())?;
+    Ok((request, Every { steps: watch.steps, snapshots: watch.snapshots, measures: true }))
+}
+
+async fn start(State(lab): State<Lab>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    // A body over `MAX_BODY` is refused (413) before it is read.
+    let body = body.map_err(|e| ApiError::with_status(e.status(), "request", e.body_text()))?;
+    let (request, every) = read_request(&body)?;
+    let run = lab.runs().start(request, every)?;
+    Ok((StatusCode::CREATED, Json(run.summary())).into_response())
+}
+
+async fn list(State(lab): State<Lab>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "runs": lab.runs().list() }))
+}
+
+/// The run a path's `{id}` names.
+fn run_of(lab: &Lab, id: Result<Path<String>, PathRejection>) -> Result<Arc<Run>, ApiError> {
+    let Path(id) = id.map_err(|e| ApiError::bad_request("id", e.body_text()))?;
+    let id: u64 = id.parse().map_err(|_| ApiError::bad_request("id", format!("not a run number: {id:?}")))?;
+    lab.runs().get(id)
+}
+
+async fn show(State(lab): State<Lab>, id: Result<Path<String>, PathRejection>) -> Result<Response, ApiError> {
+    Ok(Json(run_of(&lab, id)?.summary()).into_response())
+}
+
+async fn act(
+    State(lab): State<Lab>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path((id, action)) = path.map_err(|e| ApiError::bad_request("id", e.body_text()))?;
+    let action: Action = action.parse()?;
+    let run = run_of(&lab, Ok(Path(id)))?;
+    let state = run.act(action)?;
+    Ok(Json(serde_json::json!({ "id": run.id(), "state": state })).into_response())
+}
+
+/// The first event to send: `?from=N`, else one after `Last-Event-ID`, else 0.
+fn first_event(query: Option<&str>, headers: &HeaderMap) -> Result<usize, ApiError> {
+    let number = |field: &str, text: &str| {
+        text.trim().parse::<usize>().map_err(|_| ApiError::bad_request(field, format!("not an event number: {text:?}")))
+    };
+    let mut from = None;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("from", n)) => from = Some(number("from", n)?),
+            _ => return Err(ApiError::bad_request("query", format!("unknown parameter {pair:?}: only `from`"))),
+        }
+    }
+    if let Some(from) = from {
+        return Ok(from);
+    }
+    match headers.get("last-event-id") {
+        Some(id) => {
+            let id = id.to_str().map_err(|_| ApiError::bad_request("Last-Event-ID", "not text"))?;
+            Ok(number("Last-Event-ID", id)?.saturating_add(1))
+        }
+        None => Ok(0),
+    }
+}
+
+async fn events(
+    State(lab): State<Lab>,
+    id: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let run = run_of(&lab, id)?;
+    let from = first_event(query.as_deref(), &headers)?;
+    let stream = run
+        .events(from, lab.closing())
+        .map(|(n, json)| Ok::<_, Infallible>(SseEvent::default().id(n.to_string()).data(&*json)));
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::read_request;
+
+    /// Any JSON, its keys often the lessons' own, so the reader goes deep.
+    fn any_json() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "[a-z_:0-9]{0,12}".prop_map(Value::String),
+        ];
+        let key = prop_oneof![
+            Just("configs"),
+            Just("training"),
+            Just("epochs"),
+            Just("lr"),
+            Just("hidden"),
+            Just("train_size"),
+            Just("lengths"),
+            Just("phenomena"),
+            Just("seed"),
+            Just("steps"),
+            Just("x"),
+        ]
+        .prop_map(str::to_string);
+        leaf.prop_recursive(4, 32, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(key.clone(), inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn any_bytes_are_read_or_refused_with_a_400_naming_a_field(body in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Err(e) = read_request(&body) {
+                prop_assert_eq!(e.status(), 400);
+                prop_assert!(!e.field().is_empty());
+            }
+        }
+
+        #[test]
+        fn any_settings_are_read_or_refused_with_a_400_naming_a_field(
+            lesson in prop_oneof![Just("ablation"), Just("sort_study"), Just("alignment_suite"), Just("nap")],
+            settings in any_json(),
+            watch in proptest::option::of(any_json()),
+        ) {
+            let mut request = serde_json::json!({ "lesson": lesson, "settings": settings });
+            if let Some(watch) = watch {
+                request["watch"] = watch;
+            }
+            match read_request(request.to_string().as_bytes()) {
+                // What reads is what the lesson would run: it checks again.
+                Ok((checked, _)) => prop_assert!(lingo_lessons::Request::from_json(&checked.to_json().to_string()).is_ok()),
+                Err(e) => {
+                    prop_assert_eq!(e.status(), 400);
+                    let first = e.field().split(['.', '[']).next().unwrap_or("");
+                    prop_assert!(["lesson", "settings", "watch", "request"].contains(&first), "{}", e);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! The lab's API as a page uses it, on a real server on a free port.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Server, without_times};
+use lingo_lessons::Request;
+use serde_json::{Value, json};
+
+/// A small ablation: one dot model, a few steps an epoch.
+fn small_ablation(configs: &[&str], epochs: usize, watch: Value) -> Value {
+    json!({
+        "lesson": "ablation",
+        "settings": {"configs": configs, "train_size": 96, "val_size": 16, "align_samples": 8,
+                     "training": {"epochs": epochs, "batch_size": 16, "emb": 16, "hidden": 16}, "seed": 5},
+        "watch": watch,
+    })
+}
+
+/// What the library returns for the same request, without the lab.
+fn library_results(request: &Value) -> Value {
+    let mut request = request.clone();
+    request.as_object_mut().unwrap().remove("watch");
+    let results = Request::from_json(&request.to_string()).unwrap().run(&mut ()).unwrap();
+    without_times(&results)
+}
+
+fn kind(event: &Value) -> &str {
+    event["event"].as_str().unwrap()
+}
+
+/// Waits (at most a minute) until `done` says the run's summary is there.
+fn wait_until(server: &Server, id: u64, done: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let run = server.get_json(&format!("/api/runs/{id}"));
+        if done(&run) {
+            return run;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "run {id} never got there: {run}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_run_streams_its_events_in_order_and_ends_with_the_librarys_results() {
+    let server = Server::start();
+    let request = small_ablation(&["none", "dot"], 3, json!({"steps": 2, "snapshots": 3}));
+    let id = server.start_run(&request);
+    let events = server.events(id, "", None);
+
+    // Numbered from 0 with no gap; started first, then the lesson's finish, then the state.
+    assert!(events.iter().enumerate().all(|(i, (n, _))| i == *n));
+    let kinds: Vec<&str> = events.iter().map(|(_, e)| kind(e)).collect();
+    assert_eq!(kinds[0], "started");
+    assert_eq!(&kinds[kinds.len() - 2..], ["finished", "state"]);
+    assert_eq!(events.last().unwrap().1["state"], "finished");
+    // 96 pairs in batches of 16: 6 steps an epoch, 18 in all; steps heard at 2, 4, ..., 18.
+    for run in ["none", "dot"] {
+        let of = |k: &'static str| events.iter().filter(move |(_, e)| kind(e) == k && e["run"] == run).map(|(_, e)| e);
+        let steps: Vec<u64> = of("step").map(|e| e["step"].as_u64().unwrap()).collect();
+        assert_eq!(steps, (1..=9).map(|i| 2 * i).collect::<Vec<_>>(), "{run}");
+        let epochs: Vec<&Value> = of("epoch").collect();
+        assert_eq!(epochs.len(), 3, "{run}");
+        assert_eq!(epochs.iter().all(|e| e["alignment"].is_number()), run == "dot", "{run}");
+        // The model without attention has nothing to show; dot shows its (1 layer, 1 head) map.
+        let snapshots: Vec<&Value> = of("snapshot").collect();
+        assert_eq!(snapshots.len(), if run == "dot" { 6 } else { 0 }, "{run}");
+        for snapshot in snapshots {
+            let dims = &snapshot["weights"]["dim"];
+            let (tgt, src) =
+                (snapshot["target"].as_array().unwrap().len(), snapshot["source"].as_array().unwrap().len());
+            assert_eq!(dims, &json!([1, 1, tgt, src]));
+        }
+    }
+    // The results are the library's for the same settings and seed, bit for bit.
+    let finished = &events[events.len() - 2].1;
+    assert_eq!(without_times(&finished["results"]), library_results(&request));
+    assert_eq!(server.get_json(&format!("/api/runs/{id}"))["state"], "finished");
+}
+
+#[test]
+fn a_late_client_replays_the_same_events_and_can_start_anywhere() {
+    let server = Server::start();
+    let id = server.start_run(&small_ablation(&["dot"], 2, json!({"steps": 1, "snapshots": 2})));
+    // Two clients at once, from the start.
+    let (first, second) = std::thread::scope(|s| {
+        let a = s.spawn(|| server.events(id, "", None));
+        let b = s.spawn(|| server.events(id, "", None));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!(first, second);
+    // One after the run ended: the same, from the first event.
+    assert_eq!(server.events(id, "", None), first);
+    assert_eq!(server.events(id, "?from=5", None), first[5..]);
+    // A reconnecting browser sends the last number it saw.
+    assert_eq!(server.events(id, "", Some(("Last-Event-ID", "4"))), first[5..]);
+    assert!(server.events(id, &format!("?from={}", first.len() + 10), None).is_empty());
+}
+
+#[test]
+fn a_run_pauses_steps_one_batch_at_a_time_resumes_and_trains_the_same_bits() {
+    let server = Server::start();
+    let request = small_ablation(&["none", "dot"], 4, json!({"steps": 1, "snapshots": 0}));
+    let id = server.start_run(&request);
+    let (status, paused) = server.post(&format!("/api/runs/{id}/pause"), "");
+    assert_eq!((status, &paused["state"]), (200, &json!("paused")));
+    // Held: the number of events stays put.
+    // Two events: the lesson started, and the pause.
+    let held = wait_until(&server, id, |run| run["events"].as_u64() >= Some(2))["events"].as_u64().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let still = server.get_json(&format!("/api/runs/{id}"));
+    assert_eq!((still["events"].as_u64().unwrap(), &still["state"]), (held, &json!("paused")));
+    // Each step press moves each model one batch: two more step events, then held again.
+    for press in 1..=2 {
+        let before = step_events(&server, id);
+        assert_eq!(server.post(&format!("/api/runs/{id}/step"), "").0, 200);
+        let run = wait_until(&server, id, |_| step_events(&server, id).len() == before.len() + 2);
+        std::thread::sleep(Duration::from_millis(100));
+        let after = step_events(&server, id);
+        assert_eq!(after.len(), before.len() + 2, "press {press}: {run}");
+        for model in ["none", "dot"] {
+            let last = after.iter().filter(|(r, _)| r == model).map(|(_, s)| *s).max();
+            let was = before.iter().filter(|(r, _)| r == model).map(|(_, s)| *s).max().unwrap_or(0);
+            assert_eq!(last, Some(was + 1), "press {press}, {model}");
+        }
+    }
+    assert_eq!(server.post(&format!("/api/runs/{id}/resume"), "").1["state"], "running");
+    let events = server.events(id, "", None);
+    let finished = events.iter().find(|(_, e)| kind(e) == "finished").expect("the run finished");
+    assert_eq!(without_times(&finished.1["results"]), library_results(&request));
+    // The states every client saw, in order.
+    let states: Vec<&str> =
+        events.iter().filter(|(_, e)| kind(e) == "state").map(|(_, e)| e["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["paused", "paused", "paused", "running", "finished"]);
+    // An ended run takes no more controls.
+    let (status, err) = server.post(&format!("/api/runs/{id}/pause"), "");
+    assert_eq!((status, &err["field"]), (409, &json!("id")));
+}
+
+/// The step events of run `id` so far: (model, step).
+fn step_events(server: &Server, id: u64) -> Vec<(String, u64)> {
+    let count = server.get_json(&format!("/api/runs/{id}"))["events"].as_u64().unwrap() as usize;
+    let mut steps = Vec::new();
+    let mut seen = 0;
+    if count > 0 {
+        server.each_event(id, "", None, |n, e| {
+            if kind(e) == "step" {
+                steps.push((e["run"].as_str().unwrap().to_string(), e["step"].as_u64().unwrap()));
+            }
+            seen = n + 1;
+            seen < count
+        });
+    }
+    steps
+}
+
+#[test]
+fn a_stopped_run_ends_its_streams_and_says_so() {
+    let server = Server::start();
+    let id = server.start_run(&small_ablation(&["dot"], 50, json!({"steps": 1, "snapshots": 0})));
+    let mut seen = Vec::new();
+    server.each_event(id, "", None, |_, e| {
+        if kind(e) == "step" && e["step"] == 3 {
+            assert_eq!(server.post(&format!("/api/runs/{id}/stop"), "").0, 200);
+        }
+        seen.push(e.clone());
+        true
+    });
+    let last = seen.last().unwrap();
+    assert_eq!((kind(last), &last["state"]), ("state", &json!("stopped")));
+    assert!(!seen.iter().any(|e| kind(e) == "finished"));
+    assert_eq!(server.get_json("/api/runs")["runs"][0]["state"], "stopped");
+}
+
+#[test]
+fn closing_the_lab_stops_its_runs_and_ends_every_stream() {
+    let server = Server::start();
+    let id = server.start_run(&small_ablation(&["dot"], 50, json!({"steps": 1, "snapshots": 0})));
+    let lab = server.lab.clone();
+    let mut last = Value::Null;
+    server.each_event(id, "", None, |_, e| {
+        if kind(e) == "step" && e["step"] == 2 {
+            let lab = lab.clone();
+            std::thread::spawn(move || lab.close());
+        }
+        last = e.clone();
+        true
+    });
+    assert_eq!(last["state"], "stopped");
+}
+
+#[test]
+fn bad_requests_get_a_4xx_naming_the_field() {
+    let server = Server::start();
+    let cases: &[(&str, &str, u16, &str)] = &[
+        (
+            "/api/runs",
+            r#"{"lesson": "ablation", "settings": {"training": {"epochs": 0}}}"#,
+            400,
+            "settings.training.epochs",
+        ),
+        ("/api/runs", r#"{"lesson": "ablation", "settings": {"train_size": -3}}"#, 400, "settings.train_size"),
+        (
+            "/api/runs",
+            r#"{"lesson": "ablation", "settings": {"configs": ["dot", "telepathy"]}}"#,
+            400,
+            "settings.configs[1]",
+        ),
+        (
+            "/api/runs",
+            r#"{"lesson": "ablation", "settings": {"training": {"hidden": 60000}, "train_size": 100000}}"#,
+            400,
+            "settings.training.hidden",
+        ),
+        (
+            "/api/runs",
+            r#"{"lesson": "ablation", "settings": {"min_words": 5, "max_words": 4}}"#,
+            400,
+            "settings.max_words",
+        ),
+        ("/api/runs", r#"{"lesson": "juggling", "settings": {}}"#, 400, "lesson"),
+        ("/api/runs", r#"{"lesson": "ablation", "settings": {}, "watch": {"steps": "often"}}"#, 400, "watch.steps"),
+        ("/api/runs", r#"{"lesson": "ablation", "settings": {}, "watch": {"every": 3}}"#, 400, "watch.every"),
+        (
+            "/api/runs",
+            r#"{"lesson": "ablation", "settings": {}, "watch": {"snapshots": 1e12}}"#,
+            400,
+            "watch.snapshots",
+        ),
+        ("/api/runs", "not json", 400, "request"),
+        ("/api/runs", "[1, 2]", 400, "request"),
+        ("/api/runs", "", 400, "request"),
+        ("/api/runs/7/pause", "", 404, "id"),
+        ("/api/runs/seven/pause", "", 400, "id"),
+        ("/api/runs/1/jump", "", 404, "action"),
+        ("/api/nothing", "", 404, "path"),
+    ];
+    for &(path, body, status, field) in cases {
+        let (got, err) = server.post(path, body);
+        assert_eq!((got, err["field"].as_str().unwrap()), (status, field), "POST {path} {body}: {err}");
+        assert!(err["error"].as_str().is_some_and(|e| !e.is_empty()), "{err}");
+    }
+    // Too large a body is refused before it is read.
+    let (status, err) = server.post("/api/runs", &" ".repeat(lingo_lab::api::MAX_BODY + 1));
+    assert_eq!((status, err["field"].as_str().unwrap()), (413, "request"));
+    for (path, status, field) in
+        [("/api/runs/99", 404, "id"), ("/api/runs/-1", 400, "id"), ("/api/runs/1/events?from=x", 404, "id")]
+    {
+        let (got, body) = server.get(path);
+        let err: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((got, err["field"].as_str().unwrap()), (status, field), "GET {path}: {body}");
+    }
+    let id = server.start_run(&small_ablation(&["dot"], 1, json!({})));
+    for (query, field) in [("?from=x", "from"), ("?since=3", "query"), ("?from=2&since=3", "query")] {
+        let (got, body) = server.get(&format!("/api/runs/{id}/events{query}"));
+        let err: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((got, err["field"].as_str().unwrap()), (400, field), "{query}: {body}");
+    }
+    // Nothing was started by a refused request.
+    assert_eq!(server.get_json("/api/runs")["runs"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_lab_trains_at_most_four_lessons_at_once() {
+    let server = Server::start();
+    let request = small_ablation(&["dot"], 50, json!({}));
+    let ids: Vec<u64> = (0..lingo_lab::runs::MAX_TRAINING).map(|_| server.start_run(&request)).collect();
+    for id in &ids {
+        server.post(&format!("/api/runs/{id}/pause"), "");
+    }
+    let (status, err) = server.post("/api/runs", &request.to_string());
+    assert_eq!((status, err["field"].as_str().unwrap()), (429, "lesson"), "{err}");
+    server.post(&format!("/api/runs/{}/stop", ids[0]), "");
+    wait_until(&server, ids[0], |run| run["state"] == "stopped");
+    server.start_run(&request);
+}
+
+#[test]
+fn the_page_and_its_assets_come_from_the_lab_alone() {
+    let server = Server::start();
+    let (status, page) = server.get("/");
+    assert_eq!(status, 200);
+    assert!(page.contains("<title>lingo lab</title>"));
+    let response = ureq::get(&server.url("/")).call().unwrap();
+    let policy = response.headers().get("content-security-policy").unwrap().to_str().unwrap();
+    assert!(policy.starts_with("default-src 'self'"), "{policy}");
+    for asset in ["lab.js", "plots.js", "lab.css"] {
+        assert_eq!(server.get(&format!("/assets/{asset}")).0, 200, "{asset}");
+    }
+    assert_eq!(server.get("/assets/../Cargo.toml").0, 404);
+    let lessons = server.get_json("/api/lessons");
+    assert_eq!(lessons["ablation"]["defaults"]["training"]["epochs"], 16);
+    assert_eq!(lessons["sort_study"]["defaults"]["lengths"], json!([5, 10]));
+    // Each field as the command line has it, choices listed.
+    let rnn = &lessons["ablation"]["fields"]["rnn"];
+    assert_eq!((&rnn["flag"], &rnn["choices"]), (&json!("--rnn"), &json!(["lstm", "gru"])));
+    assert_eq!(lessons["alignment_suite"]["fields"]["phenomena"]["choices"].as_array().unwrap().len(), 7);
+    // Every model offered reads as one, and every field has its help.
+    for model in lingo_lab::api::MODELS {
+        assert!(model.parse::<lingo_lessons::models::ModelChoice>().is_ok(), "{model}");
+    }
+    for (lesson, about) in lessons.as_object().unwrap() {
+        for (name, field) in about["fields"].as_object().unwrap() {
+            assert!(field["help"].as_str().is_some_and(|h| !h.is_empty()), "{lesson}.{name} has no help");
+        }
+    }
+}
+
+#[test]
+fn any_path_gets_a_json_answer_below_500_and_garbage_leaves_the_server_serving() {
+    use proptest::prelude::*;
+    let server = Server::start();
+    let id = server.start_run(&small_ablation(&["dot"], 1, json!({})));
+    let segment = prop_oneof![
+        Just("runs".to_string()),
+        Just(id.to_string()),
+        Just("events".to_string()),
+        Just("pause".to_string()),
+        Just("%2e%2e".to_string()),
+        Just("%2F".to_string()),
+        "[a-zA-Z0-9._~-]{0,6}",
+    ];
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config::with_cases(200));
+    runner
+        .run(&(proptest::collection::vec(segment, 0..5), any::<bool>()), |(segments, post)| {
+            let path = format!("/api/{}", segments.join("/"));
+            if post {
+                let (status, _) = server.post(&path, "{}"); // the body is JSON, or `post` fails
+                prop_assert!(status < 500, "POST {path}: {status}");
+            } else if !path.ends_with("/events") {
+                let (status, body) = server.get(&path);
+                prop_assert!(status < 500, "GET {path}: {status}");
+                prop_assert!(serde_json::from_str::<Value>(&body).is_ok(), "GET {path}: {body}");
+            }
+            Ok(())
+        })
+        .unwrap();
+    // Bytes that are no HTTP at all: the connection is refused or closed, and the lab serves on.
+    for garbage in [&b"\x00\xff\xfe GARBAGE\r\n\r\n"[..], b"GET /api/runs HTTP/9.9\r\n\r\n", &[b'A'; 70_000]] {
+        use std::io::{Read, Write};
+        let mut socket = std::net::TcpStream::connect(server.address).unwrap();
+        socket.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = socket.write_all(garbage);
+        let _ = socket.shutdown(std::net::Shutdown::Write);
+        let mut answer = Vec::new();
+        let _ = socket.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 4"), "{answer}");
+    }
+    assert_eq!(server.get("/api/runs").0, 200);
+}
