@@ -9,8 +9,8 @@ use lingo::lessons::{AblationResults, AblationRun, AblationSettings};
 use lingo::viz::{HeatmapOptions, LineOptions, Series, TextOptions};
 
 use crate::error::Result;
-use crate::lab;
 use crate::output::Output;
+use crate::probe_rows;
 use crate::report::{self, HtmlReport, Table, head_lines, head_table, percent};
 
 /// Settings of `lingo ablation`: the lesson's, and where its pictures go.
@@ -63,7 +63,7 @@ fn print(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result
     out.say(&lines.join("\n"));
     let sentences = format!("{} alignment sentences", results.scored);
     if let Some(probes) = &results.probes {
-        lab::print_probes(probes, &sentences, &serde_json::json!({}), out);
+        probe_rows::print_probes(probes, &sentences, &serde_json::json!({}), out);
     }
     let (source, target) = (&results.example.source, &results.example.target);
     if let Some(run) = results.runs.iter().find(|r| r.example.attention.is_some()) {
@@ -85,8 +85,8 @@ fn print(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result
         report.add(|page| page.heading("Training"));
         report.curves("val-loss", &series, &options, "Validation loss after each epoch.")?;
         if let Some(probes) = &results.probes {
-            report.add(|page| page.heading("Probes").paragraph(lab::probe_title(&sentences)));
-            report.table(&lab::probe_table(probes));
+            report.add(|page| page.heading("Probes").paragraph(probe_rows::probe_title(&sentences)));
+            report.table(&probe_rows::probe_table(probes));
         }
         report.save(out)?;
     }
@@ -177,7 +177,7 @@ fn saliency_table(runs: &[AblationRun]) -> Table {
     let mut table = Table::new(&header);
     for run in runs {
         let mut cells = vec![run.config.label()];
-        cells.extend(lab::saliency_cells(&run.saliency));
+        cells.extend(probe_rows::saliency_cells(&run.saliency));
         table.push(cells);
     }
     table

@@ -15,6 +15,7 @@
 //! | `lingo score --hyp FILE --ref FILE` | corpus BLEU and chrF of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with its signature; `--lowercase` as sacrebleu's `-lc` and `--chrf-lowercase` |
 //! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
 //! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
+//! | `lingo lab` | a local web page that trains the lessons live: loss, alignment accuracy and entropy as they train, the pinned sentence's attention forming, pause, step, resume ([`lingo_lab`]) |
 //!
 //! Each command is a lesson of [`lingo::lessons`] (or a use of a trained
 //! model): it parses the lesson's settings (one struct, the same the run
@@ -76,6 +77,7 @@ mod interrupt;
 mod lab;
 mod output;
 mod probe;
+mod probe_rows;
 mod report;
 mod score;
 mod sort_study;
@@ -88,6 +90,7 @@ use clap::{Parser, Subcommand};
 pub use ablation::AblationArgs;
 pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
+pub use lab::LabArgs;
 pub use output::{Output, output_dir_of, print_err, ready_outputs};
 pub use probe::ProbeArgs;
 pub use score::ScoreArgs;
@@ -183,6 +186,11 @@ pub enum Command {
         after_help = "Examples:\n  lingo import /tmp/model                      # writes /tmp/model/model.ckpt\n  lingo import /tmp/model --out model.ckpt"
     )]
     Import(ImportArgs),
+    /// Serve the lab: a page that trains the lessons live and shows attention forming, in the browser
+    #[command(
+        after_help = "Examples:\n  lingo lab                          # prints the address to open\n  lingo lab --port 8080 --dir runs   # files read and written only in runs/"
+    )]
+    Lab(LabArgs),
 }
 
 /// Runs a parsed command line: the command, with rayon's pool (which also
@@ -206,6 +214,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Score(args) => score::score(args, &Output::new(args.output.json)),
         Command::Export(args) => export::export(args, &Output::new(args.output.json)),
         Command::Import(args) => export::import(args, &Output::new(args.output.json)),
+        Command::Lab(args) => lab::run(args, Output::new(args.output.json)),
     }
 }
 

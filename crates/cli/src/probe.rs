@@ -10,8 +10,8 @@ use lingo::lessons::{FirstPair, ProbeResults, ProbeSettings};
 use serde_json::json;
 
 use crate::error::Result;
-use crate::lab;
 use crate::output::Output;
+use crate::probe_rows;
 use crate::report::{self, HtmlReport, Table};
 
 /// Settings of `lingo probe`: the lesson's, and where its page goes.
@@ -39,14 +39,14 @@ pub(crate) fn run(args: &ProbeArgs, out: &Output) -> Result<()> {
 /// Prints the probes' table (or JSON lines) and writes the report.
 fn print(args: &ProbeArgs, results: &ProbeResults, out: &Output) -> Result<()> {
     let described = format!("{} pairs of {}", results.pairs, args.settings.data.display());
-    lab::print_probes(&results.rows, &described, &json!({ "baseline_loss": results.baseline_loss }), out);
+    probe_rows::print_probes(&results.rows, &described, &json!({ "baseline_loss": results.baseline_loss }), out);
     if let Some(loss) = results.baseline_loss {
         out.say(&format!("baseline without attention: loss {loss:.4}"));
     }
     if let Some(path) = &args.report {
         let mut report = HtmlReport::new(path, "lingo probe: does the model use its attention?");
-        report.add(|page| page.code(report::command_line()).paragraph(lab::probe_title(&described)));
-        report.table(&lab::probe_table(&results.rows));
+        report.add(|page| page.code(report::command_line()).paragraph(probe_rows::probe_title(&described)));
+        report.table(&probe_rows::probe_table(&results.rows));
         first_pair(&mut report, &results.first)?;
         report.save(out)?;
     }

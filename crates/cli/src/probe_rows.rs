@@ -1,4 +1,4 @@
-//! The attention lab's probes as the commands print them: every trained
+//! The probes as the commands print them: every trained
 //! model with its attention replaced after training, in one table.
 
 use lingo::lessons::probes::ProbeRow;

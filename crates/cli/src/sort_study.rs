@@ -11,8 +11,8 @@ use lingo::viz::{CellStyle, HeatmapOptions, LineOptions, Series, TextOptions};
 use serde_json::json;
 
 use crate::error::Result;
-use crate::lab;
 use crate::output::Output;
+use crate::probe_rows;
 use crate::report::{self, HtmlReport, Table, head_lines, head_table, percent};
 
 /// Settings of `lingo sort-study`: the lesson's, and where its pictures go.
@@ -82,7 +82,7 @@ fn print(args: &SortStudyArgs, results: &SortStudyResults, out: &Output) -> Resu
     print_tables(settings, &results.runs, &results.rare, out);
     let sequences = |len: usize| format!("{} fresh sequences of length {len}", settings.test_size);
     for (len, rows) in &results.probes {
-        lab::print_probes(rows, &sequences(*len), &json!({ "seq_len": len }), out);
+        probe_rows::print_probes(rows, &sequences(*len), &json!({ "seq_len": len }), out);
     }
     if !args.no_png {
         plot_entropy(args, &results.runs, out)?;
@@ -143,8 +143,8 @@ fn print(args: &SortStudyArgs, results: &SortStudyResults, out: &Output) -> Resu
         report.add(|page| page.heading("Probes"));
     }
     for (len, rows) in &results.probes {
-        report.add(|page| page.paragraph(lab::probe_title(&sequences(*len))));
-        report.table(&lab::probe_table(rows));
+        report.add(|page| page.paragraph(probe_rows::probe_title(&sequences(*len))));
+        report.table(&probe_rows::probe_table(rows));
     }
     report.save(out)
 }
@@ -209,7 +209,7 @@ fn saliency_table(results: &[SortRun]) -> Table {
     let mut table = Table::new(&header);
     for r in results {
         let mut cells = vec![r.len.to_string(), r.model.to_string(), r.variant.clone()];
-        cells.extend(lab::saliency_cells(&r.saliency));
+        cells.extend(probe_rows::saliency_cells(&r.saliency));
         table.push(cells);
     }
     table
