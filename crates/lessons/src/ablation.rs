@@ -39,7 +39,7 @@ use crate::budget;
 use crate::error::Result;
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores};
 use crate::models::{AttentionChoice, ModelChoice, TaskTraining, check_widths, transformer, transformer_schedule};
-use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started};
+use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started, Trained};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
 use crate::settings::{
     Checked, MAX_EXAMPLES, MAX_LENGTH, at_most, check_fields, check_range, choice, defaults, unit_fraction,
@@ -315,7 +315,7 @@ pub fn ablation(settings: &Checked<AblationSettings>, observer: &mut dyn Observe
     let jobs: Vec<(usize, AnyModel)> = order.iter().map(|&i| (i, slots[i].take().expect("each model once"))).collect();
     let train_one = |(i, model): (usize, AnyModel)| {
         let config = settings.configs[i];
-        let data = Data { train: &train, val: &val, scored: &scored, shown: &pinned[0] };
+        let data = Data { train: &train, val: &val, scored: &scored, shown: &pinned[0], task: &task };
         fit(settings, config, model, data, &observer).map(|run| (i, run))
     };
     let mut runs: Vec<(usize, AblationRun)> = jobs.into_par_iter().map(train_one).collect::<Result<_>>()?;
@@ -354,6 +354,7 @@ struct Data<'a> {
     val: &'a [AlignedExample],
     scored: &'a [AlignedExample],
     shown: &'a Pinned,
+    task: &'a LexiconReverse,
 }
 
 /// Trains `model` as `choice` with the tutorial's recipe, telling the
@@ -370,6 +371,8 @@ fn fit(
     let run = choice.to_string();
     let mut watch = observer.watch(&run, data.scored, std::slice::from_ref(data.shown));
     let trained = train_model_hooked(&mut model, data.train, data.val, &config, None, &mut watch)?;
+    let (src_vocab, tgt_vocab) = (data.task.src_vocab(), data.task.tgt_vocab());
+    observer.trained(&Trained { run: &run, model: &model, src_vocab, tgt_vocab });
     let example = maps(&model, data.shown)?;
     Ok(AblationRun {
         config: choice,

@@ -114,7 +114,7 @@ pub use corpus::{
 };
 pub use error::{Error, Result};
 pub use models::{AttentionChoice, ModelChoice, TaskTraining};
-pub use observe::{Event, Every, Observer};
+pub use observe::{Event, Every, Observer, Trained};
 pub use probe_checkpoint::{FirstPair, ProbeResults, ProbeSettings, ProbedPair, load_translator, probe_checkpoint};
 pub use request::{CheckedRequest, Request};
 pub use run_dir::RunDir;

@@ -29,8 +29,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
-use lingo_data::{AlignedExample, Batch, SeqPair, Vocab};
-use lingo_nn::{EncoderDecoder, EpochReport, Next, RunControl, StepReport, TrainHooks};
+use lingo_data::{AlignedExample, Batch, SeqPair, TextTokenizer, Vocab, WordTokenizer};
+use lingo_nn::{AnyModel, EncoderDecoder, EpochReport, Next, RunControl, StepReport, TrainHooks, Translator};
 use ndarray::{Array2, Array4, Axis};
 use serde::Serialize;
 
@@ -47,6 +47,11 @@ pub trait Observer: Send {
 
     /// One event; called on the thread that trains the run it is about.
     fn event(&mut self, event: &Event);
+
+    /// A model the lesson has finished training, with the vocabularies it
+    /// reads and writes: an observer that keeps it can translate with it
+    /// or save it ([`Trained::translator`]). The default: ignored.
+    fn trained(&mut self, _model: &Trained<'_>) {}
 
     /// The control every training run of the lesson obeys: pause, resume
     /// or stop between steps. A stopped lesson ends with [`Error::Stopped`];
@@ -128,6 +133,44 @@ pub enum Event {
     Note(Note),
     /// The lesson ended; the function returns the same results.
     Finished(Finished),
+}
+
+/// A trained model as [`Observer::trained`] hears of it.
+#[derive(Debug, Clone, Copy)]
+pub struct Trained<'a> {
+    /// The run it belongs to, as its events name it.
+    pub run: &'a str,
+    /// The model, as trained (a sort-study model at its best epoch).
+    pub model: &'a AnyModel,
+    /// The tokens it reads.
+    pub src_vocab: &'a Vocab,
+    /// The tokens it writes.
+    pub tgt_vocab: &'a Vocab,
+}
+
+impl Trained<'_> {
+    /// The model as a [`Translator`] of space-separated task tokens, which
+    /// `lingo translate` reads once saved ([`Translator::save`]).
+    ///
+    /// ```
+    /// use lingo_lessons::{AblationSettings, TaskTraining, Trained, ablation, observe::Observer};
+    /// struct Keep(Vec<lingo_nn::Translator>);
+    /// impl Observer for Keep {
+    ///     fn event(&mut self, _: &lingo_lessons::Event) {}
+    ///     fn trained(&mut self, model: &Trained<'_>) { self.0.push(model.translator().unwrap()) }
+    /// }
+    /// let settings = AblationSettings { configs: vec!["dot".parse().unwrap()], train_size: 32, val_size: 8,
+    ///     align_samples: 4, training: TaskTraining { epochs: 1, ..Default::default() }, ..Default::default() };
+    /// let mut kept = Keep(Vec::new());
+    /// ablation(&settings.check()?, &mut kept)?;
+    /// let translation = kept.0[0].translate(&["the cat"], &Default::default())?;
+    /// assert!(!translation[0].text.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn translator(&self) -> Result<Translator> {
+        let words = TextTokenizer::Word(WordTokenizer::new());
+        Ok(Translator::new(self.model.clone(), words, self.src_vocab.clone(), self.tgt_vocab.clone())?)
+    }
 }
 
 /// [`Event::Note`].
@@ -312,6 +355,11 @@ impl<'a> Shared<'a> {
     /// Tells the observer.
     pub(crate) fn send(&self, event: Event) {
         self.observer.lock().unwrap_or_else(PoisonError::into_inner).event(&event);
+    }
+
+    /// Tells the observer of a trained model.
+    pub(crate) fn trained(&self, model: &Trained<'_>) {
+        self.observer.lock().unwrap_or_else(PoisonError::into_inner).trained(model);
     }
 
     /// The control training obeys, if the observer gave one.

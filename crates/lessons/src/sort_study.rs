@@ -48,7 +48,7 @@ use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
 use crate::models::{ModelChoice, check_widths, transformer, transformer_schedule};
-use crate::observe::{Event, Finished, Known, Observer, Pinned, RunInfo, Shared, Started, Watch};
+use crate::observe::{Event, Finished, Known, Observer, Pinned, RunInfo, Shared, Started, Trained, Watch};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
 use crate::settings::{
     Checked, MAX_BATCH, MAX_EPOCHS, MAX_EXAMPLES, MAX_LENGTH, MAX_SHARDS, at_most, check_fields, choice, defaults,
@@ -595,6 +595,7 @@ fn train_and_measure(
         }
         None => trained.val_losses.len(),
     };
+    observer.trained(&Trained { run: &run, model: &model, src_vocab: task.src_vocab(), tgt_vocab: task.tgt_vocab() });
     // Test sets from their own seed, the same for every model of this length.
     let mut rng = StdRng::seed_from_u64(settings.seed.wrapping_add(1000 + len as u64));
     let test = task.generate(settings.test_size, &mut rng);

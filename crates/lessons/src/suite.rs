@@ -43,7 +43,7 @@ use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{CHUNK, HeadScores, head_scores, sequence_accuracy};
 use crate::models::{ModelChoice, TaskTraining, check_widths, transformer, transformer_schedule};
-use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started};
+use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started, Trained};
 use crate::settings::{Checked, MAX_EXAMPLES, MAX_LENGTH, at_most, check_fields, check_range, defaults, dimension};
 
 /// The recurrent models' label smoothing and linear warm-up: the attention
@@ -509,6 +509,8 @@ fn fit(settings: &SuiteSettings, data: &Data, choice: ModelChoice, observer: &Sh
     let run = run_name(phenomenon, choice);
     let mut watch = observer.watch(&run, &data.test, std::slice::from_ref(&data.pinned));
     let trained = train_model_hooked(&mut model, &data.train, &data.val, &config, None, &mut watch)?;
+    let (src_vocab, tgt_vocab) = (data.task.src_vocab(), data.task.tgt_vocab());
+    observer.trained(&Trained { run: &run, model: &model, src_vocab, tgt_vocab });
     Ok(SuiteRun {
         phenomenon,
         config: choice,
