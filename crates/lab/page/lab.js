@@ -281,7 +281,7 @@ function draw() {
   $("stop").disabled = !(running || paused);
   const rates = page.order.map((n) => page.models.get(n).rate).filter((r) => r !== null);
   $("status").textContent = page.run === null ? "not started" :
-    `run ${page.run}: ${page.state}${rates.length ? ` · ${rates.map((r) => r.toFixed(0)).join(" / ")} steps/s` : ""}`;
+    `run ${page.run}: ${page.state}${rates.length ? ` · ${rates.reduce((a, b) => a + b, 0).toFixed(0)} steps/s in all` : ""}`;
   $("status").dataset.state = page.state;
   const models = page.order.map((name, i) => ({ ...page.models.get(name), color: color(i) }));
   lineChart($("loss-chart"), {
@@ -304,6 +304,46 @@ function draw() {
   drawLegend(models);
   drawTable(models);
   drawAttention(models);
+  drawKeep(models);
+  for (const box of document.querySelectorAll("#curves .downloads")) downloads(box, box.dataset.figure, "");
+}
+
+/** SVG and PNG links to the lab's own drawing of `figure` (lingo-viz, its embedded font). */
+function downloads(box, figure, query) {
+  if (page.run === null) return box.replaceChildren();
+  const links = ["svg", "png"].map((format) => {
+    const link = document.createElement("a");
+    link.href = `/api/runs/${page.run}/figures/${figure}.${format}${query}`;
+    link.textContent = format.toUpperCase();
+    link.title = `download as ${format.toUpperCase()}, drawn by the lab as the command line draws its pictures`;
+    return link;
+  });
+  const current = [...box.children].map((a) => a.href).join(" ");
+  if (current !== links.map((a) => a.href).join(" ")) box.replaceChildren(...links);
+}
+
+function drawKeep(models) {
+  const select = $("keep-model");
+  const names = models.map((m) => m.name);
+  if ([...select.options].map((o) => o.value).join() !== names.join()) {
+    select.replaceChildren(...models.map((m) => new Option(m.label, m.name)));
+  }
+  const ended = ["finished", "stopped", "failed"].includes(page.state);
+  $("save-checkpoint").disabled = !ended || !names.length;
+  $("save-report").disabled = page.run === null;
+  $("keep-checkpoint").placeholder = `${(select.value || "model").replace(/[^a-z0-9_-]/gi, "-")}.ckpt`;
+  $("keep-report").placeholder = `run${page.run ?? ""}.html`;
+}
+
+async function keep(what) {
+  const name = (id) => $(id).value.trim() || $(id).placeholder;
+  const body = what === "checkpoint"
+    ? { model: $("keep-model").value, checkpoint: name("keep-checkpoint") }
+    : { report: name("keep-report") };
+  body.overwrite = $("keep-overwrite").checked;
+  const { ok, answer } = await post(`/api/runs/${page.run}/save`, body);
+  $("kept").textContent = ok ? `wrote ${answer.wrote.join(", ")}` : `not written: ${answer.error}`;
+  $("kept").classList.toggle("bad", !ok);
 }
 
 function drawLegend(models) {
@@ -345,9 +385,9 @@ function drawTable(models) {
   }));
 }
 
-/** The best-aligned head of the model's last epoch, [layer, head]. */
-function bestHead(m) {
-  const heads = m.epochs.at(-1)?.heads;
+/** The best-aligned head, [layer, head], at the last epoch before `step` (the earlier of a tie). */
+function bestHead(m, step) {
+  const heads = m.epochs.findLast((e) => e.steps <= step)?.heads;
   if (!heads) return null;
   let best = null;
   heads.accuracy.forEach((row, l) => row.forEach((a, h) => { if (!best || a > best[2]) best = [l, h, a]; }));
@@ -369,12 +409,12 @@ function drawAttention(models) {
     if (!card) {
       card = document.createElement("figure");
       card.dataset.model = m.name;
-      card.innerHTML = `<figcaption></figcaption><svg class="map"></svg><div class="grid"></div>`;
+      card.innerHTML = `<figcaption></figcaption><svg class="map"></svg><div class="grid"></div><p class="hint">this map <span class="downloads dl-map"></span><span class="dl-heads"> · every head <span class="downloads"></span></span></p>`;
       cards.appendChild(card);
     }
     const snapshot = m.snapshots.findLast((s) => step === undefined || s.step <= step) ?? m.snapshots[0];
     const [layers, heads, rows, cols] = snapshot.weights.dim;
-    const best = bestHead(m);
+    const best = bestHead(m, snapshot.step);
     const chosen = page.heads[m.name] ?? best ?? [layers - 1, 0];
     const offset = (chosen[0] * heads + chosen[1]) * rows * cols;
     const epoch = m.epochs.findLast((e) => e.steps <= snapshot.step);
@@ -387,6 +427,10 @@ function drawAttention(models) {
     if (layers * heads > 1) {
       headGrid(grid, { weights: snapshot.weights, source: snapshot.source, target: snapshot.target, best, chosen, pick: (l, h) => { page.heads[m.name] = [l, h]; schedule(); } });
     } else grid.replaceChildren();
+    const at = `?model=${encodeURIComponent(m.name)}&step=${snapshot.step}`;
+    downloads(card.querySelector(".dl-map"), "attention", `${at}&layer=${chosen[0] + 1}&head=${chosen[1] + 1}`);
+    card.querySelector(".dl-heads").hidden = layers * heads === 1;
+    downloads(card.querySelector(".dl-heads .downloads"), "heads", at);
   }
   for (const card of [...cards.children]) if (!shown.some((m) => m.name === card.dataset.model)) card.remove();
   $("no-attention").hidden = shown.length > 0 || page.run === null;
@@ -430,6 +474,9 @@ async function main() {
   $("stop").addEventListener("click", () => act("stop"));
   $("reset").addEventListener("click", reset);
   $("replay").addEventListener("click", replay);
+  $("save-checkpoint").addEventListener("click", () => keep("checkpoint"));
+  $("save-report").addEventListener("click", () => keep("report"));
+  $("keep-model").addEventListener("change", schedule);
   $("scrubber").addEventListener("input", () => {
     const position = Number($("scrubber").value);
     page.scrub = position >= page.steps.length - 1 ? null : position;

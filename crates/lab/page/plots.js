@@ -140,7 +140,9 @@ export function heatmap(svg, { data, offset = 0, source, target, labels = true, 
   const left = labels ? 10 + 7 * longest(target) : 1;
   const top = labels ? 10 + 7 * longest(source) : 1;
   const [rows, cols] = [target.length, source.length];
-  const width = left + cols * cell + 2, height = top + rows * cell + 2;
+  // The column labels lean right, by half their length.
+  const lean = labels ? Math.ceil(3.5 * longest(source)) : 0;
+  const width = left + cols * cell + 2 + lean, height = top + rows * cell + 2;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
@@ -186,7 +188,10 @@ export function headGrid(box, { weights, source, target, best, chosen, pick }) {
       const frame = document.createElement("button");
       frame.className = `head${marks.includes("best head") ? " best" : ""}${marks.includes("shown") ? " chosen" : ""}`;
       frame.title = `layer ${l + 1}, head ${h + 1}${marks.length ? ` (${marks.join(", ")})` : ""}: click to show it`;
-      frame.appendChild(svg);
+      const number = document.createElement("span");
+      number.className = "head-number";
+      number.textContent = `${h + 1}${marks.includes("best head") ? " ★" : ""}`;
+      frame.append(svg, number);
       frame.addEventListener("click", () => pick(l, h));
       line.appendChild(frame);
     }

@@ -11,6 +11,8 @@
 //! | `GET /api/runs/{id}` | one run |
 //! | `GET /api/runs/{id}/events` | its events as server-sent events, from the first (or `?from=N`, or after `Last-Event-ID`) |
 //! | `POST /api/runs/{id}/{action}` | `pause`, `resume`, `step` or `stop` |
+//! | `POST /api/runs/{id}/save` | writes, inside the lab's directory, a model as a `model.ckpt` that `lingo translate` reads (`{"model": "dot", "checkpoint": "dot.ckpt"}`) and the run as a one-file HTML report (`{"report": "run.html"}`); `"overwrite": true` replaces a file |
+//! | `GET /api/runs/{id}/figures/{name}.{svg,png}` | `loss`, `alignment`, `entropy`; `attention` and `heads` of `?model=dot` at `&step=N` (the last snapshot by default; `&layer=L&head=H`, from 1, for one head) |
 //!
 //! A refused request gets a 4xx status and `{"error": ..., "field": ...}`
 //! naming the field at fault ([`ApiError`]).
@@ -22,6 +24,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -32,6 +35,8 @@ use serde::Deserialize;
 
 use crate::Lab;
 use crate::error::ApiError;
+use crate::figures::{self, Chart, Figure, Record};
+use crate::files;
 use crate::page;
 use crate::runs::{Action, Run};
 
@@ -47,6 +52,8 @@ pub(crate) fn router(lab: Lab) -> axum::Router {
         .route("/api/runs", get(list).post(start))
         .route("/api/runs/{id}", get(show))
         .route("/api/runs/{id}/events", get(events))
+        .route("/api/runs/{id}/save", post(save))
+        .route("/api/runs/{id}/figures/{name}", get(figure))
         .route("/api/runs/{id}/{action}", post(act))
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
@@ -184,6 +191,141 @@ async fn act(
     let run = run_of(&lab, Ok(Path(id)))?;
     let state = run.act(action)?;
     Ok(Json(serde_json::json!({ "id": run.id(), "state": state })).into_response())
+}
+
+/// What `POST /api/runs/{id}/save` writes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Save {
+    /// The model to write as a checkpoint (its run name: `dot`).
+    model: Option<String>,
+    /// Where, inside the lab's directory (`dot.ckpt`).
+    checkpoint: Option<String>,
+    /// Where to write the run's report (`run.html`).
+    report: Option<String>,
+    /// Whether to replace files that exist.
+    #[serde(default)]
+    overwrite: bool,
+}
+
+async fn save(
+    State(lab): State<Lab>,
+    id: Result<Path<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let run = run_of(&lab, id)?;
+    let body = body.map_err(|e| ApiError::with_status(e.status(), "request", e.body_text()))?;
+    let deserializer = &mut serde_json::Deserializer::from_slice(&body);
+    let asked: Save = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." || !path.starts_with(char::is_alphabetic) { "request".into() } else { path };
+        ApiError::bad_request(&field, e.inner().to_string())
+    })?;
+    if asked.checkpoint.is_none() && asked.report.is_none() {
+        return Err(ApiError::bad_request("request", "say what to write: `checkpoint` (with `model`) or `report`"));
+    }
+    let root = lab.dir().to_path_buf();
+    // Every name and the model are checked before anything is written.
+    let checkpoint = match &asked.checkpoint {
+        Some(name) => {
+            let model =
+                asked.model.as_deref().ok_or_else(|| ApiError::bad_request("model", "is needed with `checkpoint`"))?;
+            Some((files::to_write(&root, "checkpoint", name, "ckpt", asked.overwrite)?, run.trained(model)?))
+        }
+        None => None,
+    };
+    let report = asked
+        .report
+        .as_deref()
+        .map(|name| files::to_write(&root, "report", name, "html", asked.overwrite))
+        .transpose()?;
+    let written = tokio::task::spawn_blocking(move || -> Result<Vec<String>, ApiError> {
+        let mut written = Vec::new();
+        let relative = |path: &std::path::Path| path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        if let Some((path, translator)) = checkpoint {
+            translator.save(&path).map_err(|e| ApiError::internal(format!("cannot write the checkpoint: {e}")))?;
+            written.push(relative(&path));
+        }
+        if let Some(path) = report {
+            let record = Record::of(run.events_so_far().iter().map(|e| &**e));
+            let title = format!("lingo lab: {} (run {})", run.lesson(), run.id());
+            let page = figures::report(&record, &title, run.request())?;
+            page.save(&path).map_err(|e| ApiError::internal(format!("cannot write the report: {e}")))?;
+            written.push(relative(&path));
+        }
+        Ok(written)
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("the writer failed: {e}")))??;
+    Ok(Json(serde_json::json!({ "wrote": written })).into_response())
+}
+
+/// Reads `/figures/{name}` and its query into the figure and its format (`svg`, `png`).
+fn figure_of(name: &str, query: Option<&str>) -> Result<(Figure, &'static str), ApiError> {
+    let (kind, format) = name.rsplit_once('.').ok_or_else(|| {
+        ApiError::not_found("name", format!("{name:?}: a figure is named `loss.svg`, `attention.png`..."))
+    })?;
+    let format = match format {
+        "svg" => "svg",
+        "png" => "png",
+        other => return Err(ApiError::not_found("name", format!("no format {other:?}: svg or png"))),
+    };
+    let (mut model, mut step, mut layer, mut head) = (None, None, None, None);
+    let number = |field: &str, text: &str| {
+        text.parse::<u64>().map_err(|_| ApiError::bad_request(field, format!("not a number: {text:?}")))
+    };
+    let from_one = |field: &str, text: &str| match number(field, text)? {
+        0 => Err(ApiError::bad_request(field, "counts from 1")),
+        n => Ok(usize::try_from(n - 1).unwrap_or(usize::MAX)),
+    };
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("model", m)) => model = Some(m.to_string()),
+            Some(("step", n)) => step = Some(number("step", n)?),
+            Some(("layer", n)) => layer = Some(from_one("layer", n)?),
+            Some(("head", n)) => head = Some(from_one("head", n)?),
+            _ => return Err(ApiError::bad_request("query", format!("unknown parameter {pair:?}"))),
+        }
+    }
+    let model = || model.clone().ok_or_else(|| ApiError::bad_request("model", format!("{kind} needs `?model=`")));
+    let figure = match kind {
+        "attention" => {
+            let head = match (layer, head) {
+                (None, None) => None,
+                (Some(l), Some(h)) => Some((l, h)),
+                _ => return Err(ApiError::bad_request("head", "give both `layer` and `head`, or neither")),
+            };
+            Figure::Attention { model: model()?, step, head }
+        }
+        "heads" => Figure::Heads { model: model()?, step },
+        chart => Figure::Chart(Chart::ALL.into_iter().find(|c| c.name() == chart).ok_or_else(|| {
+            ApiError::not_found("name", format!("no figure {chart:?}: loss, alignment, entropy, attention, heads"))
+        })?),
+    };
+    Ok((figure, format))
+}
+
+async fn figure(
+    State(lab): State<Lab>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let Path((id, name)) = path.map_err(|e| ApiError::bad_request("id", e.body_text()))?;
+    let run = run_of(&lab, Ok(Path(id)))?;
+    let (figure, format) = figure_of(&name, query.as_deref())?;
+    let file = format!("run{}-{}", run.id(), name);
+    tokio::task::spawn_blocking(move || {
+        let record = Record::of(run.events_so_far().iter().map(|e| &**e));
+        let disposition = format!("attachment; filename=\"{file}\"");
+        let headers =
+            |kind: &'static str| [(CONTENT_TYPE, kind.to_string()), (CONTENT_DISPOSITION, disposition.clone())];
+        Ok(match format {
+            "svg" => (headers("image/svg+xml"), figures::svg(&record, &figure)?).into_response(),
+            _ => (headers("image/png"), figures::png(&record, &figure)?).into_response(),
+        })
+    })
+    .await
+    .map_err(|e| ApiError::internal(format!("the drawing failed: {e}")))?
 }
 
 /// The first event to send: `?from=N`, else one after `Last-Event-ID`, else 0.

@@ -30,6 +30,8 @@
 
 pub mod api;
 mod error;
+mod figures;
+pub mod files;
 mod page;
 pub mod runs;
 

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 
 use futures_util::Stream;
-use lingo_lessons::{CheckedRequest, Error as LessonError, Event, Every, Observer};
-use lingo_nn::RunControl;
+use lingo_lessons::{CheckedRequest, Error as LessonError, Event, Every, Observer, Trained};
+use lingo_nn::{RunControl, Translator};
 use serde::Serialize;
 use tokio::sync::watch;
 
@@ -83,6 +83,8 @@ pub struct Run {
     /// How many events the log holds; streams wait on its changes.
     count: watch::Sender<usize>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Each model the lesson has finished training, by its run name.
+    trained: Mutex<BTreeMap<String, Arc<Translator>>>,
 }
 
 /// A run's events, each as its JSON text, and its state.
@@ -131,6 +133,31 @@ impl Run {
             events: log.events.len(),
             request: self.request.clone(),
         }
+    }
+
+    /// The lesson, as requests name it.
+    pub fn lesson(&self) -> &str {
+        &self.lesson
+    }
+
+    /// The request with every setting explicit.
+    pub fn request(&self) -> &serde_json::Value {
+        &self.request
+    }
+
+    /// Every event so far, each as its JSON text.
+    pub fn events_so_far(&self) -> Vec<Arc<str>> {
+        self.log().events.clone()
+    }
+
+    /// The model `name` as trained, once its training has ended.
+    pub fn trained(&self, name: &str) -> Result<Arc<Translator>, ApiError> {
+        let trained = self.trained.lock().unwrap_or_else(PoisonError::into_inner);
+        trained.get(name).cloned().ok_or_else(|| {
+            let names: Vec<&str> = trained.keys().map(String::as_str).collect();
+            let have = if names.is_empty() { "none yet".to_string() } else { names.join(", ") };
+            ApiError::not_found("model", format!("no trained model {name:?} in run {}: {have}", self.id))
+        })
     }
 
     /// Appends one event's JSON text and wakes the streams.
@@ -246,6 +273,14 @@ impl Observer for Watcher {
     fn control(&self) -> Option<RunControl> {
         Some(self.run.control.clone())
     }
+
+    fn trained(&mut self, model: &Trained<'_>) {
+        // A task model always fits its own vocabularies; nothing is kept otherwise.
+        if let Ok(translator) = model.translator() {
+            let mut trained = self.run.trained.lock().unwrap_or_else(PoisonError::into_inner);
+            trained.insert(model.run.to_string(), Arc::new(translator));
+        }
+    }
 }
 
 /// Every run of the lab, by number.
@@ -283,6 +318,7 @@ impl Runs {
             log: Mutex::new(Log { events: Vec::new(), state: RunState::Running }),
             count: watch::Sender::new(0),
             thread: Mutex::new(None),
+            trained: Mutex::new(BTreeMap::new()),
         });
         let mut watcher = Watcher { run: Arc::clone(&run), every };
         let thread = std::thread::Builder::new()

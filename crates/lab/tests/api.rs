@@ -351,3 +351,150 @@ fn any_path_gets_a_json_answer_below_500_and_garbage_leaves_the_server_serving()
     }
     assert_eq!(server.get("/api/runs").0, 200);
 }
+
+/// Keeps every model a lesson trains, as the lab does.
+#[derive(Default)]
+struct Keep(Vec<(String, lingo_nn::Translator)>);
+
+impl lingo_lessons::Observer for Keep {
+    fn every(&self) -> lingo_lessons::Every {
+        lingo_lessons::Every::NOTHING
+    }
+
+    fn event(&mut self, _: &lingo_lessons::Event) {}
+
+    fn trained(&mut self, model: &lingo_lessons::Trained<'_>) {
+        self.0.push((model.run.to_string(), model.translator().unwrap()));
+    }
+}
+
+#[test]
+fn a_run_saves_a_checkpoint_lingo_translate_reads_and_a_report() {
+    let server = Server::start();
+    let request = small_ablation(&["none", "dot"], 2, json!({"steps": 2, "snapshots": 2}));
+    let id = server.start_run(&request);
+    server.events(id, "", None); // to its end
+    let save = |body: Value| server.post(&format!("/api/runs/{id}/save"), &body.to_string());
+
+    let (status, err) = save(json!({"model": "dot", "checkpoint": "models/dot.ckpt"}));
+    assert_eq!((status, err["field"].as_str().unwrap()), (400, "checkpoint"), "{err}"); // no folder `models`
+    std::fs::create_dir(server.dir.path().join("models")).unwrap();
+    let (status, wrote) = save(json!({"model": "dot", "checkpoint": "models/dot.ckpt", "report": "run.html"}));
+    assert_eq!((status, &wrote["wrote"]), (200, &json!(["models/dot.ckpt", "run.html"])), "{wrote}");
+
+    // The checkpoint is the library's model for the same seed: the same translation, the same scores.
+    let saved = lingo_nn::Translator::load(server.dir.path().join("models/dot.ckpt")).unwrap();
+    let mut keep = Keep::default();
+    let mut plain = request.clone();
+    plain.as_object_mut().unwrap().remove("watch");
+    Request::from_json(&plain.to_string()).unwrap().run(&mut keep).unwrap();
+    let library = &keep.0.iter().find(|(run, _)| run == "dot").unwrap().1;
+    let options = lingo_nn::TranslateOptions::default();
+    let sentences = ["the cat eats", "a dog sees the bird"];
+    let (ours, theirs) =
+        (saved.translate(&sentences, &options).unwrap(), library.translate(&sentences, &options).unwrap());
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert_eq!((&a.text, a.log_prob.to_bits()), (&b.text, b.log_prob.to_bits()));
+    }
+    // The report is one page with the run's curves and heatmaps in it.
+    let html = std::fs::read_to_string(server.dir.path().join("run.html")).unwrap();
+    assert!(html.contains("lingo lab: ablation (run 1)") && html.contains("dot (Luong)"));
+    assert!(html.matches("<svg").count() >= 4, "{} pictures", html.matches("<svg").count());
+    assert!(!html.contains("src=\""), "the report loads nothing");
+
+    // A file that exists is kept unless told otherwise.
+    let (status, err) = save(json!({"model": "dot", "checkpoint": "models/dot.ckpt"}));
+    assert_eq!((status, err["field"].as_str().unwrap()), (409, "checkpoint"));
+    assert_eq!(save(json!({"model": "dot", "checkpoint": "models/dot.ckpt", "overwrite": true})).0, 200);
+    for (body, status, field) in [
+        (json!({"model": "transformer", "checkpoint": "t.ckpt"}), 404, "model"),
+        (json!({"checkpoint": "t.ckpt"}), 400, "model"),
+        (json!({"model": "dot"}), 400, "request"),
+        (json!({"model": "dot", "checkpoint": "t.ckpt", "format": "onnx"}), 400, "format"),
+        (json!({"report": 7}), 400, "report"),
+    ] {
+        let (got, err) = save(body.clone());
+        assert_eq!((got, err["field"].as_str().unwrap()), (status, field), "{body}: {err}");
+    }
+}
+
+#[test]
+fn no_name_leads_a_file_outside_the_labs_directory() {
+    let server = Server::start();
+    let id = server.start_run(&small_ablation(&["dot"], 1, json!({})));
+    server.events(id, "", None);
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), server.dir.path().join("link")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("x.ckpt"), server.dir.path().join("dangling.ckpt")).unwrap();
+    std::fs::create_dir(server.dir.path().join("sub")).unwrap();
+    let escape = outside.path().join("x.ckpt").display().to_string();
+    for name in [
+        "../x.ckpt",
+        "sub/../../x.ckpt",
+        &escape,
+        "link/x.ckpt",
+        "dangling.ckpt",
+        "sub",
+        "x.txt",
+        "",
+        "x\0.ckpt",
+        &"a/".repeat(3000),
+    ] {
+        let (status, err) =
+            server.post(&format!("/api/runs/{id}/save"), &json!({"model": "dot", "checkpoint": name}).to_string());
+        assert_eq!((status, err["field"].as_str().unwrap()), (400, "checkpoint"), "{name:?}: {err}");
+    }
+    for name in ["../run.html", "link/run.html"] {
+        let (status, err) = server.post(&format!("/api/runs/{id}/save"), &json!({"report": name}).to_string());
+        assert_eq!((status, err["field"].as_str().unwrap()), (400, "report"), "{name:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "a file was written outside");
+    // A name inside, through `.` and a folder, is fine.
+    let (status, _) = server
+        .post(&format!("/api/runs/{id}/save"), &json!({"model": "dot", "checkpoint": "./sub/x.ckpt"}).to_string());
+    assert_eq!(status, 200);
+    assert!(server.dir.path().join("sub/x.ckpt").is_file());
+}
+
+#[test]
+fn every_chart_and_heatmap_downloads_as_svg_and_png() {
+    let server = Server::start();
+    let id = server.start_run(&small_ablation(&["none", "multi_head:2"], 2, json!({"steps": 2, "snapshots": 3})));
+    let events = server.events(id, "", None);
+    let snapshot_steps: Vec<u64> =
+        events.iter().filter(|(_, e)| kind(e) == "snapshot").map(|(_, e)| e["step"].as_u64().unwrap()).collect();
+    let get = |path: &str| {
+        let mut response = ureq::get(&server.url(&format!("/api/runs/{id}/figures/{path}"))).call().unwrap();
+        let kind = response.headers().get("content-type").unwrap().to_str().unwrap().to_string();
+        (kind, response.body_mut().read_to_vec().unwrap())
+    };
+    for name in ["loss", "alignment", "entropy", "attention", "heads"] {
+        let query = if ["attention", "heads"].contains(&name) { "?model=multi_head:2" } else { "" };
+        let (kind, svg) = get(&format!("{name}.svg{query}"));
+        assert_eq!(kind, "image/svg+xml");
+        roxmltree::Document::parse(std::str::from_utf8(&svg).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (kind, png) = get(&format!("{name}.png{query}"));
+        assert_eq!(kind, "image/png");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+    }
+    // A step picks that snapshot; one head is that head's map.
+    let first = get(&format!("attention.svg?model=multi_head:2&step={}&layer=1&head=2", snapshot_steps[0])).1;
+    let last = get("attention.svg?model=multi_head:2&layer=1&head=2").1;
+    assert_ne!(first, last);
+    assert!(String::from_utf8(first).unwrap().contains(&format!("step {}", snapshot_steps[0])));
+    for (path, status, field) in [
+        ("attention.svg?model=none", 404, "step"),
+        ("attention.svg?model=nope", 404, "model"),
+        ("attention.svg", 400, "model"),
+        ("attention.svg?model=multi_head:2&layer=1&head=3", 400, "head"),
+        ("attention.svg?model=multi_head:2&layer=0&head=1", 400, "layer"),
+        ("attention.svg?model=multi_head:2&layer=1", 400, "head"),
+        ("loss.svg?colour=red", 400, "query"),
+        ("loss.gif", 404, "name"),
+        ("spectrum.svg", 404, "name"),
+    ] {
+        let (got, body) = server.get(&format!("/api/runs/{id}/figures/{path}"));
+        let err: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!((got, err["field"].as_str().unwrap()), (status, field), "{path}: {body}");
+    }
+}
