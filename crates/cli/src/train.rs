@@ -31,7 +31,7 @@ pub struct TrainArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Directory for checkpoints (`model.ckpt` is the one to translate with)
-    #[arg(long, default_value = "target/lingo-out/train")]
+    #[arg(long, default_value = lingo::lessons::corpus::TRAIN_OUT)]
     pub out: PathBuf,
     /// Example translations to print
     #[arg(long, default_value = "5")]

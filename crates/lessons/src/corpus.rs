@@ -719,6 +719,9 @@ fn setting_text(value: &serde_json::Value) -> String {
     }
 }
 
+/// Where a corpus run writes unless told: `lingo train`'s `--out`.
+pub const TRAIN_OUT: &str = "target/lingo-out/train";
+
 /// Where a run writes, and what it does with a directory that holds a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunOptions {

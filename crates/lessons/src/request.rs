@@ -1,5 +1,7 @@
 //! A lesson asked for in JSON, as a live view or another program sends it:
-//! which lesson, and its settings (any left out take their defaults).
+//! which lesson, and its settings (any left out take their defaults). A
+//! corpus run (`"lesson": "train"`) writes its directory where
+//! [`CheckedRequest::with_run_options`] says, `lingo train`'s by default.
 //!
 //! ```
 //! use lingo_lessons::Request;
@@ -17,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::observe::Observer;
 use crate::settings::Checked;
-use crate::{AblationSettings, SortStudySettings, SuiteSettings};
+use crate::{AblationSettings, CorpusSettings, RunOptions, SortStudySettings, SuiteSettings};
 
 /// A lesson and its settings: `{"lesson": "ablation", "settings": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +31,8 @@ pub enum Request {
     SortStudy(SortStudySettings),
     /// [`crate::alignment_suite()`].
     AlignmentSuite(SuiteSettings),
+    /// [`crate::train_corpus()`].
+    Train(Box<CorpusSettings>),
 }
 
 /// A checked request, ready to run.
@@ -40,6 +44,8 @@ pub enum CheckedRequest {
     SortStudy(Checked<SortStudySettings>),
     /// The alignment suite's.
     AlignmentSuite(Checked<SuiteSettings>),
+    /// A corpus run's, and where it writes.
+    Train(Box<(Checked<CorpusSettings>, RunOptions)>),
 }
 
 impl Request {
@@ -85,6 +91,7 @@ impl Request {
             Request::Ablation(s) => CheckedRequest::Ablation(s.check().map_err(at_path)?),
             Request::SortStudy(s) => CheckedRequest::SortStudy(s.check().map_err(at_path)?),
             Request::AlignmentSuite(s) => CheckedRequest::AlignmentSuite(s.check().map_err(at_path)?),
+            Request::Train(s) => CheckedRequest::Train(Box::new((s.check().map_err(at_path)?, corpus_run()))),
         })
     }
 }
@@ -102,6 +109,24 @@ impl CheckedRequest {
             CheckedRequest::Ablation(_) => "ablation",
             CheckedRequest::SortStudy(_) => "sort_study",
             CheckedRequest::AlignmentSuite(_) => "alignment_suite",
+            CheckedRequest::Train(_) => "train",
+        }
+    }
+
+    /// Where a corpus run writes (its directory, and whether it may
+    /// replace a run there); the other lessons write nothing.
+    ///
+    /// ```
+    /// use lingo_lessons::{Request, RunOptions};
+    /// let request = Request::from_json(r#"{"lesson": "train", "settings": {"data": {"path": "pairs.tsv"}}}"#)?;
+    /// let request = request.with_run_options(RunOptions { out: "runs/1".into(), ..Default::default() });
+    /// # let _ = request;
+    /// # Ok::<(), lingo_lessons::Error>(())
+    /// ```
+    pub fn with_run_options(self, options: RunOptions) -> CheckedRequest {
+        match self {
+            CheckedRequest::Train(train) => CheckedRequest::Train(Box::new((train.0, options))),
+            other => other,
         }
     }
 
@@ -121,6 +146,7 @@ impl CheckedRequest {
             CheckedRequest::Ablation(s) => Request::Ablation((**s).clone()),
             CheckedRequest::SortStudy(s) => Request::SortStudy((**s).clone()),
             CheckedRequest::AlignmentSuite(s) => Request::AlignmentSuite((**s).clone()),
+            CheckedRequest::Train(train) => Request::Train(Box::new((*train.0).clone())),
         };
         serde_json::to_value(request).expect("a request serializes")
     }
@@ -139,9 +165,15 @@ impl CheckedRequest {
             CheckedRequest::Ablation(s) => serde_json::to_value(crate::ablation(s, observer)?),
             CheckedRequest::SortStudy(s) => serde_json::to_value(crate::sort_study(s, observer)?),
             CheckedRequest::AlignmentSuite(s) => serde_json::to_value(crate::alignment_suite(s, observer)?),
+            CheckedRequest::Train(train) => serde_json::to_value(crate::train_corpus(&train.0, &train.1, observer)?),
         };
         Ok(value.expect("results serialize"))
     }
+}
+
+/// Where a corpus run writes unless told: where `lingo train` writes.
+fn corpus_run() -> RunOptions {
+    RunOptions { out: crate::corpus::TRAIN_OUT.into(), ..RunOptions::default() }
 }
 
 /// The path (`settings.training.epochs`) of the first key `name` in `settings`.
