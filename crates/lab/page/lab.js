@@ -9,12 +9,23 @@ const MAIN = {
   ablation: ["configs", "rnn", "placement", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
   sort_study: ["model", "lengths", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
   alignment_suite: ["phenomena", "configs", "rnn", "placement", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
+  train: ["path", "kind", "attention", "rnn", "emb", "hidden", "lr", "batch_size", "time_budget", "round_size", "test_size", "valid_size", "tokenizer", "seed"],
 };
 
 /** Where the page starts where the lesson's own default would train for long: one phenomenon, not seven. */
-const PAGE_DEFAULTS = { alignment_suite: { phenomena: ["reverse"], configs: ["none", "dot", "additive"] } };
+const PAGE_DEFAULTS = {
+  alignment_suite: { phenomena: ["reverse"], configs: ["none", "dot", "additive"] },
+  // The sample's 2,000 pairs, a minute of training: held-out pairs and rounds to match.
+  train: { "data.path": "data/eng-spa-sample.tsv", "data.test_size": 100, "data.valid_size": 100, "data.tokenizer": "word",
+    "data.vocab_size": 2000, "train.time_budget": 60, "train.round_size": 1800, "decode.beam": 1 },
+};
 
-const LESSON_NAMES = { ablation: "Attention ablation (lexicon, reversed)", sort_study: "Sorting digits", alignment_suite: "Alignment suite" };
+const LESSON_NAMES = {
+  ablation: "Attention ablation (lexicon, reversed)",
+  sort_study: "Sorting digits",
+  alignment_suite: "Alignment suite",
+  train: "Translation on a corpus (a TSV file)",
+};
 
 const $ = (id) => document.getElementById(id);
 const clone = (value) => JSON.parse(JSON.stringify(value));
@@ -59,6 +70,8 @@ function defaultsOf(lesson) {
 
 /** Reads `text` as the type of `example` (a default value). */
 function parseAs(example, text) {
+  // A setting whose default is unset (chosen by the model's kind): empty unsets it.
+  if (example === null) return text.trim() === "" ? null : Number.isFinite(Number(text)) ? Number(text) : text.trim();
   if (Array.isArray(example)) {
     const items = text.split(",").map((t) => t.trim()).filter(Boolean);
     return typeof example[0] === "number" ? items.map(Number) : items;
@@ -128,8 +141,11 @@ function field(path) {
     box.appendChild(set);
   } else if (choices.length) {
     const select = document.createElement("select");
+    // A setting unset by default (chosen by the model's kind) can be unset again.
+    const unset = getPath(defaultsOf(page.lesson), path) === null;
+    if (unset) select.add(new Option("by the model's kind", "", false, value === null));
     for (const choice of choices) select.add(new Option(choice, choice, false, choice === value));
-    select.addEventListener("change", () => changed(select.value));
+    select.addEventListener("change", () => changed(unset && select.value === "" ? null : select.value));
     box.appendChild(select);
   } else if (typeof value === "boolean") {
     const tick = document.createElement("input");
@@ -141,7 +157,8 @@ function field(path) {
     const input = document.createElement("input");
     input.type = "text";
     input.inputMode = typeof value === "number" ? "decimal" : "text";
-    input.value = Array.isArray(value) ? value.join(",") : value;
+    input.value = Array.isArray(value) ? value.join(",") : value ?? "";
+    if (value === null) input.placeholder = "by the model's kind";
     input.addEventListener("change", () => changed(parseAs(value, input.value)));
     box.appendChild(input);
   }
@@ -193,6 +210,7 @@ async function watch(id) {
   }
   page.source?.close();
   Object.assign(page, { run: id, state: "running", models: new Map(), order: [], steps: [], scrub: null, heads: {} });
+  $("notes").textContent = "";
   writeUrl();
   page.source = new EventSource(`/api/runs/${id}/events`);
   page.source.onmessage = (message) => receive(JSON.parse(message.data));
@@ -238,6 +256,12 @@ function receive(event) {
     }
     case "finished":
       page.results = event.results;
+      break;
+    case "note":
+      $("notes").textContent = event.text;
+      break;
+    case "checkpoint":
+      $("notes").textContent = `wrote ${event.path}`;
       break;
     case "state":
       page.state = event.state;
@@ -293,11 +317,11 @@ function draw() {
   });
   const measured = models.filter((m) => m.epochs.some((e) => e.alignment !== null));
   lineChart($("alignment-chart"), {
-    xLabel: "epoch", yLabel: "alignment accuracy", yRange: [0, 1], percent: true,
+    xLabel: "epoch", yLabel: "alignment accuracy", yRange: [0, 1], percent: true, empty: noGold(),
     series: measured.map((m) => ({ label: m.label, color: m.color, points: m.epochs.map((e) => [e.epoch, e.alignment]) })),
   });
   lineChart($("entropy-chart"), {
-    xLabel: "epoch", yLabel: "attention entropy (nats)",
+    xLabel: "epoch", yLabel: "attention entropy (nats)", empty: noGold(),
     series: models.filter((m) => m.epochs.some((e) => e.entropy !== null))
       .map((m) => ({ label: m.label, color: m.color, points: m.epochs.map((e) => [e.epoch, e.entropy]) })),
   });
@@ -344,6 +368,11 @@ async function keep(what) {
   const { ok, answer } = await post(`/api/runs/${page.run}/save`, body);
   $("kept").textContent = ok ? `wrote ${answer.wrote.join(", ")}` : `not written: ${answer.error}`;
   $("kept").classList.toggle("bad", !ok);
+}
+
+/** What an empty alignment chart says: a corpus has no gold links to score against. */
+function noGold() {
+  return page.run !== null && page.lesson === "train" ? "a corpus has no gold alignment to score against" : "nothing yet";
 }
 
 function drawLegend(models) {
@@ -481,6 +510,13 @@ async function main() {
     const position = Number($("scrubber").value);
     page.scrub = position >= page.steps.length - 1 ? null : position;
     schedule();
+  });
+  // A link pasted into this tab's address bar: its setup, and its run if it names one.
+  window.addEventListener("hashchange", () => {
+    const named = readUrl();
+    renderForm();
+    if (named !== null && named !== page.run) watch(named);
+    writeUrl();
   });
   if (run !== null) watch(run);
   writeUrl();

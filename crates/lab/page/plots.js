@@ -57,13 +57,13 @@ function format(value) {
  * x and y named by `xLabel` and `yLabel`; `yRange` fixes the y axis ([0, 1] for shares).
  * Hovering shows the nearest point of every series.
  */
-export function lineChart(svg, { series, xLabel, yLabel, yRange, percent }) {
+export function lineChart(svg, { series, xLabel, yLabel, yRange, percent, empty = "nothing yet" }) {
   svg.replaceChildren();
   const width = 420, height = 220, left = 48, right = 10, top = 10, bottom = 34;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   const points = series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
   if (points.length === 0) {
-    el(svg, "text", { x: width / 2, y: height / 2, class: "empty" }, "nothing yet");
+    el(svg, "text", { x: width / 2, y: height / 2, class: "empty" }, empty);
     return;
   }
   const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);

@@ -30,7 +30,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures_util::StreamExt;
-use lingo_lessons::{AblationSettings, Every, Request, SortStudySettings, SuiteSettings};
+use lingo_lessons::{AblationSettings, CorpusSettings, Every, Request, SortStudySettings, SuiteSettings};
 use serde::Deserialize;
 
 use crate::Lab;
@@ -39,6 +39,9 @@ use crate::figures::{self, Chart, Figure, Record};
 use crate::files;
 use crate::page;
 use crate::runs::{Action, Run};
+
+/// Where, inside the lab's directory, corpus runs write theirs.
+pub const RUNS_DIR: &str = "lab-runs";
 
 /// The largest request body read: settings are a few hundred bytes.
 pub const MAX_BODY: usize = 64 * 1024;
@@ -81,6 +84,7 @@ async fn lessons() -> Json<serde_json::Value> {
         "ablation": lesson::<AblationSettings>(),
         "sort_study": lesson::<SortStudySettings>(),
         "alignment_suite": lesson::<SuiteSettings>(),
+        "train": lesson::<CorpusSettings>(),
     }))
 }
 
@@ -132,7 +136,16 @@ impl Default for Watch {
 }
 
 /// Reads a run request: the lesson's own request, and `watch`.
-pub(crate) fn read_request(body: &[u8]) -> Result<(lingo_lessons::CheckedRequest, Every), ApiError> {
+/// The corpus a corpus run reads unless told: the sample lingo ships, as
+/// the lab finds it when started in lingo's repository.
+pub const SAMPLE_CORPUS: &str = "data/eng-spa-sample.tsv";
+
+/// Reads a run request: the lesson's own request, and `watch`. A corpus
+/// run's `settings.data.path` is a file inside `root`.
+pub(crate) fn read_request(
+    body: &[u8],
+    root: &std::path::Path,
+) -> Result<(lingo_lessons::CheckedRequest, Every), ApiError> {
     let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_request("request", format!("not UTF-8: {e}")))?;
     let mut value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| ApiError::bad_request("request", format!("not JSON: {e}")))?;
@@ -155,15 +168,35 @@ pub(crate) fn read_request(body: &[u8]) -> Result<(lingo_lessons::CheckedRequest
             watch
         }
     };
+    if value["lesson"] == "train" {
+        confine_corpus(&mut value, root)?;
+    }
     let request = Request::from_json(&value.to_string())?;
     Ok((request, Every { steps: watch.steps, snapshots: watch.snapshots, measures: true }))
+}
+
+/// Puts the corpus a run reads, a name inside `root` (the sample by
+/// default), in `request` as its absolute path.
+fn confine_corpus(request: &mut serde_json::Value, root: &std::path::Path) -> Result<(), ApiError> {
+    const FIELD: &str = "settings.data.path";
+    let Some(settings) = request.get_mut("settings").and_then(|s| s.as_object_mut()) else { return Ok(()) };
+    let data = settings.entry("data").or_insert_with(|| serde_json::json!({}));
+    let Some(data) = data.as_object_mut() else { return Ok(()) }; // the lesson names the wrong type
+    let name = match data.get("path") {
+        None | Some(serde_json::Value::Null) => SAMPLE_CORPUS,
+        Some(serde_json::Value::String(name)) => name.as_str(),
+        Some(other) => return Err(ApiError::bad_request(FIELD, format!("must be a file name, got {other}"))),
+    };
+    let path = files::to_read(root, FIELD, name)?;
+    data.insert("path".into(), serde_json::Value::String(path.display().to_string()));
+    Ok(())
 }
 
 async fn start(State(lab): State<Lab>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     // A body over `MAX_BODY` is refused (413) before it is read.
     let body = body.map_err(|e| ApiError::with_status(e.status(), "request", e.body_text()))?;
-    let (request, every) = read_request(&body)?;
-    let run = lab.runs().start(request, every)?;
+    let (request, every) = read_request(&body, lab.dir())?;
+    let run = lab.runs().start(request, every, &lab.dir().join(RUNS_DIR))?;
     Ok((StatusCode::CREATED, Json(run.summary())).into_response())
 }
 
@@ -242,8 +275,8 @@ async fn save(
     let written = tokio::task::spawn_blocking(move || -> Result<Vec<String>, ApiError> {
         let mut written = Vec::new();
         let relative = |path: &std::path::Path| path.strip_prefix(&root).unwrap_or(path).display().to_string();
-        if let Some((path, translator)) = checkpoint {
-            translator.save(&path).map_err(|e| ApiError::internal(format!("cannot write the checkpoint: {e}")))?;
+        if let Some((path, model)) = checkpoint {
+            model.save(&path)?;
             written.push(relative(&path));
         }
         if let Some(path) = report {
@@ -410,7 +443,7 @@ mod tests {
 
         #[test]
         fn any_bytes_are_read_or_refused_with_a_400_naming_a_field(body in proptest::collection::vec(any::<u8>(), 0..200)) {
-            if let Err(e) = read_request(&body) {
+            if let Err(e) = read_request(&body, &std::env::temp_dir()) {
                 prop_assert_eq!(e.status(), 400);
                 prop_assert!(!e.field().is_empty());
             }
@@ -418,7 +451,7 @@ mod tests {
 
         #[test]
         fn any_settings_are_read_or_refused_with_a_400_naming_a_field(
-            lesson in prop_oneof![Just("ablation"), Just("sort_study"), Just("alignment_suite"), Just("nap")],
+            lesson in prop_oneof![Just("ablation"), Just("sort_study"), Just("alignment_suite"), Just("train"), Just("nap")],
             settings in any_json(),
             watch in proptest::option::of(any_json()),
         ) {
@@ -426,7 +459,7 @@ mod tests {
             if let Some(watch) = watch {
                 request["watch"] = watch;
             }
-            match read_request(request.to_string().as_bytes()) {
+            match read_request(request.to_string().as_bytes(), &std::env::temp_dir()) {
                 // What reads is what the lesson would run: it checks again.
                 Ok((checked, _)) => prop_assert!(lingo_lessons::Request::from_json(&checked.to_json().to_string()).is_ok()),
                 Err(e) => {

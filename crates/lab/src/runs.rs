@@ -4,12 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::Stream;
-use lingo_lessons::{CheckedRequest, Error as LessonError, Event, Every, Observer, Trained};
+use lingo_lessons::{CheckedRequest, Error as LessonError, Event, Every, Observer, RunOptions, Trained};
 use lingo_nn::{RunControl, Translator};
 use serde::Serialize;
 use tokio::sync::watch;
@@ -84,7 +86,27 @@ pub struct Run {
     count: watch::Sender<usize>,
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Each model the lesson has finished training, by its run name.
-    trained: Mutex<BTreeMap<String, Arc<Translator>>>,
+    trained: Mutex<BTreeMap<String, Kept>>,
+}
+
+/// A trained model as a run keeps it.
+#[derive(Clone)]
+pub enum Kept {
+    /// In memory, as a task lesson handed it over.
+    Model(Arc<Translator>),
+    /// The `model.ckpt` a corpus run wrote.
+    File(PathBuf),
+}
+
+impl Kept {
+    /// Writes the model as a checkpoint at `path`, atomically.
+    pub fn save(&self, path: &Path) -> Result<(), ApiError> {
+        let failed = |e: lingo_nn::Error| ApiError::internal(format!("cannot write the checkpoint: {e}"));
+        match self {
+            Kept::Model(translator) => translator.save(path).map_err(failed),
+            Kept::File(written) => Translator::load(written).and_then(|t| t.save(path)).map_err(failed),
+        }
+    }
 }
 
 /// A run's events, each as its JSON text, and its state.
@@ -151,7 +173,7 @@ impl Run {
     }
 
     /// The model `name` as trained, once its training has ended.
-    pub fn trained(&self, name: &str) -> Result<Arc<Translator>, ApiError> {
+    pub fn trained(&self, name: &str) -> Result<Kept, ApiError> {
         let trained = self.trained.lock().unwrap_or_else(PoisonError::into_inner);
         trained.get(name).cloned().ok_or_else(|| {
             let names: Vec<&str> = trained.keys().map(String::as_str).collect();
@@ -267,6 +289,11 @@ impl Observer for Watcher {
     }
 
     fn event(&mut self, event: &Event) {
+        if let Event::Checkpoint(written) = event
+            && written.path.file_name().is_some_and(|name| name == "model.ckpt")
+        {
+            self.keep(&written.run, Kept::File(written.path.clone()));
+        }
         self.run.push(serde_json::to_string(event).expect("events serialize"));
     }
 
@@ -277,9 +304,14 @@ impl Observer for Watcher {
     fn trained(&mut self, model: &Trained<'_>) {
         // A task model always fits its own vocabularies; nothing is kept otherwise.
         if let Ok(translator) = model.translator() {
-            let mut trained = self.run.trained.lock().unwrap_or_else(PoisonError::into_inner);
-            trained.insert(model.run.to_string(), Arc::new(translator));
+            self.keep(model.run, Kept::Model(Arc::new(translator)));
         }
+    }
+}
+
+impl Watcher {
+    fn keep(&self, run: &str, model: Kept) {
+        self.run.trained.lock().unwrap_or_else(PoisonError::into_inner).insert(run.to_string(), model);
     }
 }
 
@@ -296,7 +328,9 @@ impl Runs {
     }
 
     /// Starts `request` on a thread of its own, telling its events as `every` asks.
-    pub fn start(&self, request: CheckedRequest, every: Every) -> Result<Arc<Run>, ApiError> {
+    /// A corpus run writes its directory in `runs_dir`, named by the run's
+    /// number and the time it started.
+    pub fn start(&self, request: CheckedRequest, every: Every, runs_dir: &Path) -> Result<Arc<Run>, ApiError> {
         let mut runs = self.runs();
         let training = runs.values().filter(|r| !r.state().ended()).count();
         if training >= MAX_TRAINING {
@@ -310,6 +344,9 @@ impl Runs {
             runs.remove(&oldest);
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let started = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let out = runs_dir.join(format!("run-{id}-{started}"));
+        let request = request.with_run_options(RunOptions { out, ..RunOptions::default() });
         let run = Arc::new(Run {
             id,
             lesson: request.lesson().to_string(),

@@ -498,3 +498,48 @@ fn every_chart_and_heatmap_downloads_as_svg_and_png() {
         assert_eq!((got, err["field"].as_str().unwrap()), (status, field), "{path}: {body}");
     }
 }
+
+/// A corpus of `pairs` lines in the lab's directory, as `name`.
+fn write_corpus(server: &Server, name: &str, pairs: usize) {
+    let text: String = (0..pairs).map(|i| format!("{} cats sleep\t{} gatos duermen\n", i % 40, i % 40)).collect();
+    std::fs::write(server.dir.path().join(name), text).unwrap();
+}
+
+#[test]
+fn a_corpus_run_reads_a_file_of_the_labs_directory_and_writes_its_own_there() {
+    let server = Server::start();
+    write_corpus(&server, "cats.tsv", 200);
+    let settings = json!({"data": {"path": "cats.tsv", "test_size": 10, "valid_size": 10, "tokenizer": "word"},
+                          "model": {"emb": 16, "hidden": 16}, "train": {"rounds": 2, "round_size": 100}, "decode": {"beam": 1}});
+    let id = server.start_run(&json!({"lesson": "train", "settings": settings, "watch": {"steps": 1, "snapshots": 2}}));
+    let events = server.events(id, "", None);
+    let kinds: Vec<&str> = events.iter().map(|(_, e)| kind(e)).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "epoch").count(), 2, "{kinds:?}");
+    assert!(kinds.contains(&"snapshot") && kinds.contains(&"checkpoint"), "{kinds:?}");
+    assert_eq!(events.last().unwrap().1["state"], "finished", "{:?}", events.last());
+    // Its directory is inside the lab's, and its model saves as any other.
+    let runs: Vec<_> =
+        std::fs::read_dir(server.dir.path().join("lab-runs")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].join("model.ckpt").is_file() && runs[0].join("config.toml").is_file());
+    let (status, wrote) =
+        server.post(&format!("/api/runs/{id}/save"), &json!({"model": "model", "checkpoint": "cats.ckpt"}).to_string());
+    assert_eq!(status, 200, "{wrote}");
+    let saved = lingo_nn::Translator::load(server.dir.path().join("cats.ckpt")).unwrap();
+    let kept = lingo_nn::Translator::load(runs[0].join("model.ckpt")).unwrap();
+    let options = lingo_nn::TranslateOptions::default();
+    assert_eq!(
+        saved.translate(&["3 cats sleep"], &options).unwrap(),
+        kept.translate(&["3 cats sleep"], &options).unwrap()
+    );
+
+    // The corpus is a file inside the directory, the sample lingo ships by default.
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    for path in [json!("../cats.tsv"), json!(outside.path()), json!("missing.tsv"), json!(null), json!(3)] {
+        let body = json!({"lesson": "train", "settings": {"data": {"path": path}}});
+        let (status, err) = server.post("/api/runs", &body.to_string());
+        assert_eq!((status, err["field"].as_str().unwrap()), (400, "settings.data.path"), "{path}: {err}");
+    }
+    let (_, err) = server.post("/api/runs", &json!({"lesson": "train", "settings": {}}).to_string());
+    assert!(err["error"].as_str().unwrap().contains(lingo_lab::api::SAMPLE_CORPUS), "{err}");
+}
