@@ -42,7 +42,7 @@ const page = {
   steps: [], // every snapshot step, in order (the scrubber's positions)
   scrub: null, // the scrubber's position, or null to follow the run
   heads: {}, // model -> [layer, head] chosen
-  drawn: false,
+  slowest: 0, // the longest a drawing took this run, in ms
 };
 
 /** `settings` at the dotted `path` ("training.lr"). */
@@ -209,7 +209,7 @@ async function watch(id) {
     return showError(await known.json());
   }
   page.source?.close();
-  Object.assign(page, { run: id, state: "running", models: new Map(), order: [], steps: [], scrub: null, heads: {} });
+  Object.assign(page, { run: id, state: "running", models: new Map(), order: [], steps: [], scrub: null, heads: {}, slowest: 0 });
   $("notes").textContent = "";
   writeUrl();
   page.source = new EventSource(`/api/runs/${id}/events`);
@@ -292,8 +292,9 @@ function schedule() {
     pending = false;
     const start = performance.now();
     draw();
-    page.drawn = true;
-    $("draw-ms").textContent = `drawn in ${(performance.now() - start).toFixed(1)} ms`;
+    const took = performance.now() - start;
+    page.slowest = Math.max(page.slowest, took);
+    $("draw-ms").textContent = `· last update drawn in ${took.toFixed(1)} ms (slowest ${page.slowest.toFixed(1)} ms)`;
   });
 }
 
