@@ -290,7 +290,7 @@ pub fn ablation(settings: &Checked<AblationSettings>, observer: &mut dyn Observe
     let observer = Shared::new(observer);
     observer.send(Event::Started(Started {
         lesson: "ablation".into(),
-        settings: serde_json::to_value(&**settings).expect("settings serialize"),
+        settings: crate::settings::to_json(&**settings),
         data: BTreeMap::from([
             ("train".into(), train.len()),
             ("valid".into(), val.len()),

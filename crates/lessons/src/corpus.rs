@@ -849,7 +849,7 @@ pub fn train_corpus(
     let first_round = resume.as_ref().map_or(1, |ckpt| ckpt.epoch as usize + 1);
     observer.send(Event::Started(Started {
         lesson: "corpus".into(),
-        settings: serde_json::to_value(&settings).expect("settings serialize"),
+        settings: crate::settings::to_json(&settings),
         data: BTreeMap::from([
             ("train".into(), corpus.data.train.len()),
             ("valid".into(), corpus.data.valid.len()),

@@ -185,7 +185,7 @@ pub fn probe_checkpoint(settings: &Checked<ProbeSettings>, observer: &mut dyn Ob
     }));
     observer.send(Event::Started(Started {
         lesson: "probe".into(),
-        settings: serde_json::to_value(&**settings).expect("settings serialize"),
+        settings: crate::settings::to_json(&**settings),
         data: BTreeMap::from([("scored".into(), examples.len())]),
         runs,
     }));

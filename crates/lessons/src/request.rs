@@ -148,7 +148,7 @@ impl CheckedRequest {
             CheckedRequest::AlignmentSuite(s) => Request::AlignmentSuite((**s).clone()),
             CheckedRequest::Train(train) => Request::Train(Box::new((*train.0).clone())),
         };
-        serde_json::to_value(request).expect("a request serializes")
+        crate::settings::to_json(&request)
     }
 
     /// Runs the lesson, telling `observer`, and returns its results' serde form.

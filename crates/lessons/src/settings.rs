@@ -298,6 +298,19 @@ fn setting_error(command: &Command, err: &clap::Error) -> Error {
     Error::Setting { name, reason }
 }
 
+/// `settings` as JSON with each `f32` its shortest decimal (`0.1`, not the
+/// `0.10000000149011612` of its widening to `f64`), which reads back to
+/// the same bits: what events and requests carry.
+///
+/// ```
+/// let settings = lingo_lessons::AblationSettings::default();
+/// assert_eq!(lingo_lessons::settings::to_json(&settings)["label_smoothing"], serde_json::json!(0.1));
+/// ```
+pub fn to_json<S: Serialize>(settings: &S) -> serde_json::Value {
+    let text = serde_json::to_string(settings).expect("settings serialize");
+    serde_json::from_str(&text).expect("JSON reads back")
+}
+
 /// Checks that the setting `max` is at least the setting `min`, each a
 /// `(name, value)`: the two ends of a range (of words per sentence, say).
 ///

@@ -445,7 +445,7 @@ fn plan(settings: &SortStudySettings, observer: &Shared<'_>) -> Result<Vec<Plann
     let (train, valid, test) = (settings.train_size, settings.val_size, settings.test_size);
     observer.send(Event::Started(Started {
         lesson: "sort_study".into(),
-        settings: serde_json::to_value(settings).expect("settings serialize"),
+        settings: crate::settings::to_json(settings),
         data: BTreeMap::from([("train".into(), train), ("valid".into(), valid), ("test".into(), test)]),
         runs: planned
             .iter()
@@ -510,7 +510,7 @@ fn time_epochs(settings: &SortStudySettings, observer: &Shared<'_>) -> Result<So
     let run = format!("len {len}, attention");
     observer.send(Event::Started(Started {
         lesson: "sort_study".into(),
-        settings: serde_json::to_value(settings).expect("settings serialize"),
+        settings: crate::settings::to_json(settings),
         data: BTreeMap::from([("train".into(), train.len())]),
         runs: vec![RunInfo { run: run.clone(), label: run.clone(), params: model.num_params() }],
     }));

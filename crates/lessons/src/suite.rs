@@ -472,7 +472,7 @@ pub fn alignment_suite(settings: &Checked<SuiteSettings>, observer: &mut dyn Obs
     let count = |part: fn(&Data) -> usize| data.iter().map(part).sum::<usize>();
     observer.send(Event::Started(Started {
         lesson: "alignment_suite".into(),
-        settings: serde_json::to_value(&**settings).expect("settings serialize"),
+        settings: crate::settings::to_json(&**settings),
         data: BTreeMap::from([
             ("train".into(), count(|d| d.train.len())),
             ("valid".into(), count(|d| d.val.len())),
