@@ -4,7 +4,7 @@
 
 use lingo_data::{AlignedExample, AlignmentAccuracy, AlignmentScore, Batch, PAD, SeqPair, mean_attention_entropy};
 use lingo_nn::{EncoderDecoder, SaliencyComparison, greedy_decode};
-use ndarray::{Array2, ArrayView3, Axis, s};
+use ndarray::{Array2, ArrayView3, ArrayView5, Axis, s};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -155,34 +155,78 @@ impl AttentionSummary {
 /// assert_eq!(heads.accuracy[0].len(), 2);
 /// ```
 pub fn head_scores<M: EncoderDecoder>(model: &M, probe: &[AlignedExample]) -> Result<Option<HeadScores>> {
-    // One accuracy per head, and the entropy summed over rows, `(layers, heads)`.
-    let (mut acc, mut entropy): (Vec<AlignmentAccuracy>, Array2<f64>) = (Vec::new(), Array2::zeros((0, 0)));
-    let mut rows = 0_usize;
+    let mut heads = PerHead::default();
     for chunk in probe.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
         let Some(weights) = model.head_attention(&batch)? else { return Ok(None) };
+        heads.add(weights.view(), chunk, &batch)?;
+    }
+    Ok(heads.scores())
+}
+
+/// Every head's alignment accuracy and entropy, summed over chunks.
+#[derive(Default)]
+struct PerHead {
+    /// One accuracy per head, and the entropy summed over rows, `(layers, heads)`.
+    acc: Vec<AlignmentAccuracy>,
+    entropy: Array2<f64>,
+    rows: usize,
+}
+
+impl PerHead {
+    /// Adds `chunk`'s heads, `weights (layers, heads, batch, tgt_len, src_len)`.
+    fn add(&mut self, weights: ArrayView5<'_, f32>, chunk: &[AlignedExample], batch: &Batch) -> Result<()> {
         let (layers, heads) = (weights.shape()[0], weights.shape()[1]);
-        if acc.is_empty() {
-            acc = (0..layers * heads).map(|_| AlignmentAccuracy::new()).collect();
-            entropy = Array2::zeros((layers, heads));
+        if self.acc.is_empty() {
+            self.acc = (0..layers * heads).map(|_| AlignmentAccuracy::new()).collect();
+            self.entropy = Array2::zeros((layers, heads));
         }
-        for (i, acc) in acc.iter_mut().enumerate() {
+        for (i, acc) in self.acc.iter_mut().enumerate() {
             let head = weights.slice(s![i / heads, i % heads, .., .., ..]); // (batch, tgt_len, src_len)
-            score_batch(acc, head, chunk, &batch)?;
-            entropy[[i / heads, i % heads]] += entropy_sum(head, &batch);
+            score_batch(acc, head, chunk, batch)?;
+            self.entropy[[i / heads, i % heads]] += entropy_sum(head, batch);
         }
+        self.rows += batch.tgt_lens.iter().sum::<usize>();
+        Ok(())
+    }
+
+    /// The scores; `None` without examples.
+    fn scores(self) -> Option<HeadScores> {
+        if self.acc.is_empty() {
+            return None;
+        }
+        let heads = self.entropy.ncols();
+        let accuracy: Vec<f64> = self.acc.iter().map(|a| a.score().accuracy).collect();
+        let entropy = self.entropy / self.rows.max(1) as f64;
+        Some(HeadScores {
+            accuracy: accuracy.chunks(heads).map(<[f64]>::to_vec).collect(),
+            entropy: entropy.outer_iter().map(|layer| layer.to_vec()).collect(),
+        })
+    }
+}
+
+/// [`alignment_accuracy`], [`mean_entropy`] and [`head_scores`] at once:
+/// what a watched epoch reports. A single-head model's one head is its
+/// attention, so its weights are computed once, not three times.
+pub(crate) fn attention_measures<M: EncoderDecoder>(
+    model: &M,
+    probe: &[AlignedExample],
+) -> Result<Option<(AlignmentScore, f32, HeadScores)>> {
+    let (mut acc, mut heads) = (AlignmentAccuracy::new(), PerHead::default());
+    let (mut sum, mut rows) = (0.0_f64, 0_usize);
+    for chunk in probe.chunks(CHUNK) {
+        let batch = Batch::from_examples(chunk)?;
+        let Some(every) = model.head_attention(&batch)? else { return Ok(None) };
+        heads.add(every.view(), chunk, &batch)?;
+        let weights = match every.shape()[..2] {
+            [1, 1] => every.index_axis_move(Axis(0), 0).index_axis_move(Axis(0), 0),
+            _ => model.attention(&batch)?.expect("a model with heads attends"),
+        };
+        score_batch(&mut acc, weights.view(), chunk, &batch)?;
+        sum += entropy_sum(weights.view(), &batch);
         rows += batch.tgt_lens.iter().sum::<usize>();
     }
-    if acc.is_empty() {
-        return Ok(None); // no examples
-    }
-    let heads = entropy.ncols();
-    let accuracy: Vec<f64> = acc.iter().map(|a| a.score().accuracy).collect();
-    let entropy = entropy / rows.max(1) as f64;
-    Ok(Some(HeadScores {
-        accuracy: accuracy.chunks(heads).map(<[f64]>::to_vec).collect(),
-        entropy: entropy.outer_iter().map(|layer| layer.to_vec()).collect(),
-    }))
+    Ok(heads.scores().map(|h| (acc.score(), (sum / rows.max(1) as f64) as f32, h)))
 }
 
 /// Mean entropy (nats) of the attention rows over the valid part of every
@@ -247,4 +291,37 @@ pub fn sequence_accuracy<M: EncoderDecoder, E: SeqPair>(model: &M, examples: &[E
         )?);
     }
     Ok(total.value())
+}
+
+#[cfg(test)]
+mod tests {
+    use lingo_data::{LexiconReverse, Task};
+    use lingo_nn::{AnyModel, Seq2SeqConfig};
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+
+    #[test]
+    fn the_measures_at_once_are_the_three_measures_bit_for_bit() {
+        let task = LexiconReverse::default();
+        let probe = task.generate(40, &mut StdRng::seed_from_u64(1));
+        let (src, tgt) = (task.src_vocab().len(), task.tgt_vocab().len());
+        for name in ["dot", "additive", "multi_head:2", "transformer", "none"] {
+            let choice: crate::ModelChoice = name.parse().unwrap();
+            let config: lingo_nn::AnyConfig = match choice {
+                crate::ModelChoice::Recurrent(a) => {
+                    Seq2SeqConfig { attention: a.0, ..Seq2SeqConfig::new(src, tgt) }.into()
+                }
+                crate::ModelChoice::Transformer => crate::models::transformer(src, tgt, 32, Default::default()).into(),
+            };
+            let model = AnyModel::new(config, &mut StdRng::seed_from_u64(2)).unwrap();
+            let together = attention_measures(&model, &probe).unwrap();
+            let apart = alignment_accuracy(&model, &probe).unwrap().map(|a| {
+                (a, mean_entropy(&model, &probe).unwrap().unwrap(), head_scores(&model, &probe).unwrap().unwrap())
+            });
+            assert_eq!(together, apart, "{name}");
+            assert_eq!(together.is_some(), name != "none");
+        }
+    }
 }

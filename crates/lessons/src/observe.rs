@@ -35,7 +35,7 @@ use ndarray::{Array2, Array4, Axis};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::measure::{HeadScores, alignment_accuracy, head_scores, mean_entropy};
+use crate::measure::{HeadScores, attention_measures};
 
 /// Hears a lesson's [`Event`]s as they happen, and may steer it.
 pub trait Observer: Send {
@@ -412,15 +412,9 @@ impl Watch<'_, '_> {
     pub(crate) fn epoch<M: EncoderDecoder>(&mut self, report: &EpochReport, model: &M, known: Known) -> Result<Next> {
         self.epoch_ends.push(report.seconds);
         let measured = self.shared.every.measures && !self.scored.is_empty();
-        let (alignment, heads) = if measured {
-            (alignment_accuracy(model, self.scored)?.map(|s| s.accuracy), head_scores(model, self.scored)?)
-        } else {
-            (None, None)
-        };
-        let entropy = match known.entropy {
-            None if measured => mean_entropy(model, self.scored)?,
-            entropy => entropy,
-        };
+        let measures = if measured { attention_measures(model, self.scored)? } else { None };
+        let (alignment, heads) = measures.as_ref().map(|(a, _, h)| (a.accuracy, h.clone())).unzip();
+        let entropy = known.entropy.or(measures.map(|(_, e, _)| e));
         self.shared.send(Event::Epoch(Epoch {
             run: self.run.to_string(),
             epoch: report.epoch,
