@@ -13,7 +13,7 @@ Prints each round and the medians. Needs /usr/bin/chromium and
 /usr/bin/chromedriver (Debian packages chromium, chromium-driver) and a
 release build: `cargo build --release --bin lingo`.
 
-    python3 benches/lab/measure.py --rounds 5
+    python3 benches/lab/measure.py --rounds 5 --screenshots docs/gallery
 """
 import argparse, base64, json, os, signal, socket, statistics, subprocess, tempfile, time, urllib.request
 
@@ -82,7 +82,7 @@ def cli_round(lingo):
     return wall, seconds
 
 
-def lab_round(lingo, browser):
+def lab_round(lingo, browser, shots=None):
     with tempfile.TemporaryDirectory() as folder:
         start = time.time()
         lab = subprocess.Popen([lingo, "lab", "--json", "--dir", folder], stdout=subprocess.PIPE, text=True)
@@ -102,6 +102,13 @@ def lab_round(lingo, browser):
         seconds = {run["config"]: run["seconds"] for run in results["runs"]}
         page = sum(len(urllib.request.urlopen(url + path).read())
                    for path in ["", "assets/lab.js", "assets/plots.js", "assets/lab.css"])
+        if shots:
+            # The finished page, then the scrubber at the run's fifth epoch: the anti-diagonal forming.
+            browser.screenshot(os.path.join(shots, "lab-ablation.png"))
+            browser.js("const s = document.getElementById('scrubber'); s.value = Math.round(s.max * 5 / 16);"
+                       "s.dispatchEvent(new Event('input'))")
+            time.sleep(0.3)
+            browser.screenshot(os.path.join(shots, "lab-ablation-forming.png"))
         lab.send_signal(signal.SIGINT)
         lab.wait(timeout=30)
         return first, done, seconds, slowest, page, len(events)
@@ -111,13 +118,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lingo", default="target/release/lingo")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--screenshot", help="also save the page after the last round here")
+    parser.add_argument("--screenshots", help="a folder: the last round's page, finished and scrubbed back, saved there")
     args = parser.parse_args()
     browser = Browser()
     rows = []
     try:
         for r in range(args.rounds):
-            order = [("cli", lambda: cli_round(args.lingo)), ("lab", lambda: lab_round(args.lingo, browser))]
+            shots = args.screenshots if r == args.rounds - 1 else None
+            order = [("cli", lambda: cli_round(args.lingo)), ("lab", lambda: lab_round(args.lingo, browser, shots))]
             got = dict((name, run()) for name, run in (order if r % 2 == 0 else order[::-1]))
             (wall, cli_seconds), (first, done, lab_seconds, slowest, page, events) = got["cli"], got["lab"]
             rate = {c: cli_seconds[c] / lab_seconds[c] for c in cli_seconds}
@@ -126,8 +134,6 @@ def main():
                   f"by the CLI ({done / wall:.2f}x); lab steps/s / CLI's: "
                   + ", ".join(f"{c} {x:.2f}" for c, x in rate.items())
                   + f"; slowest update drawn {slowest:.1f} ms; first load {page} bytes; {events} events")
-        if args.screenshot:
-            browser.screenshot(args.screenshot)
     finally:
         browser.close()
     med = statistics.median

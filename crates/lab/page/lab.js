@@ -282,20 +282,25 @@ async function reset() {
   train();
 }
 
-// ---- drawing, at most once a frame however fast events come
+// ---- drawing: events are drawn at most ten times a second, however fast
+// they come (each drawing redraws every chart); a control answers at once.
 
+const EVENT_DRAWS_MS = 100;
 let pending = false;
-function schedule() {
+let lastDraw = 0;
+function schedule(now = false) {
   if (pending) return;
   pending = true;
-  requestAnimationFrame(() => {
+  const wait = now ? 0 : Math.max(0, lastDraw + EVENT_DRAWS_MS - performance.now());
+  setTimeout(() => requestAnimationFrame(() => {
     pending = false;
     const start = performance.now();
     draw();
-    const took = performance.now() - start;
+    lastDraw = performance.now();
+    const took = lastDraw - start;
     page.slowest = Math.max(page.slowest, took);
     $("draw-ms").textContent = `· last update drawn in ${took.toFixed(1)} ms (slowest ${page.slowest.toFixed(1)} ms)`;
-  });
+  }), wait);
 }
 
 function draw() {
@@ -455,7 +460,7 @@ function drawAttention(models) {
     heatmap(card.querySelector(".map"), { data: snapshot.weights.data, offset, source: snapshot.source, target: snapshot.target });
     const grid = card.querySelector(".grid");
     if (layers * heads > 1) {
-      headGrid(grid, { weights: snapshot.weights, source: snapshot.source, target: snapshot.target, best, chosen, pick: (l, h) => { page.heads[m.name] = [l, h]; schedule(); } });
+      headGrid(grid, { weights: snapshot.weights, source: snapshot.source, target: snapshot.target, best, chosen, pick: (l, h) => { page.heads[m.name] = [l, h]; schedule(true); } });
     } else grid.replaceChildren();
     const at = `?model=${encodeURIComponent(m.name)}&step=${snapshot.step}`;
     downloads(card.querySelector(".dl-map"), "attention", `${at}&layer=${chosen[0] + 1}&head=${chosen[1] + 1}`);
@@ -481,7 +486,7 @@ function replay() {
   replaying = setInterval(() => {
     if (page.scrub >= page.steps.length - 1) return replay();
     page.scrub += 1;
-    schedule();
+    schedule(true);
   }, 80);
 }
 
@@ -506,11 +511,11 @@ async function main() {
   $("replay").addEventListener("click", replay);
   $("save-checkpoint").addEventListener("click", () => keep("checkpoint"));
   $("save-report").addEventListener("click", () => keep("report"));
-  $("keep-model").addEventListener("change", schedule);
+  $("keep-model").addEventListener("change", () => schedule(true));
   $("scrubber").addEventListener("input", () => {
     const position = Number($("scrubber").value);
     page.scrub = position >= page.steps.length - 1 ? null : position;
-    schedule();
+    schedule(true);
   });
   // A link pasted into this tab's address bar: its setup, and its run if it names one.
   window.addEventListener("hashchange", () => {
