@@ -303,6 +303,13 @@ function schedule(now = false) {
   }), wait);
 }
 
+/** Whether `node` already shows what `key` names; a drawing skips it then (the browser repaints less). */
+function unchanged(node, key) {
+  if (node.dataset.key === key) return true;
+  node.dataset.key = key;
+  return false;
+}
+
 function draw() {
   const running = page.state === "running", paused = page.state === "paused";
   $("pause").textContent = paused ? "Resume" : "Pause";
@@ -314,23 +321,30 @@ function draw() {
     `run ${page.run}: ${page.state}${rates.length ? ` · ${rates.reduce((a, b) => a + b, 0).toFixed(0)} steps/s in all` : ""}`;
   $("status").dataset.state = page.state;
   const models = page.order.map((name, i) => ({ ...page.models.get(name), color: color(i) }));
-  lineChart($("loss-chart"), {
-    xLabel: "step", yLabel: "loss",
-    series: models.flatMap((m) => [
-      { label: `${m.label} train`, color: m.color, points: m.steps.map((s) => [s.step, s.loss]) },
-      { label: `${m.label} validation`, color: m.color, dashed: true, points: m.epochs.map((e) => [e.steps, e.val_loss]) },
-    ]),
-  });
-  const measured = models.filter((m) => m.epochs.some((e) => e.alignment !== null));
-  lineChart($("alignment-chart"), {
-    xLabel: "epoch", yLabel: "alignment accuracy", yRange: [0, 1], percent: true, empty: noGold(),
-    series: measured.map((m) => ({ label: m.label, color: m.color, points: m.epochs.map((e) => [e.epoch, e.alignment]) })),
-  });
-  lineChart($("entropy-chart"), {
-    xLabel: "epoch", yLabel: "attention entropy (nats)", empty: noGold(),
-    series: models.filter((m) => m.epochs.some((e) => e.entropy !== null))
-      .map((m) => ({ label: m.label, color: m.color, points: m.epochs.map((e) => [e.epoch, e.entropy]) })),
-  });
+  const counts = (pick) => `${page.run}|${page.lesson}|${models.map((m) => pick(m).length).join(",")}`;
+  if (!unchanged($("loss-chart"), counts((m) => m.steps) + counts((m) => m.epochs))) {
+    lineChart($("loss-chart"), {
+      xLabel: "step", yLabel: "loss",
+      series: models.flatMap((m) => [
+        { label: `${m.label} train`, color: m.color, points: m.steps.map((s) => [s.step, s.loss]) },
+        { label: `${m.label} validation`, color: m.color, dashed: true, points: m.epochs.map((e) => [e.steps, e.val_loss]) },
+      ]),
+    });
+  }
+  if (!unchanged($("alignment-chart"), counts((m) => m.epochs))) {
+    lineChart($("alignment-chart"), {
+      xLabel: "epoch", yLabel: "alignment accuracy", yRange: [0, 1], percent: true, empty: noGold(),
+      series: models.filter((m) => m.epochs.some((e) => e.alignment !== null))
+        .map((m) => ({ label: m.label, color: m.color, points: m.epochs.map((e) => [e.epoch, e.alignment]) })),
+    });
+  }
+  if (!unchanged($("entropy-chart"), counts((m) => m.epochs))) {
+    lineChart($("entropy-chart"), {
+      xLabel: "epoch", yLabel: "attention entropy (nats)", empty: noGold(),
+      series: models.filter((m) => m.epochs.some((e) => e.entropy !== null))
+        .map((m) => ({ label: m.label, color: m.color, points: m.epochs.map((e) => [e.epoch, e.entropy]) })),
+    });
+  }
   drawLegend(models);
   drawTable(models);
   drawAttention(models);
@@ -454,6 +468,7 @@ function drawAttention(models) {
     const offset = (chosen[0] * heads + chosen[1]) * rows * cols;
     const epoch = m.epochs.findLast((e) => e.steps <= snapshot.step);
     const head = layers * heads > 1 ? ` · layer ${chosen[0] + 1} head ${chosen[1] + 1}` : "";
+    if (unchanged(card, `${snapshot.step}|${chosen}|${best}|${epoch?.alignment}|${m.color}`)) continue;
     card.querySelector("figcaption").textContent =
       `${m.label} · step ${snapshot.step}${head}${epoch?.alignment != null ? ` · alignment ${pct(epoch.alignment)}` : ""}`;
     card.querySelector("figcaption").style.setProperty("--color", m.color);
