@@ -71,10 +71,10 @@ class Browser:
         self.driver.kill()
 
 
-def cli_round(lingo):
+def cli_round(lingo, configs):
     with tempfile.TemporaryDirectory() as out:
         start = time.time()
-        result = subprocess.run([lingo, "ablation", "--no-png", "--json", "--out", out],
+        result = subprocess.run([lingo, "ablation", "--no-png", "--json", "--out", out, "--configs", configs],
                                 capture_output=True, text=True, check=True)
         wall = time.time() - start
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
@@ -82,18 +82,18 @@ def cli_round(lingo):
     return wall, seconds
 
 
-def lab_round(lingo, browser, shots=None):
+def lab_round(lingo, browser, configs, shots=None):
     with tempfile.TemporaryDirectory() as folder:
         start = time.time()
         lab = subprocess.Popen([lingo, "lab", "--json", "--dir", folder], stdout=subprocess.PIPE, text=True)
         url = json.loads(lab.stdout.readline())["url"]
-        browser.call("POST", "/url", {"url": url + "#lesson=ablation"})
-        browser.wait("document.querySelector('[data-choice=\"dot\"]')?.checked === true")
+        browser.call("POST", "/url", {"url": url + "#lesson=ablation&configs=" + configs})
+        browser.wait("document.querySelectorAll('[data-choice]').length > 0")
         clicked = time.time()
         browser.js("document.getElementById('train').click()")
         browser.wait("document.querySelector('#attention svg.map rect') !== null")
         first = time.time() - start
-        browser.wait("document.getElementById('status').dataset.state === 'finished'", poll=0.05)
+        browser.wait("document.getElementById('status').dataset.state === 'finished'", poll=0.25)
         done = time.time() - clicked
         slowest = browser.js("return parseFloat(document.getElementById('draw-ms').textContent.split('slowest ')[1])")
         with urllib.request.urlopen(url + "api/runs/1/events") as stream:
@@ -118,6 +118,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lingo", default="target/release/lingo")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--configs", default="none,dot,additive", help="the ablation's models, as --configs takes them")
     parser.add_argument("--screenshots", help="a folder: the last round's page, finished and scrubbed back, saved there")
     args = parser.parse_args()
     browser = Browser()
@@ -125,7 +126,8 @@ def main():
     try:
         for r in range(args.rounds):
             shots = args.screenshots if r == args.rounds - 1 else None
-            order = [("cli", lambda: cli_round(args.lingo)), ("lab", lambda: lab_round(args.lingo, browser, shots))]
+            order = [("cli", lambda: cli_round(args.lingo, args.configs)),
+                     ("lab", lambda: lab_round(args.lingo, browser, args.configs, shots))]
             got = dict((name, run()) for name, run in (order if r % 2 == 0 else order[::-1]))
             (wall, cli_seconds), (first, done, lab_seconds, slowest, page, events) = got["cli"], got["lab"]
             rate = {c: cli_seconds[c] / lab_seconds[c] for c in cli_seconds}

@@ -134,19 +134,42 @@ function row(data, offset, cols, i) {
  * Hovering a cell shows its weight and the two tokens.
  */
 export function heatmap(svg, { data, offset = 0, source, target, labels = true, caption }) {
+  const [rows, cols] = [target.length, source.length];
+  // The same sentence drawn again (the next snapshot): only the cells' colours change.
+  const layout = JSON.stringify([source, target, labels]);
+  if (svg.dataset.layout !== layout) {
+    layoutHeatmap(svg, source, target, labels);
+    svg.dataset.layout = layout;
+  }
+  svg.querySelector("title").textContent = caption ?? "";
+  const cells = svg.querySelectorAll("rect.cell");
+  svg.weights = [];
+  for (let i = 0; i < rows; i++) {
+    const weights = row(data, offset, cols, i);
+    const peak = weights.indexOf(Math.max(...weights));
+    svg.weights.push({ weights, peak });
+    weights.forEach((w, j) => {
+      const rect = cells[i * cols + j];
+      rect.setAttribute("fill", shade(w));
+      rect.classList.toggle("peak", j === peak && labels);
+    });
+  }
+}
+
+/** The labels and the cells of a heatmap of `target` rows and `source` columns, uncoloured. */
+function layoutHeatmap(svg, source, target, labels) {
   svg.replaceChildren();
   const cell = labels ? 26 : 9;
   const longest = (tokens) => Math.max(...tokens.map((t) => t.length));
   const left = labels ? 10 + 7 * longest(target) : 1;
   const top = labels ? 10 + 7 * longest(source) : 1;
-  const [rows, cols] = [target.length, source.length];
   // The column labels lean right, by half their length.
   const lean = labels ? Math.ceil(3.5 * longest(source)) : 0;
-  const width = left + cols * cell + 2 + lean, height = top + rows * cell + 2;
+  const width = left + source.length * cell + 2 + lean, height = top + target.length * cell + 2;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", width);
   svg.setAttribute("height", height);
-  if (caption) el(svg, "title", {}, caption);
+  el(svg, "title");
   if (labels) {
     source.forEach((token, j) => {
       const x = left + j * cell + cell / 2 + 4, y = top - 6;
@@ -154,16 +177,15 @@ export function heatmap(svg, { data, offset = 0, source, target, labels = true, 
     });
     target.forEach((token, i) => el(svg, "text", { x: left - 6, y: top + i * cell + cell / 2 + 4, "text-anchor": "end", class: "token" }, token));
   }
-  for (let i = 0; i < rows; i++) {
-    const weights = row(data, offset, cols, i);
-    const peak = weights.indexOf(Math.max(...weights));
-    weights.forEach((w, j) => {
-      const rect = el(svg, "rect", { x: left + j * cell, y: top + i * cell, width: cell, height: cell, fill: shade(w), class: j === peak && labels ? "cell peak" : "cell" });
-      rect.addEventListener("mousemove", (event) =>
-        tip.show(event, `${target[i]} → ${source[j]}: ${w.toFixed(3)}${j === peak ? " (the row's peak)" : ""}`));
-      rect.addEventListener("mouseleave", () => tip.hide());
+  target.forEach((_, i) => source.forEach((_, j) => {
+    const rect = el(svg, "rect", { x: left + j * cell, y: top + i * cell, width: cell, height: cell, class: "cell" });
+    // The weights are the latest drawn, read when hovered.
+    rect.addEventListener("mousemove", (event) => {
+      const { weights, peak } = svg.weights[i];
+      tip.show(event, `${target[i]} → ${source[j]}: ${weights[j].toFixed(3)}${j === peak ? " (the row's peak)" : ""}`);
     });
-  }
+    rect.addEventListener("mouseleave", () => tip.hide());
+  }));
 }
 
 /**
@@ -172,29 +194,41 @@ export function heatmap(svg, { data, offset = 0, source, target, labels = true, 
  * is called when one is clicked.
  */
 export function headGrid(box, { weights, source, target, best, chosen, pick }) {
-  box.replaceChildren();
   const [layers, heads, rows, cols] = weights.dim;
-  for (let l = 0; l < layers; l++) {
-    const line = document.createElement("div");
-    line.className = "grid-row";
-    const name = document.createElement("span");
-    name.textContent = layers > 1 ? `layer ${l + 1}` : "heads";
-    line.appendChild(name);
-    for (let h = 0; h < heads; h++) {
-      const svg = el(null, "svg", { class: "small" });
-      const offset = (l * heads + h) * rows * cols;
-      const marks = [best && best[0] === l && best[1] === h ? "best head" : "", chosen && chosen[0] === l && chosen[1] === h ? "shown" : ""].filter(Boolean);
-      heatmap(svg, { data: weights.data, offset, source, target, labels: false, caption: `layer ${l + 1}, head ${h + 1}${marks.length ? ` (${marks.join(", ")})` : ""}` });
-      const frame = document.createElement("button");
-      frame.className = `head${marks.includes("best head") ? " best" : ""}${marks.includes("shown") ? " chosen" : ""}`;
-      frame.title = `layer ${l + 1}, head ${h + 1}${marks.length ? ` (${marks.join(", ")})` : ""}: click to show it`;
-      const number = document.createElement("span");
-      number.className = "head-number";
-      number.textContent = `${h + 1}${marks.includes("best head") ? " ★" : ""}`;
-      frame.append(svg, number);
-      frame.addEventListener("click", () => pick(l, h));
-      line.appendChild(frame);
+  box.pick = pick;
+  const layout = JSON.stringify([layers, heads, source, target]);
+  if (box.dataset.layout !== layout) {
+    box.replaceChildren();
+    for (let l = 0; l < layers; l++) {
+      const line = document.createElement("div");
+      line.className = "grid-row";
+      const name = document.createElement("span");
+      name.textContent = layers > 1 ? `layer ${l + 1}` : "heads";
+      line.appendChild(name);
+      for (let h = 0; h < heads; h++) {
+        const frame = document.createElement("button");
+        const number = document.createElement("span");
+        number.className = "head-number";
+        frame.append(el(null, "svg", { class: "small" }), number);
+        frame.addEventListener("click", () => box.pick(l, h));
+        line.appendChild(frame);
+      }
+      box.appendChild(line);
     }
-    box.appendChild(line);
+    box.dataset.layout = layout;
+  }
+  const frames = box.querySelectorAll("button");
+  for (let l = 0; l < layers; l++) {
+    for (let h = 0; h < heads; h++) {
+      const frame = frames[l * heads + h];
+      const isBest = Boolean(best && best[0] === l && best[1] === h);
+      const isChosen = Boolean(chosen && chosen[0] === l && chosen[1] === h);
+      const marks = [isBest ? "best head" : "", isChosen ? "shown" : ""].filter(Boolean);
+      const name = `layer ${l + 1}, head ${h + 1}${marks.length ? ` (${marks.join(", ")})` : ""}`;
+      heatmap(frame.firstChild, { data: weights.data, offset: (l * heads + h) * rows * cols, source, target, labels: false, caption: name });
+      frame.className = `head${isBest ? " best" : ""}${isChosen ? " chosen" : ""}`;
+      frame.title = `${name}: click to show it`;
+      frame.lastChild.textContent = `${h + 1}${isBest ? " ★" : ""}`;
+    }
   }
 }
