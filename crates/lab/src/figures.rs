@@ -5,7 +5,7 @@
 use std::io::Cursor;
 
 use lingo_viz::{HeatmapOptions, LineOptions, Report, Series};
-use ndarray::{Array4, Axis, s};
+use ndarray::{Array4, ArrayView2, ArrayView4, Axis, s};
 use serde::Deserialize;
 
 use crate::error::ApiError;
@@ -283,46 +283,44 @@ fn head_title(l: usize, h: usize) -> String {
     format!("layer {} head {}", l + 1, h + 1)
 }
 
-/// The figure as SVG.
-pub(crate) fn svg(record: &Record, figure: &Figure) -> Result<String, ApiError> {
-    match drawn(record, figure)? {
-        Drawn::Lines(series, options) => lingo_viz::lines_svg(&series, &options),
-        Drawn::Map(snap, (l, h), title) => lingo_viz::attention_svg(
+/// Draws `drawn` with one format's renderers, each given the lab's options.
+fn render<T>(
+    drawn: Drawn<'_>,
+    lines: impl FnOnce(&[Series], &LineOptions) -> Result<T, lingo_viz::Error>,
+    map: impl FnOnce(ArrayView2<f32>, &[String], &[String], &HeatmapOptions) -> Result<T, lingo_viz::Error>,
+    grid: impl FnOnce(ArrayView4<f32>, &[String], &[String], &HeatmapOptions) -> Result<T, lingo_viz::Error>,
+) -> Result<T, ApiError> {
+    match drawn {
+        Drawn::Lines(series, options) => lines(&series, &options),
+        Drawn::Map(snap, (l, h), title) => map(
             snap.weights.slice(s![l, h, .., ..]),
             &snap.source,
             &snap.target,
             &HeatmapOptions::default().title(title).show_values(true),
         ),
-        Drawn::Grid(snap) => lingo_viz::attention_grid_svg(
-            snap.weights.view(),
-            &snap.source,
-            &snap.target,
-            head_title,
-            &HeatmapOptions::default(),
-        ),
+        Drawn::Grid(snap) => grid(snap.weights.view(), &snap.source, &snap.target, &HeatmapOptions::default()),
     }
     .map_err(viz)
 }
 
+/// The figure as SVG.
+pub(crate) fn svg(record: &Record, figure: &Figure) -> Result<String, ApiError> {
+    render(
+        drawn(record, figure)?,
+        lingo_viz::lines_svg,
+        |w, s, t, o| lingo_viz::attention_svg(w, s, t, o),
+        |w, s, t, o| lingo_viz::attention_grid_svg(w, s, t, head_title, o),
+    )
+}
+
 /// The figure as PNG bytes.
 pub(crate) fn png(record: &Record, figure: &Figure) -> Result<Vec<u8>, ApiError> {
-    let image = match drawn(record, figure)? {
-        Drawn::Lines(series, options) => lingo_viz::render_lines(&series, &options),
-        Drawn::Map(snap, (l, h), title) => lingo_viz::render_attention(
-            snap.weights.slice(s![l, h, .., ..]),
-            &snap.source,
-            &snap.target,
-            &HeatmapOptions::default().title(title).show_values(true),
-        ),
-        Drawn::Grid(snap) => lingo_viz::render_attention_grid(
-            snap.weights.view(),
-            &snap.source,
-            &snap.target,
-            head_title,
-            &HeatmapOptions::default(),
-        ),
-    }
-    .map_err(viz)?;
+    let image = render(
+        drawn(record, figure)?,
+        lingo_viz::render_lines,
+        |w, s, t, o| lingo_viz::render_attention(w, s, t, o),
+        |w, s, t, o| lingo_viz::render_attention_grid(w, s, t, head_title, o),
+    )?;
     let mut bytes = Cursor::new(Vec::new());
     image
         .write_to(&mut bytes, image::ImageFormat::Png)
