@@ -810,25 +810,65 @@ fn an_epoch_report_says_whether_the_epoch_is_the_best_so_far() {
     assert_eq!(improved.iter().rposition(|&f| f).map(|e| e + 1), Some(result.best_epoch));
 }
 
-/// Hooks that hear every second step and pause the run after step 4.
+/// A small run to steer: its data, its model, its settings (64 pairs in
+/// batches of 16, two epochs), and its losses trained straight through.
+struct Steered {
+    train: Vec<lingo_data::AlignedExample>,
+    val: Vec<lingo_data::AlignedExample>,
+    config: Seq2SeqConfig,
+    base: TrainConfig,
+    straight: Vec<f32>,
+}
+
+impl Steered {
+    fn new(rnn: RnnKind, scorer: Scorer, placement: Placement) -> Steered {
+        let task = reverse_task();
+        let mut rng = StdRng::seed_from_u64(10);
+        let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
+        let config = tiny(&task, rnn, Some(scorer), placement);
+        let mut base = quiet(2);
+        base.batching.batch_size = 16;
+        let mut run = Steered { train, val, config, base, straight: Vec::new() };
+        run.straight = train_model(&mut run.fresh(), &run.train, &run.val, &run.base, None).unwrap().val_losses;
+        run
+    }
+
+    fn fresh(&self) -> Seq2Seq {
+        Seq2Seq::new(self.config.clone(), &mut StdRng::seed_from_u64(11)).unwrap()
+    }
+}
+
+/// Hooks that hear every `every` steps, keep the steps heard where
+/// another thread sees them, and pause the run after step 4.
 struct PauseAtFour {
     control: lingo_nn::RunControl,
-    steps: Vec<u64>,
+    every: u64,
+    heard: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+}
+
+impl PauseAtFour {
+    fn new(control: lingo_nn::RunControl, every: u64) -> PauseAtFour {
+        PauseAtFour { control, every, heard: Default::default() }
+    }
+
+    fn heard(&self) -> Vec<u64> {
+        self.heard.lock().unwrap().clone()
+    }
 }
 
 impl lingo_nn::TrainHooks<Seq2Seq> for PauseAtFour {
     type Error = lingo_nn::Error;
 
     fn step_every(&self) -> u64 {
-        2
+        self.every
     }
 
     fn after_step(&mut self, step: &lingo_nn::StepReport, _: &Seq2Seq) -> lingo_nn::Result<()> {
-        self.steps.push(step.step);
         assert!(step.loss.is_finite() && step.lr > 0.0 && step.pairs > 0);
         if step.step == 4 {
             self.control.pause();
         }
+        self.heard.lock().unwrap().push(step.step);
         Ok(())
     }
 
@@ -839,17 +879,9 @@ impl lingo_nn::TrainHooks<Seq2Seq> for PauseAtFour {
 
 #[test]
 fn a_paused_run_waits_for_its_resume_and_trains_the_same_bits() {
-    let task = reverse_task();
-    let mut rng = StdRng::seed_from_u64(10);
-    let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
-    let config = tiny(&task, RnnKind::Lstm, Some(Scorer::Dot), Placement::Luong);
-    let fresh = || Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap();
-    let mut base = quiet(2);
-    base.batching.batch_size = 16;
-    let straight = train_model(&mut fresh(), &train, &val, &base, None).unwrap();
-
+    let run = Steered::new(RnnKind::Lstm, Scorer::Dot, Placement::Luong);
     let control = lingo_nn::RunControl::new();
-    let settings = TrainConfig { control: Some(control.clone()), ..base };
+    let settings = TrainConfig { control: Some(control.clone()), ..run.base.clone() };
     // A second thread plays the user: it sees the pause, then resumes.
     let waiter = control.clone();
     let user = std::thread::spawn(move || {
@@ -859,66 +891,33 @@ fn a_paused_run_waits_for_its_resume_and_trains_the_same_bits() {
         std::thread::sleep(std::time::Duration::from_millis(20));
         waiter.resume();
     });
-    let mut hooks = PauseAtFour { control, steps: Vec::new() };
-    let paused = lingo_nn::train_model_hooked(&mut fresh(), &train, &val, &settings, None, &mut hooks).unwrap();
+    let mut hooks = PauseAtFour::new(control, 2);
+    let paused =
+        lingo_nn::train_model_hooked(&mut run.fresh(), &run.train, &run.val, &settings, None, &mut hooks).unwrap();
     user.join().unwrap();
-    assert_eq!(paused.val_losses, straight.val_losses);
+    assert_eq!(paused.val_losses, run.straight);
     assert!(!paused.interrupted);
     // 64 pairs in batches of 16: four steps an epoch, heard at 2, 4, 6, 8.
-    assert_eq!(hooks.steps, [2, 4, 6, 8]);
-}
-
-/// Hooks that pause the run after step 4 and publish the last step taken.
-struct PauseAndCount {
-    control: lingo_nn::RunControl,
-    last: std::sync::Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl lingo_nn::TrainHooks<Seq2Seq> for PauseAndCount {
-    type Error = lingo_nn::Error;
-
-    fn step_every(&self) -> u64 {
-        1
-    }
-
-    fn after_step(&mut self, step: &lingo_nn::StepReport, _: &Seq2Seq) -> lingo_nn::Result<()> {
-        if step.step == 4 {
-            self.control.pause();
-        }
-        self.last.store(step.step, std::sync::atomic::Ordering::Release);
-        Ok(())
-    }
-
-    fn after_epoch(&mut self, _: &lingo_nn::EpochReport, _: &Seq2Seq) -> lingo_nn::Result<lingo_nn::Next> {
-        Ok(lingo_nn::Next::Continue)
-    }
+    assert_eq!(hooks.heard(), [2, 4, 6, 8]);
 }
 
 #[test]
 fn a_paused_run_takes_one_step_per_step_asked_and_trains_the_same_bits() {
-    use std::sync::atomic::Ordering;
-    let task = reverse_task();
-    let mut rng = StdRng::seed_from_u64(10);
-    let (train, val) = (task.generate(64, &mut rng), task.generate(16, &mut rng));
-    let config = tiny(&task, RnnKind::Gru, Some(Scorer::Additive), Placement::Bahdanau);
-    let fresh = || Seq2Seq::new(config.clone(), &mut StdRng::seed_from_u64(11)).unwrap();
-    let mut base = quiet(2);
-    base.batching.batch_size = 16;
-    let straight = train_model(&mut fresh(), &train, &val, &base, None).unwrap();
-
+    let run = Steered::new(RnnKind::Gru, Scorer::Additive, Placement::Bahdanau);
     let control = lingo_nn::RunControl::new();
-    let settings = TrainConfig { control: Some(control.clone()), ..base };
-    let last = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let (button, seen) = (control.clone(), last.clone());
+    let settings = TrainConfig { control: Some(control.clone()), ..run.base.clone() };
+    let mut hooks = PauseAtFour::new(control.clone(), 1);
+    let (button, heard) = (control, hooks.heard.clone());
+    let last = move || heard.lock().unwrap().last().copied();
     // The user waits for the pause after step 4, steps twice, and sees the
     // run hold after each step before resuming it.
     let user = std::thread::spawn(move || {
         let wait_for = |step: u64| {
-            while seen.load(Ordering::Acquire) != step || !button.is_paused() {
+            while last() != Some(step) || !button.is_paused() {
                 std::thread::yield_now();
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
-            seen.load(Ordering::Acquire) // still there: the run holds
+            last().unwrap() // still there: the run holds
         };
         let held = [
             wait_for(4),
@@ -934,11 +933,11 @@ fn a_paused_run_takes_one_step_per_step_asked_and_trains_the_same_bits() {
         button.resume();
         held
     });
-    let mut hooks = PauseAndCount { control, last: last.clone() };
-    let stepped = lingo_nn::train_model_hooked(&mut fresh(), &train, &val, &settings, None, &mut hooks).unwrap();
+    let stepped =
+        lingo_nn::train_model_hooked(&mut run.fresh(), &run.train, &run.val, &settings, None, &mut hooks).unwrap();
     assert_eq!(user.join().unwrap(), [4, 5, 6]);
-    assert_eq!(last.load(Ordering::Acquire), 8);
-    assert_eq!(stepped.val_losses, straight.val_losses);
+    assert_eq!(hooks.heard(), (1..=8).collect::<Vec<_>>());
+    assert_eq!(stepped.val_losses, run.straight);
 }
 
 #[test]
