@@ -46,7 +46,7 @@ pub(crate) fn run(args: &AblationArgs, out: Output) -> Result<()> {
 /// pictures and the report.
 fn print(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result<()> {
     for run in &results.runs {
-        out.say(&format!("\n== {} ==", run.config.label()));
+        out.say(&format!("\n== {} ==", run.label));
         let epochs = run.train_losses.len();
         for (e, (train_loss, val_loss)) in run.train_losses.iter().zip(&run.val_losses).enumerate() {
             out.say(&format!("Epoch {}/{epochs} | Train: {train_loss:.4} | Val: {val_loss:.4}", e + 1));
@@ -57,7 +57,7 @@ fn print(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result
     lines.push(format!("\n{SALIENCY_TITLE}\n{}", saliency_table(&results.runs).text()));
     for run in &results.runs {
         if let Some(heads) = run.heads.as_ref().filter(|h| h.several()) {
-            lines.extend(head_lines(heads, &run.config.label()));
+            lines.extend(head_lines(heads, &run.label));
         }
     }
     out.say(&lines.join("\n"));
@@ -69,7 +69,7 @@ fn print(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result
     if let Some(run) = results.runs.iter().find(|r| r.example.attention.is_some()) {
         let weights = run.example.attention.as_ref().expect("found with attention");
         let text = lingo::viz::format_attention(weights.view(), source, target, &TextOptions::default())?;
-        out.say(&format!("\n{}: {}\n{}", run.config.label(), source[1..source.len() - 1].join(" "), text));
+        out.say(&format!("\n{}: {}\n{}", run.label, source[1..source.len() - 1].join(" "), text));
     }
     if !args.no_png {
         draw(args, results, out)?;
@@ -101,7 +101,7 @@ fn draw(args: &AblationArgs, results: &AblationResults, out: &Output) -> Result<
         let Some(weights) = &run.example.attention else { continue };
         let name = run.config.to_string().replace(':', "-");
         let path = out.file(&args.out, &format!("ablation-{name}.png"))?;
-        let options = HeatmapOptions::default().title(run.config.label()).show_values(true);
+        let options = HeatmapOptions::default().title(run.label.clone()).show_values(true);
         lingo::viz::plot_attention(weights.view(), source, target, &path, &options)?;
         out.note(&format!("wrote {}", path.display()));
         if let Some(heads) = &run.example.heads {
@@ -131,7 +131,7 @@ fn report_example(report: &mut HtmlReport, results: &AblationResults) -> Result<
         ))
     });
     for run in &results.runs {
-        let (name, label) = (run.config.to_string(), run.config.label());
+        let (name, label) = (run.config.to_string(), run.label.clone());
         report.add(|page| page.subheading(label.clone()));
         if let Some(weights) = &run.example.attention {
             report.heatmap(&name, weights.view(), tokens, &format!("{label}: where each output word looked."))?;
@@ -159,7 +159,7 @@ fn results_table(results: &AblationResults) -> Table {
     let mut table = Table::new(&["configuration", "val loss", "alignment", "chance", "seconds"]);
     for run in &results.runs {
         table.push(vec![
-            run.config.label(),
+            run.label.clone(),
             format!("{:.4}", run.val_loss()),
             percent(run.alignment.map(|a| a.accuracy)),
             percent(run.alignment.map(|a| a.chance)),
@@ -176,7 +176,7 @@ fn saliency_table(runs: &[AblationRun]) -> Table {
     let header = ["configuration", "attention on gold", "saliency on gold", "same peak", "rank correlation"];
     let mut table = Table::new(&header);
     for run in runs {
-        let mut cells = vec![run.config.label()];
+        let mut cells = vec![run.label.clone()];
         cells.extend(probe_rows::saliency_cells(&run.saliency));
         table.push(cells);
     }
@@ -189,6 +189,6 @@ const SALIENCY_TITLE: &str =
 
 /// Validation loss per epoch of every configuration, one chart.
 fn val_loss_chart(runs: &[AblationRun]) -> (Vec<Series>, LineOptions) {
-    let series = runs.iter().map(|r| Series::new(r.config.label(), &r.val_losses)).collect();
+    let series = runs.iter().map(|r| Series::new(&r.label, &r.val_losses)).collect();
     (series, LineOptions::default().title("validation loss").y_label("cross-entropy (label smoothing)"))
 }

@@ -58,7 +58,7 @@ fn print_phenomenon(runs: &[SuiteRun], out: &Output) -> Result<()> {
         lines.push(
             format!(
                 "{:<26} {:>8.4} {:>8} {:>9} {:>6} {:>6} {:>6} {:>10}  {}",
-                run.config.label(),
+                run.label.clone(),
                 summary.val_loss,
                 percent(Some(summary.sequence_accuracy)),
                 percent(summary.alignment_accuracy),
@@ -78,7 +78,7 @@ fn print_phenomenon(runs: &[SuiteRun], out: &Output) -> Result<()> {
             let which = if n == 0 { "the first" } else { "next" };
             lines.push(format!(
                 "\n{} misaligns {} of {tested} {phenomenon} sentences; {which}:\n  {} -> {}",
-                run.config.label(),
+                run.label.clone(),
                 a.misaligned,
                 summary.source,
                 summary.target

@@ -33,6 +33,10 @@ fn keys(map: &serde_json::Map<String, serde_json::Value>) -> Vec<&str> {
 /// `DATA` stands for a valid corpus, so the flag is the only problem.
 const BAD_VALUES: &[(&[&str], &str)] = &[
     // The shared flags (crate::args::RunFlags, ComputeFlags), with each command that has them.
+    (&["ablation", "--layers", "0"], "--layers"),
+    (&["ablation", "--heads", "0"], "--heads"),
+    (&["alignment-suite", "--layers", "65"], "--layers"),
+    (&["alignment-suite", "--heads", "4096"], "--heads"),
     (&["ablation", "--seed", "-1"], "--seed"),
     (&["ablation", "--seed", "x"], "--seed"),
     (&["sort-study", "--seed", "1.5"], "--seed"),

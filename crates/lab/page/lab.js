@@ -6,9 +6,9 @@ import { color, headGrid, heatmap, lineChart } from "./plots.js";
 
 /** Settings shown first for each lesson; the rest sit under "More settings". */
 const MAIN = {
-  ablation: ["configs", "rnn", "placement", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
+  ablation: ["configs", "rnn", "placement", "layers", "heads", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
   sort_study: ["model", "lengths", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
-  alignment_suite: ["phenomena", "configs", "rnn", "placement", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
+  alignment_suite: ["phenomena", "configs", "rnn", "placement", "layers", "heads", "lr", "emb", "hidden", "batch_size", "epochs", "train_size", "seed"],
   train: ["path", "kind", "attention", "rnn", "emb", "hidden", "lr", "batch_size", "time_budget", "round_size", "test_size", "valid_size", "tokenizer", "seed"],
 };
 

@@ -14,7 +14,7 @@
 //! };
 //! let results = ablation(&settings.check()?, &mut ())?;
 //! for run in &results.runs {
-//!     println!("{:<22} {:.3}  {:?}", run.config.label(), run.val_loss(), run.alignment.map(|a| a.accuracy));
+//!     println!("{:<22} {:.3}  {:?}", run.label, run.val_loss(), run.alignment.map(|a| a.accuracy));
 //! }
 //! assert_eq!(results.runs.len(), 3); // none, dot, additive
 //! # Ok::<(), lingo_lessons::Error>(())
@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use crate::budget;
 use crate::error::Result;
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores};
-use crate::models::{AttentionChoice, ModelChoice, TaskTraining, check_widths, transformer, transformer_schedule};
+use crate::models::{AttentionChoice, ModelChoice, TaskTraining, check_widths, transformer_schedule};
 use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started, Trained};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
 use crate::settings::{
@@ -113,7 +113,7 @@ impl AblationSettings {
     pub fn check(self) -> Result<Checked<AblationSettings>> {
         check_fields(&self)?;
         check_range(("min_words", self.min_words), ("max_words", self.max_words))?;
-        check_widths(&self.configs, self.training.hidden)?;
+        check_widths(&self.configs, self.training.hidden, self.training.heads)?;
         // Every configuration trains at once, each with its model and batches.
         let task = self.task()?;
         let config = self.training.recurrent(AttentionChoice(None), task.src_vocab().len(), task.tgt_vocab().len());
@@ -140,7 +140,7 @@ impl AblationSettings {
             ModelChoice::Recurrent(attention) => {
                 Seq2SeqConfig { init: self.init, ..self.training.recurrent(attention, src_vocab, tgt_vocab) }.into()
             }
-            ModelChoice::Transformer => transformer(src_vocab, tgt_vocab, self.training.hidden, self.init).into(),
+            ModelChoice::Transformer => self.training.transformer(src_vocab, tgt_vocab, self.init).into(),
         };
         // Every configuration starts from the same seed, so only the one setting differs.
         Ok(AnyModel::new(config, &mut StdRng::seed_from_u64(self.seed))?)
@@ -183,6 +183,9 @@ pub struct AblationResults {
 pub struct AblationRun {
     /// Which model.
     pub config: ModelChoice,
+    /// Its name in tables (`dot (Luong)`).
+    #[serde(skip)]
+    pub label: String,
     /// Mean training loss of each epoch.
     pub train_losses: Vec<f32>,
     /// Validation loss after each epoch.
@@ -300,7 +303,7 @@ pub fn ablation(settings: &Checked<AblationSettings>, observer: &mut dyn Observe
             .configs
             .iter()
             .zip(&models)
-            .map(|(c, m)| RunInfo { run: c.to_string(), label: c.label(), params: m.num_params() })
+            .map(|(c, m)| RunInfo { run: c.to_string(), label: settings.training.label(*c), params: m.num_params() })
             .collect(),
     }));
     // The configurations are independent, so they train side by side, one
@@ -376,6 +379,7 @@ fn fit(
     let example = maps(&model, data.shown)?;
     Ok(AblationRun {
         config: choice,
+        label: settings.training.label(choice),
         train_losses: trained.train_losses,
         val_losses: trained.val_losses,
         alignment: alignment_accuracy(&model, data.scored)?,
@@ -404,7 +408,7 @@ fn probe_runs(runs: &[AblationRun], examples: &[AlignedExample]) -> Result<Vec<P
     let baseline = runs.iter().find(|r| !r.config.attends()).map(|r| baseline_loss(&r.model, examples)).transpose()?;
     let mut probes = Vec::new();
     for run in runs {
-        let (name, label) = (run.config.to_string(), run.config.label());
+        let (name, label) = (run.config.to_string(), run.label.clone());
         probes.extend(probe_model((&name, &label), &run.model, run.alignment.is_some(), examples, baseline)?);
     }
     Ok(probes)

@@ -484,7 +484,7 @@ impl CorpusSettings {
                     ));
                 }
                 // The scorer's width is attn_dim, which the error names as `hidden`.
-                check_widths(&[ModelChoice::Recurrent(attention)], model.attn_dim.unwrap_or_default())
+                check_widths(&[ModelChoice::Recurrent(attention)], model.attn_dim.unwrap_or_default(), HEADS)
             }
             ModelKind::Transformer => {
                 let (d, heads) = (model.d_model.unwrap_or_default(), model.heads.unwrap_or_default());

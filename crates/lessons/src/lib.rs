@@ -22,7 +22,7 @@
 //! let table = ablation(&settings.check()?, &mut ())?;
 //! for run in &table.runs {
 //!     let alignment = run.alignment.map_or("n/a".into(), |a| format!("{:.1}%", 100.0 * a.accuracy));
-//!     println!("{:<20} {:.4} {alignment}", run.config.label(), run.val_loss());
+//!     println!("{:<20} {:.4} {alignment}", run.label, run.val_loss());
 //! }
 //! # assert_eq!(table.runs.len(), 3);
 //! # Ok::<(), lingo_lessons::Error>(())

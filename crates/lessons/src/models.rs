@@ -10,7 +10,7 @@ use lingo_attention::Scorer;
 use lingo_nn::{Init, Placement, RnnKind, Schedule, Seq2SeqConfig, TrainConfig, TransformerConfig};
 
 use crate::error::{Error, Result};
-use crate::settings::{MAX_BATCH, MAX_EPOCHS, at_most, choice, dimension, positive_real, serde_as_text};
+use crate::settings::{MAX_BATCH, MAX_EPOCHS, MAX_LAYERS, at_most, choice, dimension, positive_real, serde_as_text};
 
 /// Attention heads per layer of the task Transformer.
 pub const HEADS: usize = 4;
@@ -55,26 +55,30 @@ pub fn transformer_schedule(config: &mut TrainConfig) {
 }
 
 /// Checks that every model among `choices` can be built at width
-/// `hidden`: a multi-head scorer's heads and the Transformer's [`HEADS`]
-/// must divide it.
+/// `hidden`: a multi-head scorer's heads and the Transformer's
+/// `transformer_heads` must divide it.
 ///
 /// ```
-/// use lingo_lessons::models::{ModelChoice, check_widths};
+/// use lingo_lessons::models::{HEADS, ModelChoice, check_widths};
 /// let choices: Vec<ModelChoice> = vec!["dot".parse().unwrap(), "multi_head:3".parse().unwrap()];
-/// assert!(check_widths(&choices, 63).is_ok());
-/// assert_eq!(check_widths(&choices, 64).unwrap_err().to_string(), "invalid `hidden`: must be a multiple of 3 for multi_head:3, got 64");
+/// assert!(check_widths(&choices, 63, HEADS).is_ok());
+/// assert_eq!(check_widths(&choices, 64, HEADS).unwrap_err().to_string(), "invalid `hidden`: must be a multiple of 3 for multi_head:3, got 64");
 /// ```
-pub fn check_widths(choices: &[ModelChoice], hidden: usize) -> Result<()> {
+pub fn check_widths(choices: &[ModelChoice], hidden: usize, transformer_heads: usize) -> Result<()> {
     for &choice in choices {
         let heads = match choice {
             ModelChoice::Recurrent(AttentionChoice(Some(Scorer::MultiHead { heads }))) => heads,
-            ModelChoice::Transformer => HEADS,
+            ModelChoice::Transformer => transformer_heads,
             ModelChoice::Recurrent(_) => continue,
         };
         if !hidden.is_multiple_of(heads) {
-            let of =
-                if choice == ModelChoice::Transformer { "the Transformer".to_string() } else { choice.to_string() };
-            return Err(Error::setting("hidden", format!("must be a multiple of {heads} for {of}, got {hidden}")));
+            let reason = match choice {
+                ModelChoice::Transformer => {
+                    format!("must be a multiple of the Transformer's {heads} heads, got {hidden}")
+                }
+                _ => format!("must be a multiple of {heads} for {choice}, got {hidden}"),
+            };
+            return Err(Error::setting("hidden", reason));
         }
     }
     Ok(())
@@ -225,6 +229,12 @@ pub struct TaskTraining {
     #[arg(long, value_enum, default_value = "luong")]
     #[serde(with = "choice")]
     pub placement: Placement,
+    /// The Transformer's layers in its encoder, and again in its decoder
+    #[arg(long, default_value = "2", value_parser = at_most::<MAX_LAYERS>)]
+    pub layers: usize,
+    /// The Transformer's attention heads per layer, which must divide --hidden
+    #[arg(long, default_value = "4", value_parser = dimension)]
+    pub heads: usize,
 }
 
 impl Default for TaskTraining {
@@ -234,6 +244,38 @@ impl Default for TaskTraining {
 }
 
 impl TaskTraining {
+    /// The Transformer of these settings, `layers + layers` deep with
+    /// `heads` heads at width `hidden`.
+    ///
+    /// ```
+    /// let training = lingo_lessons::TaskTraining { layers: 1, heads: 2, ..Default::default() };
+    /// let config = training.transformer(12, 14, Default::default());
+    /// assert_eq!((config.encoder_layers, config.decoder_layers, config.heads, config.d_model), (1, 1, 2, 64));
+    /// ```
+    pub fn transformer(&self, src: usize, tgt: usize, init: Init) -> TransformerConfig {
+        let config = transformer(src, tgt, self.hidden, init);
+        TransformerConfig { heads: self.heads, encoder_layers: self.layers, decoder_layers: self.layers, ..config }
+    }
+
+    /// `choice`'s name in tables: the Transformer's says its depth and heads
+    /// when they are not the defaults.
+    ///
+    /// ```
+    /// let transformer = lingo_lessons::models::ModelChoice::Transformer;
+    /// let training = lingo_lessons::TaskTraining::default();
+    /// assert_eq!(training.label(transformer), "Transformer (2+2 layers)");
+    /// let small = lingo_lessons::TaskTraining { layers: 1, heads: 2, ..training };
+    /// assert_eq!(small.label(transformer), "Transformer (1+1 layers, 2 heads)");
+    /// ```
+    pub fn label(&self, choice: ModelChoice) -> String {
+        match choice {
+            ModelChoice::Transformer if (self.layers, self.heads) != (2, HEADS) => {
+                format!("Transformer ({0}+{0} layers, {1} heads)", self.layers, self.heads)
+            }
+            choice => choice.label(),
+        }
+    }
+
     /// The recurrent model of these settings with `attention`, between
     /// vocabularies of `src` and `tgt` tokens.
     ///

@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores, mean_entropy, sequence_accuracy};
-use crate::models::{ModelChoice, check_widths, transformer, transformer_schedule};
+use crate::models::{HEADS, ModelChoice, check_widths, transformer, transformer_schedule};
 use crate::observe::{Event, Finished, Known, Observer, Pinned, RunInfo, Shared, Started, Trained, Watch};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
 use crate::settings::{
@@ -152,7 +152,7 @@ impl SortStudySettings {
     pub fn check(self) -> Result<Checked<SortStudySettings>> {
         check_fields(&self)?;
         if self.model == StudyModel::Transformer {
-            check_widths(&[ModelChoice::Transformer], self.hidden)?;
+            check_widths(&[ModelChoice::Transformer], self.hidden, HEADS)?;
         }
         let rare_run = !self.time_epochs && self.rare_share > 0.0;
         if rare_run && self.rare_digit >= self.digits {

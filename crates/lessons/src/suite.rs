@@ -16,7 +16,7 @@
 //! };
 //! let results = alignment_suite(&settings.check()?, &mut ())?;
 //! for run in &results.runs {
-//!     println!("{:<8} {:<14} AER {:?}", run.phenomenon, run.config.label(), run.alignment.as_ref().map(|a| a.aer.aer));
+//!     println!("{:<8} {:<14} AER {:?}", run.phenomenon, run.label, run.alignment.as_ref().map(|a| a.aer.aer));
 //! }
 //! assert_eq!(results.runs.len(), 4); // phenomena × configurations
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{CHUNK, HeadScores, head_scores, sequence_accuracy};
-use crate::models::{ModelChoice, TaskTraining, check_widths, transformer, transformer_schedule};
+use crate::models::{ModelChoice, TaskTraining, check_widths, transformer_schedule};
 use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started, Trained};
 use crate::settings::{Checked, MAX_EXAMPLES, MAX_LENGTH, at_most, check_fields, check_range, defaults, dimension};
 
@@ -129,7 +129,7 @@ impl SuiteSettings {
                 format!("must be at least 2 (a swap, a pair or a filler needs two words), got {}", self.max_words),
             ));
         }
-        check_widths(&self.configs, self.training.hidden)?;
+        check_widths(&self.configs, self.training.hidden, self.training.heads)?;
         // Every phenomenon's data is held at once; up to one run per
         // thread trains at a time, each with its model.
         let tasks = self.tasks()?;
@@ -172,7 +172,7 @@ impl SuiteSettings {
         match choice {
             ModelChoice::Recurrent(attention) => self.training.recurrent(attention, src, tgt).into(),
             ModelChoice::Transformer => {
-                let config = transformer(src, tgt, self.training.hidden, Default::default());
+                let config = self.training.transformer(src, tgt, Default::default());
                 // Positions for the longest sentence, `<sos>` and `<eos>` included.
                 TransformerConfig { max_len: config.max_len.max(self.longest() + 2), ..config }.into()
             }
@@ -229,6 +229,9 @@ pub struct SuiteRun {
     pub phenomenon: Phenomenon,
     /// The configuration.
     pub config: ModelChoice,
+    /// Its name in tables (`dot (Luong)`).
+    #[serde(skip)]
+    pub label: String,
     /// Mean training loss of each epoch.
     pub train_losses: Vec<f32>,
     /// Validation loss after each epoch.
@@ -483,7 +486,7 @@ pub fn alignment_suite(settings: &Checked<SuiteSettings>, observer: &mut dyn Obs
             .zip(params)
             .map(|(&(d, choice), params)| RunInfo {
                 run: run_name(d.task.phenomenon(), choice),
-                label: format!("{} on {}", choice.label(), d.task.phenomenon()),
+                label: format!("{} on {}", settings.training.label(choice), d.task.phenomenon()),
                 params,
             })
             .collect(),
@@ -514,6 +517,7 @@ fn fit(settings: &SuiteSettings, data: &Data, choice: ModelChoice, observer: &Sh
     Ok(SuiteRun {
         phenomenon,
         config: choice,
+        label: settings.training.label(choice),
         train_losses: trained.train_losses,
         val_losses: trained.val_losses,
         sequence_accuracy: sequence_accuracy(&model, &data.test)?,

@@ -111,7 +111,7 @@ fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
         serde_json::from_str(r#"{"configs": ["transformer"], "training": {"hidden": 62}}"#).unwrap();
     assert_eq!(
         wide.check().unwrap_err().to_string(),
-        "invalid `hidden`: must be a multiple of 4 for the Transformer, got 62"
+        "invalid `hidden`: must be a multiple of the Transformer's 4 heads, got 62"
     );
 }
 
@@ -156,4 +156,28 @@ fn the_cell_and_the_placement_are_settings_of_the_recurrent_models() {
     assert_eq!((lstm.0, lstm.1), (RnnKind::Lstm, Placement::Luong));
     assert_eq!((gru.0, gru.1), (RnnKind::Gru, Placement::Bahdanau));
     assert_ne!(lstm.2, gru.2, "a different model learns differently");
+}
+
+#[test]
+fn the_transformers_layers_and_heads_are_settings_and_its_snapshots_show_each() {
+    let mut settings = small();
+    settings.configs = vec!["transformer".parse().unwrap()];
+    settings.training = TaskTraining { epochs: 1, layers: 1, heads: 2, ..settings.training };
+    let mut recorder = Recorder { every: 2, ..Recorder::default() };
+    let results = ablation(&settings.clone().check().unwrap(), &mut recorder).unwrap();
+    let events = recorder.events.lock().unwrap();
+    let Some(Event::Started(started)) = events.first() else { panic!("no start") };
+    assert_eq!(started.runs[0].label, "Transformer (1+1 layers, 2 heads)");
+    assert_eq!(results.runs[0].label, started.runs[0].label);
+    let shot = snapshots(&events, "transformer")[0];
+    assert_eq!(&shot.weights.shape()[..2], [1, 2], "one decoder layer of two heads");
+    let model = &results.runs[0].model;
+    let lingo_nn::AnyConfig::Transformer(config) = lingo_nn::EncoderDecoder::config(model) else {
+        panic!("a Transformer")
+    };
+    assert_eq!((config.encoder_layers, config.decoder_layers, config.heads), (1, 1, 2));
+    // Its heads must divide the width, as a multi-head scorer's do.
+    settings.training.heads = 3;
+    let err = settings.check().unwrap_err();
+    assert_eq!(err.to_string(), "invalid `hidden`: must be a multiple of the Transformer's 3 heads, got 16");
 }

@@ -135,7 +135,7 @@ fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
         ),
         (
             r#"{"configs": ["dot", "transformer"], "training": {"hidden": 62}}"#,
-            "invalid `hidden`: must be a multiple of 4 for the Transformer, got 62",
+            "invalid `hidden`: must be a multiple of the Transformer's 4 heads, got 62",
         ),
         (r#"{"phenomena": []}"#, "invalid `phenomena`"),
     ] {

@@ -94,18 +94,11 @@ pub fn any_training() -> impl proptest::strategy::Strategy<Value = lingo_lessons
     let lr = prop_oneof![Just(f64::NAN), Just(-1.0), 0.0..1.0f64];
     let rnn = prop_oneof![Just(lingo_nn::RnnKind::Lstm), Just(lingo_nn::RnnKind::Gru)];
     let placement = prop_oneof![Just(lingo_nn::Placement::Luong), Just(lingo_nn::Placement::Bahdanau)];
-    (0usize..200_000, 0usize..100_000, lr, 0usize..3000, 0usize..3000, rnn, placement).prop_map(
-        |(epochs, batch_size, lr, emb, hidden, rnn, placement)| lingo_lessons::TaskTraining {
-            epochs,
-            batch_size,
-            lr,
-            emb,
-            hidden,
-            rnn,
-            placement,
-        },
-    )
+    let counts = (0usize..200_000, 0usize..100_000, 0usize..3000, 0usize..3000, 0usize..100, 0usize..100);
+    (counts, lr, rnn, placement).prop_map(|((epochs, batch_size, emb, hidden, layers, heads), lr, rnn, placement)| {
+        lingo_lessons::TaskTraining { epochs, batch_size, lr, emb, hidden, rnn, placement, layers, heads }
+    })
 }
 
 /// The fields of [`TaskTraining`](lingo_lessons::TaskTraining), which a refusal may name.
-pub const TRAINING_FIELDS: [&str; 5] = ["epochs", "batch_size", "lr", "emb", "hidden"];
+pub const TRAINING_FIELDS: [&str; 7] = ["epochs", "batch_size", "lr", "emb", "hidden", "layers", "heads"];
