@@ -230,7 +230,7 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
     let root = lingo_cli::Cli::command();
     assert!(root.get_arguments().all(|a| a.get_long().is_none_or(|l| l == "help" || l == "version")));
     let trains: &[&str] = &["seed", "threads", "json"];
-    let want: [(&str, &[&str]); 9] = [
+    let want: [(&str, &[&str]); 10] = [
         ("ablation", trains),
         ("sort-study", trains),
         ("alignment-suite", trains),
@@ -240,6 +240,7 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
         ("score", &["json"]),
         ("export", &["json"]),
         ("import", &["json"]),
+        ("lab", &["json"]),
     ];
     assert_eq!(root.get_subcommands().count(), want.len(), "a new command: say which shared flags it reads");
     for (name, flags) in want {
@@ -1258,4 +1259,37 @@ fn alignments_of_a_model_without_attention_are_refused_before_translating() {
     assert_one_line_error(&out, "--alignments: this model has no attention to align with");
     assert!(stdout(&out).is_empty(), "nothing translated: {}", stdout(&out));
     assert!(!dir.path().join("align.txt").exists());
+}
+
+#[test]
+fn lab_serves_until_ctrl_c_and_refuses_a_missing_folder() {
+    use std::io::{BufRead, Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut lab = std::process::Command::new(env!("CARGO_BIN_EXE_lingo"))
+        .args(["lab", "--json", "--dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(lab.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let ready: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let url = ready["url"].as_str().unwrap();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let address = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut socket = std::net::TcpStream::connect(address).unwrap();
+    socket.write_all(b"GET /api/lessons HTTP/1.1\r\nHost: lab\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    socket.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.contains("\"ablation\""), "{answer}");
+    // Ctrl-C: the lab says it stops, and ends cleanly.
+    std::process::Command::new("kill").arg("-INT").arg(lab.id().to_string()).status().unwrap();
+    let done = lab.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&done.stderr).contains("stopping the lab"));
+
+    let missing = lingo(&["lab", "--dir", "no/such/folder"]);
+    assert_one_line_error(&missing, "--dir");
+    assert_eq!(missing.status.code(), Some(1));
 }
