@@ -255,9 +255,11 @@ impl Run {
                 if ended || *closing.borrow_and_update() {
                     return None;
                 }
-                tokio::select! {
-                    changed = count.changed() => if changed.is_err() { return None },
-                    _ = closing.changed() => {}
+                // Whichever comes first: a new event, or the lab closing.
+                let next = futures_util::future::select(Box::pin(count.changed()), Box::pin(closing.changed())).await;
+                use futures_util::future::Either;
+                if let Either::Left((Err(_), _)) | Either::Right((Err(_), _)) = next {
+                    return None; // the run or the lab is gone
                 }
             }
         })
