@@ -3,13 +3,11 @@
 //! so loudly and passes, so `cargo test` works on a fresh machine; `.ci/run`
 //! installs both, so CI always runs it.
 
-mod common;
-
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::Server;
 use base64::Engine;
-use common::Server;
 use serde_json::{Value, json};
 
 /// A WebDriver session on a chromedriver of its own.

@@ -1,8 +1,6 @@
 //! A lab on a free port of 127.0.0.1, and a client that speaks to it as a
 //! page does: JSON requests, and the events read as server-sent events.
 
-#![allow(dead_code)] // each test file uses its part
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::thread::JoinHandle;

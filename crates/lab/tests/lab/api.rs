@@ -1,10 +1,8 @@
 //! The lab's API as a page uses it, on a real server on a free port.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{Server, without_times};
+use crate::common::{Server, without_times};
 use lingo_lessons::Request;
 use serde_json::{Value, json};
 
