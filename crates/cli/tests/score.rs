@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use common::{assert_one_line_error, lingo_command, lingo_in, stderr, stdout};
 
-#[path = "../../data/tests/data/sacrebleu.rs"]
+#[path = "../../data/tests/sacrebleu/mod.rs"]
 mod sacrebleu;
 
 use sacrebleu::{Case, case};

@@ -7,7 +7,9 @@ use lingo_data::{
     tokenize_13a,
 };
 
-use crate::sacrebleu::{Case, case, fixture};
+mod sacrebleu;
+
+use sacrebleu::{Case, case, fixture};
 
 /// The options a case was scored with.
 fn options(case: &Case) -> ScoreOptions {
