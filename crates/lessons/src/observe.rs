@@ -81,9 +81,11 @@ impl<F: FnMut(&Event) + Send> Observer for F {
 /// How often an observer hears of training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Every {
-    /// Steps between two [`Event::Step`]s (0: none).
+    /// Steps between two [`Event::Step`]s (0: none); while the
+    /// observer's control holds the run, every step it takes.
     pub steps: u64,
-    /// Steps between two [`Event::Snapshot`]s of the pinned examples (0: none).
+    /// Steps between two [`Event::Snapshot`]s of the pinned examples (0:
+    /// none); while the control holds the run, every step it takes.
     pub snapshots: u64,
     /// Whether each [`Event::Epoch`] carries the attention measures,
     /// which cost a pass over the lesson's scored examples.
@@ -447,13 +449,21 @@ impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
     type Error = Error;
 
     fn step_every(&self) -> u64 {
-        self.shared.every.step_every()
+        // A run that can be held is asked at every step: each step it takes
+        // while held (stepped one at a time) is heard, whatever the interval.
+        match self.shared.every.step_every() {
+            0 => 0,
+            _ if self.shared.control.is_some() => 1,
+            n => n,
+        }
     }
 
     fn after_step(&mut self, report: &StepReport, model: &M) -> Result<()> {
         let every = self.shared.every;
         let run = self.run.to_string();
-        if every.steps > 0 && report.step.is_multiple_of(every.steps) {
+        let held = self.shared.control.as_ref().is_some_and(RunControl::is_paused);
+        let due = |interval: u64| interval > 0 && (held || report.step.is_multiple_of(interval));
+        if due(every.steps) {
             let (pairs, seconds) = self.last;
             let rate = (report.pairs - pairs) as f64 / (report.seconds - seconds).max(1e-9);
             self.last = (report.pairs, report.seconds);
@@ -461,7 +471,7 @@ impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
             let pairs_per_second = rate;
             self.shared.send(Event::Step(Step { run: run.clone(), epoch, step, loss, lr, pairs_per_second, seconds }));
         }
-        if every.snapshots > 0 && report.step.is_multiple_of(every.snapshots) {
+        if due(every.snapshots) {
             for (example, pinned) in self.pinned.iter().enumerate() {
                 let Some(weights) = model.head_attention(&pinned.batch)? else { break };
                 self.shared.send(Event::Snapshot(Snapshot {

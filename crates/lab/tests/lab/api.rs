@@ -100,7 +100,8 @@ fn a_late_client_replays_the_same_events_and_can_start_anywhere() {
 #[test]
 fn a_run_pauses_steps_one_batch_at_a_time_resumes_and_trains_the_same_bits() {
     let server = Server::start();
-    let request = small_ablation(&["none", "dot"], 4, json!({"steps": 1, "snapshots": 0}));
+    // Steps and snapshots every 4 while running; while held, each step is heard.
+    let request = small_ablation(&["none", "dot"], 4, json!({"steps": 4, "snapshots": 4}));
     let id = server.start_run(&request);
     let (status, paused) = server.post(&format!("/api/runs/{id}/pause"), "");
     assert_eq!((status, &paused["state"]), (200, &json!("paused")));
@@ -114,15 +115,18 @@ fn a_run_pauses_steps_one_batch_at_a_time_resumes_and_trains_the_same_bits() {
     for press in 1..=2 {
         let before = step_events(&server, id);
         assert_eq!(server.post(&format!("/api/runs/{id}/step"), "").0, 200);
-        let run = wait_until(&server, id, |_| step_events(&server, id).len() == before.len() + 2);
+        let run = wait_until(&server, id, |_| step_events(&server, id).len() == before.len() + 3);
         std::thread::sleep(Duration::from_millis(100));
         let after = step_events(&server, id);
-        assert_eq!(after.len(), before.len() + 2, "press {press}: {run}");
+        assert_eq!(after.len(), before.len() + 3, "press {press}: {run}");
         for model in ["none", "dot"] {
             let last = after.iter().filter(|(r, _)| r == model).map(|(_, s)| *s).max();
             let was = before.iter().filter(|(r, _)| r == model).map(|(_, s)| *s).max().unwrap_or(0);
             assert_eq!(last, Some(was + 1), "press {press}, {model}");
         }
+        // The attending model's heatmap moves with it, whatever the interval.
+        let snapshots = |events: &[(String, u64)]| events.iter().filter(|(r, _)| r == "dot/snapshot").count();
+        assert_eq!(snapshots(&after), snapshots(&before) + 1, "press {press}");
     }
     assert_eq!(server.post(&format!("/api/runs/{id}/resume"), "").1["state"], "running");
     let events = server.events(id, "", None);
@@ -137,15 +141,19 @@ fn a_run_pauses_steps_one_batch_at_a_time_resumes_and_trains_the_same_bits() {
     assert_eq!((status, &err["field"]), (409, &json!("id")));
 }
 
-/// The step events of run `id` so far: (model, step).
+/// The step events of run `id` so far: (model, step); and its snapshots, as
+/// (`model/snapshot`, step).
 fn step_events(server: &Server, id: u64) -> Vec<(String, u64)> {
     let count = server.get_json(&format!("/api/runs/{id}"))["events"].as_u64().unwrap() as usize;
     let mut steps = Vec::new();
     let mut seen = 0;
     if count > 0 {
         server.each_event(id, "", None, |n, e| {
-            if kind(e) == "step" {
-                steps.push((e["run"].as_str().unwrap().to_string(), e["step"].as_u64().unwrap()));
+            let run = e["run"].as_str().unwrap_or_default();
+            match kind(e) {
+                "step" => steps.push((run.to_string(), e["step"].as_u64().unwrap())),
+                "snapshot" => steps.push((format!("{run}/snapshot"), e["step"].as_u64().unwrap())),
+                _ => {}
             }
             seen = n + 1;
             seen < count
