@@ -549,3 +549,21 @@ fn a_corpus_run_reads_a_file_of_the_labs_directory_and_writes_its_own_there() {
     let (_, err) = server.post("/api/runs", &json!({"lesson": "train", "settings": {}}).to_string());
     assert!(err["error"].as_str().unwrap().contains(lingo_lab::api::SAMPLE_CORPUS), "{err}");
 }
+
+#[test]
+fn a_client_that_goes_away_stops_nothing() {
+    let server = Server::start();
+    let request = small_ablation(&["dot"], 3, json!({"steps": 1, "snapshots": 2}));
+    let id = server.start_run(&request);
+    // A tab that reads three events and closes.
+    let mut read = 0;
+    server.each_event(id, "", None, |_, _| {
+        read += 1;
+        read < 3
+    });
+    let run = wait_until(&server, id, |run| run["state"] != "running");
+    assert_eq!(run["state"], "finished", "{run}");
+    let events = server.events(id, "", None);
+    let finished = events.iter().find(|(_, e)| kind(e) == "finished").expect("the run finished");
+    assert_eq!(without_times(&finished.1["results"]), library_results(&request));
+}
