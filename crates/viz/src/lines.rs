@@ -41,6 +41,11 @@ pub struct Series {
     pub label: String,
     /// The points, `(x, y)`, joined in this order.
     pub points: Vec<(f32, f32)>,
+    /// The line's colour; by default the series' place in [`PALETTE`].
+    /// Set it to keep one colour per model across charts.
+    pub color: Option<Rgb<u8>>,
+    /// Drawn dashed, as validation curves are beside solid training ones.
+    pub dashed: bool,
 }
 
 impl Series {
@@ -53,7 +58,7 @@ impl Series {
     /// ```
     pub fn new(label: impl Into<String>, ys: &[f32]) -> Self {
         let points = ys.iter().enumerate().map(|(k, &y)| ((k + 1) as f32, y)).collect();
-        Series { label: label.into(), points }
+        Series::from_points(label, points)
     }
 
     /// A series with explicit `(x, y)` points, e.g. steps instead of epochs.
@@ -63,8 +68,78 @@ impl Series {
     /// assert_eq!(s.points.len(), 2);
     /// ```
     pub fn from_points(label: impl Into<String>, points: Vec<(f32, f32)>) -> Self {
-        Series { label: label.into(), points }
+        Series { label: label.into(), points, color: None, dashed: false }
     }
+
+    /// Sets [`Series::color`].
+    ///
+    /// ```
+    /// use lingo_viz::{Series, PALETTE};
+    /// let val = Series::new("dot validation", &[0.9]).color(PALETTE[1]);
+    /// assert_eq!(val.color, Some(PALETTE[1]));
+    /// ```
+    pub fn color(mut self, color: Rgb<u8>) -> Self {
+        self.color = Some(color);
+        self
+    }
+
+    /// Sets [`Series::dashed`].
+    ///
+    /// ```
+    /// assert!(lingo_viz::Series::new("validation", &[0.9]).dashed().dashed);
+    /// ```
+    pub fn dashed(mut self) -> Self {
+        self.dashed = true;
+        self
+    }
+
+    /// The colour drawn for this series, the `k`-th of its chart.
+    pub(crate) fn paint(&self, k: usize) -> Rgb<u8> {
+        self.color.unwrap_or(PALETTE[k % PALETTE.len()])
+    }
+}
+
+/// A dashed line's pattern, dash then gap, in pixels for a line `thickness`
+/// wide: long enough to read as a dash beside a round-capped solid line.
+pub(crate) fn dash_pattern(thickness: f32) -> (f32, f32) {
+    (4.0 * thickness, 3.0 * thickness)
+}
+
+/// The polyline through `points`, solid or dashed.
+fn stroke(coverage: &mut Coverage, points: &[(f32, f32)], thickness: f32, dashed: bool) {
+    if dashed {
+        for (a, b) in dashes(points, dash_pattern(thickness)) {
+            coverage.segment(a, b, thickness);
+        }
+    } else {
+        for pair in points.windows(2) {
+            coverage.segment(pair[0], pair[1], thickness);
+        }
+    }
+}
+
+/// The dashes of the polyline through `points`, as segments: the pattern
+/// runs on along the line's length across its corners.
+fn dashes(points: &[(f32, f32)], (on, off): (f32, f32)) -> Vec<((f32, f32), (f32, f32))> {
+    let mut out = Vec::new();
+    // Distance into the current dash-and-gap period.
+    let mut phase = 0.0f32;
+    for pair in points.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let length = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+        let at =
+            |d: f32| if length > 0.0 { (a.0 + (b.0 - a.0) * d / length, a.1 + (b.1 - a.1) * d / length) } else { a };
+        let mut d = 0.0;
+        while d < length {
+            let end = if phase < on { (d + on - phase).min(length) } else { (d + on + off - phase).min(length) };
+            if phase < on {
+                out.push((at(d), at(end)));
+            }
+            phase = (phase + end - d) % (on + off);
+            d = end;
+        }
+    }
+    out
 }
 
 /// Options for [`plot_lines`], [`render_lines`] and
@@ -272,9 +347,10 @@ fn check_options(options: &LineOptions) -> Result<(), Error> {
 /// exactly; the y axis spans the data widened to whole tick steps, or
 /// `options.y_range`.
 ///
-/// Series take the colours of [`PALETTE`] in order, are drawn as 2-pixel
-/// anti-aliased lines with a dot at each point (`options.markers`), and are
-/// listed in a legend in the top-right corner of the plot area.
+/// Series take the colours of [`PALETTE`] in order (or their own
+/// [`Series::color`]), are drawn as 2-pixel anti-aliased lines, solid or
+/// [dashed](Series::dashed), with a dot at each point (`options.markers`),
+/// and are listed in a legend in the top-right corner of the plot area.
 ///
 /// # Errors
 /// [`Error::InvalidSeries`] for a series with no points or a non-finite
@@ -465,15 +541,13 @@ fn draw_series(canvas: &mut Canvas, layout: &Layout, series: &[Series], markers:
         let mut coverage = Coverage::new((l - pad, t - pad), (r - l + 2 * pad, b - t + 2 * pad));
         let points: Vec<(f32, f32)> =
             s.points.iter().map(|&(x, y)| (layout.px(x.into()), layout.py(y.into()))).collect();
-        for pair in points.windows(2) {
-            coverage.segment(pair[0], pair[1], thickness);
-        }
+        stroke(&mut coverage, &points, thickness, s.dashed);
         if markers || points.len() == 1 {
             for &p in &points {
                 coverage.disc(p, radius);
             }
         }
-        coverage.paint(canvas, PALETTE[k % PALETTE.len()]);
+        coverage.paint(canvas, s.paint(k));
     }
 }
 
@@ -489,9 +563,9 @@ fn draw_legend(canvas: &mut Canvas, layout: &Layout, series: &[Series]) {
         let cy = legend.row_y(k);
         let mut coverage = Coverage::new((x0 as i64, y0 as i64), (w as i64, h as i64));
         let (a, b) = ((sample.0 as f32, cy as f32), (sample.1 as f32, cy as f32));
-        coverage.segment(a, b, thickness);
+        stroke(&mut coverage, &[a, b], thickness, s.dashed);
         coverage.disc(((a.0 + b.0) / 2.0, cy as f32), radius);
-        coverage.paint(canvas, PALETTE[k % PALETTE.len()]);
+        coverage.paint(canvas, s.paint(k));
         let tx = label_x.round() as i64;
         draw_text(canvas, &s.label, (tx, centered_baseline(cy as f32, font)), font, INK, Direction::Horizontal);
     }
@@ -546,6 +620,25 @@ pub fn plot_lines(series: &[Series], path: impl AsRef<Path>, options: &LineOptio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dashes_alternate_along_the_whole_line_across_corners() {
+        // An L of length 10 + 10 with dashes of 4 and gaps of 3: dashes cover
+        // 0..4, 7..11 (across the corner at 10), 14..18.
+        let pieces = dashes(&[(0.0, 0.0), (10.0, 0.0), (10.0, 10.0)], (4.0, 3.0));
+        let expected = [
+            ((0.0, 0.0), (4.0, 0.0)),
+            ((7.0, 0.0), (10.0, 0.0)),
+            ((10.0, 0.0), (10.0, 1.0)),
+            ((10.0, 4.0), (10.0, 8.0)),
+        ];
+        assert_eq!(pieces.len(), expected.len(), "{pieces:?}");
+        for (got, want) in pieces.iter().zip(expected) {
+            for (g, w) in [(got.0, want.0), (got.1, want.1)] {
+                assert!((g.0 - w.0).abs() < 1e-5 && (g.1 - w.1).abs() < 1e-5, "{pieces:?}");
+            }
+        }
+    }
 
     #[test]
     fn nice_steps_are_one_two_or_five_times_a_power_of_ten() {

@@ -15,7 +15,7 @@ use ndarray::{ArrayView2, ArrayView4, s};
 use crate::colormap::viridis;
 use crate::font::{fit_size, text_width};
 use crate::heatmap::{HeatmapOptions, INK, Layout, WHITE, checked_layout, colorbar_ticks, grid_size, is_light};
-use crate::lines::{self, AXIS, GRID, Legend, LineOptions, PALETTE, Series};
+use crate::lines::{self, AXIS, GRID, Legend, LineOptions, Series};
 use crate::{Error, write_atomically};
 
 /// The namespace declaration on every root `<svg>`: a file needs it, an
@@ -63,6 +63,20 @@ impl Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Adding 0.0 turns -0.0 into 0.0.
         write!(f, "{}", (self.0 * 10.0).round() / 10.0 + 0.0)
+    }
+}
+
+/// ` stroke-dasharray="…"` for a dashed line `.1` pixels wide (the PNG's
+/// pattern, [`lines::dash_pattern`]), or nothing for a solid one.
+struct Dashes(bool, f32);
+
+impl Display for Dashes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.0 {
+            return Ok(());
+        }
+        let (on, off) = lines::dash_pattern(self.1);
+        write!(f, r#" stroke-dasharray="{} {}""#, Num(on.into()), Num(off.into()))
     }
 }
 
@@ -310,7 +324,7 @@ fn colorbar(out: &mut String, layout: &Layout) {
 
 /// `series` as an SVG line chart: the chart of
 /// [`render_lines`](crate::render_lines), same size, axes, ticks, grid,
-/// colours ([`PALETTE`]) and legend, with each series one `<polyline>` and
+/// colours ([`PALETTE`](crate::PALETTE) unless set) and legend, with each series one `<polyline>` and
 /// each point a `<circle>` whose `<title>` (shown on hover) reads
 /// `"train: 1.25 at epoch 3"`. Without `markers` the circles are
 /// transparent but still show their value on hover.
@@ -385,7 +399,7 @@ fn curves(out: &mut String, layout: &lines::Layout, series: &[Series], options: 
     put!(out, r#"<svg x="{x}" y="{y}" width="{w}" height="{h}" viewBox="{x} {y} {w} {h}">"#);
     let x_name = options.x_label.as_deref().unwrap_or("x =");
     for (k, s) in series.iter().enumerate() {
-        let color = Hex(PALETTE[k % PALETTE.len()]);
+        let color = Hex(s.paint(k));
         let points: Vec<(f32, f32)> =
             s.points.iter().map(|&(x, y)| (layout.px(x.into()), layout.py(y.into()))).collect();
         if points.len() > 1 {
@@ -396,8 +410,9 @@ fn curves(out: &mut String, layout: &lines::Layout, series: &[Series], options: 
             }
             put!(
                 out,
-                r#"" fill="none" stroke="{color}" stroke-width="{}" stroke-linejoin="round" stroke-linecap="round"/>"#,
-                Num(thickness.into())
+                r#"" fill="none" stroke="{color}" stroke-width="{}" stroke-linejoin="round" stroke-linecap="round"{}/>"#,
+                Num(thickness.into()),
+                Dashes(s.dashed, thickness)
             );
         }
         // A lone point is always drawn: without its dot it would not show.
@@ -437,14 +452,15 @@ fn legend(out: &mut String, layout: &lines::Layout, series: &[Series]) {
     );
     put!(out, r#"<g dominant-baseline="central"{}>"#, SizeAttr(font, layout.font));
     for (k, s) in series.iter().enumerate() {
-        let color = Hex(PALETTE[k % PALETTE.len()]);
+        let color = Hex(s.paint(k));
         let y = Num(legend.row_y(k));
         put!(
             out,
-            r#"<path d="M{} {y}H{}" stroke="{color}" stroke-width="{}"/><circle cx="{}" cy="{y}" r="{}" fill="{color}"/>"#,
+            r#"<path d="M{} {y}H{}" stroke="{color}" stroke-width="{}"{}/><circle cx="{}" cy="{y}" r="{}" fill="{color}"/>"#,
             Num(sample.0),
             Num(sample.1),
             Num(thickness.into()),
+            Dashes(s.dashed, thickness),
             Num((sample.0 + sample.1) / 2.0),
             Num(radius.into())
         );

@@ -50,6 +50,22 @@ fn series_take_the_palette_in_order_and_sit_at_their_values() {
 }
 
 #[test]
+fn a_set_colour_overrides_the_palette_and_dashed_lines_have_gaps() {
+    // Two series of one model: both vermillion, the second dashed.
+    let series = [flat("train", 1.5).color(VERMILLION), flat("validation", 0.5).color(VERMILLION).dashed()];
+    let image = render_lines(&series, &LineOptions::default().y_range(0.0, 2.0).markers(false)).unwrap();
+    assert!(!image.pixels().any(|p| *p == BLUE), "no series takes the palette's first colour");
+    // Along the plot's middle, columns on the solid line all have its colour;
+    // the dashed one has runs with and runs without.
+    let (solid_row, dashed_row) =
+        (rows_with(&image, 300, VERMILLION)[0], *rows_with(&image, 300, VERMILLION).last().unwrap());
+    let inked = |row: u32| (200..500).filter(|&x| *image.get_pixel(x, row) == VERMILLION).count();
+    assert_eq!(inked(solid_row), 300);
+    let dashed = inked(dashed_row);
+    assert!((100..250).contains(&dashed), "{dashed} of 300 columns inked");
+}
+
+#[test]
 fn the_file_decodes_to_the_rendered_picture() {
     let series = [Series::new("train", &[3.0, 1.0, 0.7]), Series::new("val", &[3.1, 1.4, 1.1])];
     let options = LineOptions::default().title("loss").y_label("nats");
