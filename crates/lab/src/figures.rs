@@ -4,7 +4,7 @@
 
 use std::io::Cursor;
 
-use lingo_viz::{HeatmapOptions, LineOptions, Report, Series};
+use lingo_viz::{HeatmapOptions, LineOptions, PALETTE, Report, Series};
 use ndarray::{Array4, ArrayView2, ArrayView4, Axis, s};
 use serde::Deserialize;
 
@@ -178,30 +178,30 @@ impl Chart {
         let epochs = |m: &ModelRecord, y: fn(&EpochHeard) -> Option<f32>| -> Vec<(f32, f32)> {
             m.epochs.iter().filter_map(|e| Some((e.epoch as f32, y(e)?))).collect()
         };
+        // One colour per model on every chart, as on the page: its place
+        // among the runs, kept when another model has no curve here.
+        let color = |k: usize| PALETTE[k % PALETTE.len()];
         let mut series = Vec::new();
         let options = match self {
             Chart::Loss => {
-                for m in &record.models {
-                    series.push(Series::from_points(
-                        format!("{} train", m.label),
-                        m.steps.iter().map(|&(s, l)| (s as f32, l)).collect(),
-                    ));
-                    series.push(Series::from_points(
-                        format!("{} validation", m.label),
-                        m.epochs.iter().map(|e| (e.steps as f32, e.val_loss)).collect(),
-                    ));
+                for (k, m) in record.models.iter().enumerate() {
+                    let train = m.steps.iter().map(|&(s, l)| (s as f32, l)).collect();
+                    series.push(Series::from_points(format!("{} train", m.label), train).color(color(k)));
+                    let val = m.epochs.iter().map(|e| (e.steps as f32, e.val_loss)).collect();
+                    series.push(Series::from_points(format!("{} validation", m.label), val).color(color(k)).dashed());
                 }
                 LineOptions::default().title("loss").x_label("step").y_label("cross-entropy")
             }
             Chart::Alignment => {
-                for m in &record.models {
-                    series.push(Series::from_points(m.label.clone(), epochs(m, |e| e.alignment.map(|a| a as f32))));
+                for (k, m) in record.models.iter().enumerate() {
+                    let points = epochs(m, |e| e.alignment.map(|a| a as f32));
+                    series.push(Series::from_points(m.label.clone(), points).color(color(k)));
                 }
                 LineOptions::default().title("alignment accuracy").x_label("epoch").y_label("share").y_range(0.0, 1.0)
             }
             Chart::Entropy => {
-                for m in &record.models {
-                    series.push(Series::from_points(m.label.clone(), epochs(m, |e| e.entropy)));
+                for (k, m) in record.models.iter().enumerate() {
+                    series.push(Series::from_points(m.label.clone(), epochs(m, |e| e.entropy)).color(color(k)));
                 }
                 LineOptions::default().title("attention entropy").x_label("epoch").y_label("nats")
             }
@@ -389,4 +389,27 @@ pub(crate) fn report(record: &Record, title: &str, request: &serde_json::Value) 
         }
     }
     Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_keeps_its_colour_on_every_chart_and_its_validation_is_dashed() {
+        // Two models; only the second attends, so only it has an alignment curve.
+        let events = [
+            r#"{"event":"step","run":"none","step":2,"loss":3.0}"#,
+            r#"{"event":"step","run":"dot","step":2,"loss":2.5}"#,
+            r#"{"event":"epoch","run":"none","epoch":1,"steps":2,"val_loss":2.9,"alignment":null,"entropy":null,"seconds":0.1}"#,
+            r#"{"event":"epoch","run":"dot","epoch":1,"steps":2,"val_loss":2.4,"alignment":0.5,"entropy":1.2,"seconds":0.1}"#,
+        ];
+        let record = Record::of(events);
+        let (loss, _) = Chart::Loss.draw(&record).unwrap();
+        let styles: Vec<_> = loss.iter().map(|s| (s.color, s.dashed)).collect();
+        let (none, dot) = (Some(PALETTE[0]), Some(PALETTE[1]));
+        assert_eq!(styles, [(none, false), (none, true), (dot, false), (dot, true)]);
+        let (alignment, _) = Chart::Alignment.draw(&record).unwrap();
+        assert_eq!((alignment.len(), alignment[0].color), (1, dot));
+    }
 }
