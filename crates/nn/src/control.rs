@@ -6,7 +6,9 @@
 //! own stopping rule. Training asks it before every optimizer step
 //! ([`RunControl::proceed`]), so a pause or a stop takes effect between
 //! two steps, never inside one, and a paused run holds its thread until it
-//! is resumed, stepped or stopped.
+//! is resumed, stepped or stopped. The same handle scales the learning
+//! rate from the next step on ([`RunControl::scale_lr`]), the one setting a
+//! live view lets its user change while a run trains.
 
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -46,6 +48,9 @@ struct Shared {
     /// Held while the state changes, so a waiting run never misses a wake-up.
     lock: Mutex<()>,
     changed: Condvar,
+    /// The learning-rate factor ([`RunControl::scale_lr`]) as `f64` bits; 0
+    /// (the bits of `0.0`) stands for the default 1.
+    lr_scale: AtomicU64,
 }
 
 /// A clone shares the state; its run owes nothing of the steps granted before.
@@ -124,6 +129,37 @@ impl RunControl {
             }
             if state == STOPPED { STOPPED } else { PAUSED }
         });
+    }
+
+    /// Multiplies the learning rate of every later step by `factor` (a
+    /// positive finite number, 1 to undo): the schedule still runs, so a
+    /// warmup or a decay keeps its shape at the new height. A step already
+    /// started keeps the rate it began with.
+    ///
+    /// # Panics
+    /// If `factor` is not positive and finite: callers check what users type.
+    ///
+    /// ```
+    /// let control = lingo_nn::RunControl::new();
+    /// assert_eq!(control.lr_scale(), 1.0);
+    /// control.scale_lr(0.25);                  // lr 0.01 trains on at 0.0025
+    /// assert_eq!(control.lr_scale(), 0.25);
+    /// ```
+    pub fn scale_lr(&self, factor: f64) {
+        assert!(factor.is_finite() && factor > 0.0, "learning-rate factor {factor} is not positive and finite");
+        self.shared.lr_scale.store(factor.to_bits(), Ordering::Release);
+    }
+
+    /// The factor [`scale_lr`](Self::scale_lr) set, 1 until it is called.
+    ///
+    /// ```
+    /// assert_eq!(lingo_nn::RunControl::new().lr_scale(), 1.0);
+    /// ```
+    pub fn lr_scale(&self) -> f64 {
+        match self.shared.lr_scale.load(Ordering::Acquire) {
+            0 => 1.0,
+            bits => f64::from_bits(bits),
+        }
     }
 
     /// Whether [`stop`](Self::stop) was asked (and not undone by a resume).

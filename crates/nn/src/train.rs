@@ -269,6 +269,11 @@ impl TrainConfig {
         self.control.as_ref().is_none_or(RunControl::proceed)
     }
 
+    /// The learning-rate factor [`TrainConfig::control`] sets, 1 without one.
+    fn lr_scale(&self) -> f64 {
+        self.control.as_ref().map_or(1.0, RunControl::lr_scale)
+    }
+
     /// Whether [`TrainConfig::control`] has stopped training.
     fn stopped(&self) -> bool {
         self.control.as_ref().is_some_and(RunControl::is_stopped)
@@ -958,12 +963,13 @@ impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
         }
     }
 
-    /// One optimizer step on `batch`, `lr ← schedule` first: the batch's
-    /// training loss, which must be finite.
+    /// One optimizer step on `batch`, `lr ← schedule × control's factor`
+    /// first: the batch's training loss, which must be finite.
     fn train_step(&mut self, model: &mut M, batch: &Batch, epoch: u64, rng: &mut StdRng) -> Result<f32> {
         self.step += 1;
         let step = self.step;
-        self.optimizer.set_lr(self.scheduler.step());
+        // `x * 1.0 == x` exactly, so an unscaled run keeps its bits.
+        self.optimizer.set_lr(self.scheduler.step() * self.config.lr_scale());
         // The graphs are gone once this returns, so parameters update in place.
         let (value, grads) = batch_gradients(model, batch, self.config, rng)?;
         if !value.is_finite() {

@@ -940,6 +940,55 @@ fn a_paused_run_takes_one_step_per_step_asked_and_trains_the_same_bits() {
     assert_eq!(stepped.val_losses, run.straight);
 }
 
+/// Hooks that scale the learning rate by `factor` after step 4 and keep
+/// the rate of every step.
+struct ScaleAtFour {
+    control: lingo_nn::RunControl,
+    factor: f64,
+    rates: Vec<f64>,
+}
+
+impl lingo_nn::TrainHooks<Seq2Seq> for ScaleAtFour {
+    type Error = lingo_nn::Error;
+
+    fn step_every(&self) -> u64 {
+        1
+    }
+
+    fn after_step(&mut self, step: &lingo_nn::StepReport, _: &Seq2Seq) -> lingo_nn::Result<()> {
+        if step.step == 4 {
+            self.control.scale_lr(self.factor);
+        }
+        self.rates.push(step.lr);
+        Ok(())
+    }
+
+    fn after_epoch(&mut self, _: &lingo_nn::EpochReport, _: &Seq2Seq) -> lingo_nn::Result<lingo_nn::Next> {
+        Ok(lingo_nn::Next::Continue)
+    }
+}
+
+#[test]
+fn a_scaled_learning_rate_trains_as_that_rate_would_from_the_next_step() {
+    let run = Steered::new(RnnKind::Gru, Scorer::Dot, Placement::Luong);
+    let control = lingo_nn::RunControl::new();
+    let settings = TrainConfig { control: Some(control.clone()), ..run.base.clone() };
+    // Scaled from the start: the same bits as a run set up at the scaled rate.
+    control.scale_lr(0.5);
+    let halved = TrainConfig { lr: run.base.lr * 0.5, ..run.base.clone() };
+    let expected = train_model(&mut run.fresh(), &run.train, &run.val, &halved, None).unwrap().val_losses;
+    assert_eq!(train_model(&mut run.fresh(), &run.train, &run.val, &settings, None).unwrap().val_losses, expected);
+    // Scaled after step 4 of 8: the rate changes from step 5 on, and so do the weights.
+    control.scale_lr(1.0);
+    let mut hooks = ScaleAtFour { control, factor: 0.25, rates: Vec::new() };
+    let changed =
+        lingo_nn::train_model_hooked(&mut run.fresh(), &run.train, &run.val, &settings, None, &mut hooks).unwrap();
+    let lr = run.base.lr;
+    assert_eq!(hooks.rates, [[lr; 4], [lr * 0.25; 4]].concat());
+    assert_eq!(changed.val_losses[0], run.straight[0], "epoch 1 (steps 1 to 4) is untouched");
+    assert_ne!(changed.val_losses[1], run.straight[1]);
+}
+
 #[test]
 fn head_attention_holds_each_head_and_their_mean_is_the_attention() {
     let task = reverse_task();
