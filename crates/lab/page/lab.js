@@ -43,7 +43,12 @@ const page = {
   scrub: null, // the scrubber's position, or null to follow the run
   heads: {}, // model -> [layer, head] chosen
   slowest: 0, // the longest a drawing took this run, in ms
+  lrScales: [], // each learning-rate change: {scale, steps: {model: the last step heard before it}}
 };
+
+/** The factor a position of the lr slider stands for: powers of two, ×1/16 to ×16. */
+const scaleAt = (position) => 2 ** position;
+const scaleText = (scale) => (scale >= 1 ? String(scale) : `1/${1 / scale}`);
 
 /** `settings` at the dotted `path` ("training.lr"). */
 function getPath(settings, path) {
@@ -209,7 +214,7 @@ async function watch(id) {
     return showError(await known.json());
   }
   page.source?.close();
-  Object.assign(page, { run: id, state: "running", models: new Map(), order: [], steps: [], scrub: null, heads: {}, slowest: 0 });
+  Object.assign(page, { run: id, state: "running", models: new Map(), order: [], steps: [], scrub: null, heads: {}, slowest: 0, lrScales: [] });
   $("notes").textContent = "";
   writeUrl();
   page.source = new EventSource(`/api/runs/${id}/events`);
@@ -263,6 +268,9 @@ function receive(event) {
     case "checkpoint":
       $("notes").textContent = `wrote ${event.path}`;
       break;
+    case "lr":
+      page.lrScales.push({ scale: event.scale, steps: event.steps });
+      break;
     case "state":
       page.state = event.state;
       if (event.error) showError({ error: event.error, field: "request" });
@@ -274,6 +282,13 @@ function receive(event) {
 async function act(action) {
   if (page.run === null) return;
   const { ok, answer } = await post(`/api/runs/${page.run}/${action}`);
+  if (!ok) showError(answer);
+}
+
+/** Sends the lr slider's factor to the run: its models train at it from their next step. */
+async function scaleLr() {
+  if (page.run === null) return;
+  const { ok, answer } = await post(`/api/runs/${page.run}/lr`, { scale: scaleAt(Number($("lr-scale").value)) });
   if (!ok) showError(answer);
 }
 
@@ -318,15 +333,24 @@ function draw() {
   $("pause").disabled = !(running || paused);
   $("step").disabled = !(running || paused);
   $("stop").disabled = !(running || paused);
+  // The slider shows the run's factor (what its events said), unless a hand is on it.
+  const slider = $("lr-scale");
+  slider.disabled = !(running || paused);
+  if (document.activeElement !== slider) slider.value = String(Math.log2(page.lrScales.at(-1)?.scale ?? 1));
+  $("lr-scale-value").textContent = scaleText(scaleAt(Number(slider.value)));
   const rates = page.order.map((n) => page.models.get(n).rate).filter((r) => r !== null);
   $("status").textContent = page.run === null ? "not started" :
     `run ${page.run}: ${page.state}${rates.length ? ` · ${rates.reduce((a, b) => a + b, 0).toFixed(0)} steps/s in all` : ""}`;
   $("status").dataset.state = page.state;
   const models = page.order.map((name, i) => ({ ...page.models.get(name), color: color(i) }));
   const counts = (pick) => `${page.run}|${page.lesson}|${models.map((m) => pick(m).length).join(",")}`;
-  if (!unchanged($("loss-chart"), counts((m) => m.steps) + counts((m) => m.epochs))) {
+  if (!unchanged($("loss-chart"), counts((m) => m.steps) + counts((m) => m.epochs) + page.lrScales.length)) {
     lineChart($("loss-chart"), {
       xLabel: "step", yLabel: "loss",
+      marks: page.lrScales.flatMap(({ scale, steps }) => models.filter((m) => m.name in steps).map((m) => ({
+        x: steps[m.name], color: m.color, label: `×${scaleText(scale)}`,
+        title: `${m.label}: learning rate ×${scaleText(scale)} after step ${steps[m.name]}`,
+      }))),
       series: models.flatMap((m) => [
         { label: `${m.label} train`, color: m.color, points: m.steps.map((s) => [s.step, s.loss]) },
         { label: `${m.label} validation`, color: m.color, dashed: true, points: m.epochs.map((e) => [e.steps, e.val_loss]) },
@@ -430,6 +454,7 @@ function drawTable(models) {
       cell(last ? last.val_loss.toFixed(4) : "–", "validation loss after the last epoch"),
       cell(pct(last?.alignment), "share of output tokens whose attention peaks on the gold source word"),
       cell(last?.entropy == null ? "–" : last.entropy.toFixed(3), "mean attention entropy in nats (0: one word; ln n: spread evenly)"),
+      cell(step ? step.lr.toPrecision(3) : "–", "the learning rate of the last step heard (the schedule's, times the lr × factor)"),
       cell(m.rate === null ? "–" : m.rate.toFixed(0), "training steps per second, measured by the trainer"),
     );
     return tr;
@@ -525,6 +550,8 @@ async function main() {
   $("step").addEventListener("click", () => act("step"));
   $("stop").addEventListener("click", () => act("stop"));
   $("reset").addEventListener("click", reset);
+  $("lr-scale").addEventListener("input", () => { $("lr-scale-value").textContent = scaleText(scaleAt(Number($("lr-scale").value))); });
+  $("lr-scale").addEventListener("change", scaleLr);
   $("replay").addEventListener("click", replay);
   $("save-checkpoint").addEventListener("click", () => keep("checkpoint"));
   $("save-report").addEventListener("click", () => keep("report"));

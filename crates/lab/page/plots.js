@@ -54,10 +54,11 @@ function format(value) {
 
 /**
  * A line chart in `svg`: `series` is [{label, color, points: [[x, y]], dashed}],
- * x and y named by `xLabel` and `yLabel`; `yRange` fixes the y axis ([0, 1] for shares).
+ * x and y named by `xLabel` and `yLabel`; `yRange` fixes the y axis ([0, 1] for shares);
+ * `marks` are vertical lines [{x, color, label, title}] (where a setting changed).
  * Hovering shows the nearest point of every series.
  */
-export function lineChart(svg, { series, xLabel, yLabel, yRange, percent, empty = "nothing yet" }) {
+export function lineChart(svg, { series, xLabel, yLabel, yRange, percent, marks = [], empty = "nothing yet" }) {
   svg.replaceChildren();
   const width = 420, height = 220, left = 48, right = 10, top = 10, bottom = 34;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
@@ -93,6 +94,13 @@ export function lineChart(svg, { series, xLabel, yLabel, yRange, percent, empty 
     if (path) el(svg, "path", { d: path, stroke: s.color, class: s.dashed ? "line dashed" : "line" });
     if (s.points.length === 1) el(svg, "circle", { cx: sx(s.points[0][0]), cy: sy(s.points[0][1]), r: 3, fill: s.color });
   }
+  for (const mark of marks) {
+    const x = sx(mark.x);
+    el(svg, "line", { x1: x, x2: x, y1: top, y2: height - bottom, stroke: mark.color, class: "mark" });
+    // The label sits left of a line near the right edge, so it stays inside.
+    const end = x > width - right - 40;
+    el(svg, "text", { x: end ? x - 3 : x + 3, y: top + 9, "text-anchor": end ? "end" : "start", fill: mark.color, class: "mark-label" }, mark.label);
+  }
   const cursor = el(svg, "line", { y1: top, y2: height - bottom, class: "cursor", visibility: "hidden" });
   const hit = el(svg, "rect", { x: left, y: top, width: width - left - right, height: height - top - bottom, class: "hit" });
   hit.addEventListener("mousemove", (event) => {
@@ -104,6 +112,8 @@ export function lineChart(svg, { series, xLabel, yLabel, yRange, percent, empty 
       for (const p of s.points) if (!best || Math.abs(p[0] - x) < Math.abs(best[0] - x)) best = p;
       if (best) lines.push(`${s.label}: ${percent ? `${format(100 * best[1])}%` : format(best[1])} at ${xLabel} ${format(best[0])}`);
     }
+    // A mark within a few pixels of the pointer says what it marks.
+    for (const mark of marks) if (Math.abs(sx(mark.x) - sx(x)) < 6) lines.push(mark.title);
     cursor.setAttribute("x1", sx(x));
     cursor.setAttribute("x2", sx(x));
     cursor.setAttribute("visibility", "visible");

@@ -11,6 +11,7 @@
 //! | `GET /api/runs/{id}` | one run |
 //! | `GET /api/runs/{id}/events` | its events as server-sent events, from the first (or `?from=N`, or after `Last-Event-ID`) |
 //! | `POST /api/runs/{id}/{action}` | `pause`, `resume`, `step` or `stop` |
+//! | `POST /api/runs/{id}/lr` | scales the learning rate of the run's models from their next step: `{"scale": 0.5}` (1: as set) |
 //! | `POST /api/runs/{id}/save` | writes, inside the lab's directory, a model as a `model.ckpt` that `lingo translate` reads (`{"model": "dot", "checkpoint": "dot.ckpt"}`) and the run as a one-file HTML report (`{"report": "run.html"}`); `"overwrite": true` replaces a file |
 //! | `GET /api/runs/{id}/figures/{name}.{svg,png}` | `loss`, `alignment`, `entropy`; `attention` and `heads` of `?model=dot` at `&step=N` (the last snapshot by default; `&layer=L&head=H`, from 1, for one head) |
 //!
@@ -56,6 +57,7 @@ pub(crate) fn router(lab: Lab) -> axum::Router {
         .route("/api/runs/{id}", get(show))
         .route("/api/runs/{id}/events", get(events))
         .route("/api/runs/{id}/save", post(save))
+        .route("/api/runs/{id}/lr", post(scale_lr))
         .route("/api/runs/{id}/figures/{name}", get(figure))
         .route("/api/runs/{id}/{action}", post(act))
         .fallback(not_found)
@@ -135,7 +137,6 @@ impl Default for Watch {
     }
 }
 
-/// Reads a run request: the lesson's own request, and `watch`.
 /// The corpus a corpus run reads unless told: the sample lingo ships, as
 /// the lab finds it when started in lingo's repository.
 pub const SAMPLE_CORPUS: &str = "data/eng-spa-sample.tsv";
@@ -193,9 +194,7 @@ fn confine_corpus(request: &mut serde_json::Value, root: &std::path::Path) -> Re
 }
 
 async fn start(State(lab): State<Lab>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
-    // A body over `MAX_BODY` is refused (413) before it is read.
-    let body = body.map_err(|e| ApiError::with_status(e.status(), "request", e.body_text()))?;
-    let (request, every) = read_request(&body, lab.dir())?;
+    let (request, every) = read_request(&bytes_of(body)?, lab.dir())?;
     let run = lab.runs().start(request, every, &lab.dir().join(RUNS_DIR))?;
     Ok((StatusCode::CREATED, Json(run.summary())).into_response())
 }
@@ -226,6 +225,55 @@ async fn act(
     Ok(Json(serde_json::json!({ "id": run.id(), "state": state })).into_response())
 }
 
+/// A JSON body read as `T`: a bad field is named by its path, a body
+/// that is no object of the right shape by `request`.
+fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let deserializer = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." || !path.starts_with(char::is_alphabetic) { "request".into() } else { path };
+        ApiError::bad_request(&field, e.inner().to_string())
+    })
+}
+
+/// The body of a request, or the 4xx of one that could not be read (413 over [`MAX_BODY`]).
+fn bytes_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|e| ApiError::with_status(e.status(), "request", e.body_text()))
+}
+
+/// The learning-rate factors `POST /api/runs/{id}/lr` accepts, both ends
+/// included: a thousandth to a thousand times the lesson's rate.
+pub const LR_SCALES: (f64, f64) = (1e-3, 1e3);
+
+/// What `POST /api/runs/{id}/lr` asks.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LrScale {
+    /// The factor on the lesson's learning rate (1: as set).
+    scale: f64,
+}
+
+/// Reads `{"scale": f}` with `f` inside [`LR_SCALES`].
+pub(crate) fn read_lr_scale(body: &[u8]) -> Result<f64, ApiError> {
+    let LrScale { scale } = read_json(body)?;
+    let (low, high) = LR_SCALES;
+    if !(low..=high).contains(&scale) {
+        return Err(ApiError::bad_request("scale", format!("must be between {low} and {high}, got {scale}")));
+    }
+    Ok(scale)
+}
+
+async fn scale_lr(
+    State(lab): State<Lab>,
+    id: Result<Path<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let run = run_of(&lab, id)?;
+    let scale = read_lr_scale(&bytes_of(body)?)?;
+    let state = run.scale_lr(scale)?;
+    Ok(Json(serde_json::json!({ "id": run.id(), "state": state, "scale": scale })).into_response())
+}
+
 /// What `POST /api/runs/{id}/save` writes.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -247,13 +295,7 @@ async fn save(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let run = run_of(&lab, id)?;
-    let body = body.map_err(|e| ApiError::with_status(e.status(), "request", e.body_text()))?;
-    let deserializer = &mut serde_json::Deserializer::from_slice(&body);
-    let asked: Save = serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." || !path.starts_with(char::is_alphabetic) { "request".into() } else { path };
-        ApiError::bad_request(&field, e.inner().to_string())
-    })?;
+    let asked: Save = read_json(&bytes_of(body)?)?;
     if asked.checkpoint.is_none() && asked.report.is_none() {
         return Err(ApiError::bad_request("request", "say what to write: `checkpoint` (with `model`) or `report`"));
     }
@@ -403,7 +445,7 @@ async fn events(
 mod tests {
     use proptest::prelude::*;
 
-    use super::read_request;
+    use super::{LR_SCALES, read_lr_scale, read_request};
 
     /// Any JSON, its keys often the lessons' own, so the reader goes deep.
     fn any_json() -> impl Strategy<Value = serde_json::Value> {
@@ -446,6 +488,23 @@ mod tests {
             if let Err(e) = read_request(&body, &std::env::temp_dir()) {
                 prop_assert_eq!(e.status(), 400);
                 prop_assert!(!e.field().is_empty());
+            }
+        }
+
+        #[test]
+        fn any_scale_is_read_inside_its_bounds_or_refused_naming_a_field(
+            body in prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..40),
+                any_json().prop_map(|v| v.to_string().into_bytes()),
+                any::<f64>().prop_map(|f| serde_json::json!({ "scale": f }).to_string().into_bytes()),
+            ],
+        ) {
+            match read_lr_scale(&body) {
+                Ok(scale) => prop_assert!((LR_SCALES.0..=LR_SCALES.1).contains(&scale)),
+                Err(e) => {
+                    prop_assert_eq!(e.status(), 400);
+                    prop_assert!(!e.field().is_empty());
+                }
             }
         }
 

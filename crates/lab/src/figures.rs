@@ -2,6 +2,7 @@
 //! lingo-viz (the same renderer and embedded font as the command line's
 //! pictures) from the run's own events: what the page showed is what is kept.
 
+use std::collections::BTreeMap;
 use std::io::Cursor;
 
 use lingo_viz::{HeatmapOptions, LineOptions, PALETTE, Report, Series};
@@ -14,6 +15,10 @@ use crate::error::ApiError;
 #[derive(Debug, Default)]
 pub(crate) struct Record {
     pub models: Vec<ModelRecord>,
+    /// Each learning-rate change asked while it trained: the factor on the
+    /// lesson's rate, and the models still training with the last step
+    /// heard of each.
+    pub lr_scales: Vec<(f64, BTreeMap<String, u64>)>,
 }
 
 /// One model of a run.
@@ -81,6 +86,10 @@ enum Heard {
     Step(StepHeard),
     Epoch(Box<EpochOf>),
     Snapshot(Box<SnapshotOf>),
+    Lr {
+        scale: f64,
+        steps: BTreeMap<String, u64>,
+    },
     #[serde(other)]
     Other,
 }
@@ -116,6 +125,7 @@ impl Record {
                 Heard::Step(s) => record.model(&s.run).steps.push((s.step, s.loss)),
                 Heard::Epoch(e) => record.model(&e.run).epochs.push(e.epoch),
                 Heard::Snapshot(s) if s.snapshot.example == 0 => record.model(&s.run).snapshots.push(s.snapshot),
+                Heard::Lr { scale, steps } => record.lr_scales.push((scale, steps)),
                 Heard::Snapshot(_) | Heard::Other => {}
             }
         }
@@ -335,6 +345,25 @@ pub(crate) fn report(record: &Record, title: &str, request: &serde_json::Value) 
     let mut page = Report::new(title)
         .paragraph("Written by lingo lab from the run's own events: every number here is one the page showed.")
         .code(serde_json::to_string_pretty(request).expect("a request serializes"));
+    if !record.lr_scales.is_empty() {
+        let label =
+            |run: &String| record.models.iter().find(|m| &m.run == run).map_or(run.clone(), |m| m.label.clone());
+        let changes: Vec<String> = record
+            .lr_scales
+            .iter()
+            .map(|(scale, steps)| {
+                let at: Vec<String> =
+                    steps.iter().map(|(run, step)| format!("{} after step {step}", label(run))).collect();
+                format!("×{scale} ({})", if at.is_empty() { "no model was training".into() } else { at.join(", ") })
+            })
+            .collect();
+        page = page.paragraph(format!(
+            "The learning rate was changed while it trained (a factor on the rate above, for the models still \
+             training; each step is the last heard before the change): {}. A new run of these settings trains \
+             without the changes.",
+            changes.join("; ")
+        ));
+    }
     let header = ["model", "parameters", "epochs", "steps", "val loss", "alignment", "entropy", "seconds"];
     let rows: Vec<Vec<String>> = record
         .models
@@ -411,5 +440,18 @@ mod tests {
         assert_eq!(styles, [(none, false), (none, true), (dot, false), (dot, true)]);
         let (alignment, _) = Chart::Alignment.draw(&record).unwrap();
         assert_eq!((alignment.len(), alignment[0].color), (1, dot));
+    }
+
+    #[test]
+    fn the_report_says_where_the_learning_rate_changed() {
+        let events = [
+            r#"{"event":"started","runs":[{"run":"dot","label":"dot (Luong)","params":10}]}"#,
+            r#"{"event":"step","run":"dot","step":4,"loss":2.5}"#,
+            r#"{"event":"lr","scale":0.25,"steps":{"dot":4}}"#,
+            r#"{"event":"step","run":"dot","step":5,"loss":2.4}"#,
+        ];
+        let record = Record::of(events);
+        let html = report(&record, "run", &serde_json::json!({})).unwrap().to_html();
+        assert!(html.contains("×0.25 (dot (Luong) after step 4)"), "{html}");
     }
 }

@@ -87,6 +87,8 @@ pub struct Run {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Each model the lesson has finished training, by its run name.
     trained: Mutex<BTreeMap<String, Kept>>,
+    /// The last step heard of each model, by its run name (0 before its first).
+    steps: Mutex<BTreeMap<String, u64>>,
 }
 
 /// A trained model as a run keeps it.
@@ -210,12 +212,31 @@ impl Run {
         self.count.send_replace(len);
     }
 
-    /// Pauses, resumes, steps or stops the run; an ended run refuses.
-    pub fn act(&self, action: Action) -> Result<RunState, ApiError> {
+    /// The state of a run that has not ended; an ended one is a conflict.
+    fn live(&self) -> Result<RunState, ApiError> {
         let state = self.state();
         if state.ended() {
             return Err(ApiError::conflict("id", format!("run {} has ended ({})", self.id, state_name(state))));
         }
+        Ok(state)
+    }
+
+    /// Scales the learning rate of the run's models by `scale` from their
+    /// next step (1: as the lesson set it), and tells the streams with an
+    /// `lr` event naming the models still training and the last step heard
+    /// of each (exact while the run is paused); an ended run refuses.
+    pub fn scale_lr(&self, scale: f64) -> Result<RunState, ApiError> {
+        let state = self.live()?;
+        self.control.scale_lr(scale);
+        let mut steps = self.steps.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        steps.retain(|name, _| !self.trained.lock().unwrap_or_else(PoisonError::into_inner).contains_key(name));
+        self.push(serde_json::json!({ "event": "lr", "scale": scale, "steps": steps }).to_string());
+        Ok(state)
+    }
+
+    /// Pauses, resumes, steps or stops the run; an ended run refuses.
+    pub fn act(&self, action: Action) -> Result<RunState, ApiError> {
+        let state = self.live()?;
         match action {
             Action::Pause => self.control.pause(),
             Action::Resume => self.control.resume(),
@@ -296,6 +317,16 @@ impl Observer for Watcher {
         {
             self.keep(&written.run, Kept::File(written.path.clone()));
         }
+        let mut steps = self.run.steps.lock().unwrap_or_else(PoisonError::into_inner);
+        match event {
+            // Every model is training from the start, at step 0.
+            Event::Started(started) => steps.extend(started.runs.iter().map(|r| (r.run.clone(), 0))),
+            Event::Step(step) => {
+                steps.insert(step.run.clone(), step.step);
+            }
+            _ => {}
+        }
+        drop(steps);
         self.run.push(serde_json::to_string(event).expect("events serialize"));
     }
 
@@ -358,6 +389,7 @@ impl Runs {
             count: watch::Sender::new(0),
             thread: Mutex::new(None),
             trained: Mutex::new(BTreeMap::new()),
+            steps: Mutex::new(BTreeMap::new()),
         });
         let mut watcher = Watcher { run: Arc::clone(&run), every };
         let thread = std::thread::Builder::new()

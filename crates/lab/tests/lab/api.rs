@@ -106,18 +106,7 @@ fn a_run_pauses_steps_one_batch_at_a_time_resumes_and_trains_the_same_bits() {
     let (status, paused) = server.post(&format!("/api/runs/{id}/pause"), "");
     assert_eq!((status, &paused["state"]), (200, &json!("paused")));
     // Held: the number of events stays put.
-    // The lesson started and the pause came; a step under way when it came
-    // is heard too (a held run reports its steps): wait until nothing moves.
-    let count = || wait_until(&server, id, |run| run["events"].as_u64() >= Some(2))["events"].as_u64().unwrap();
-    let mut held = count();
-    loop {
-        std::thread::sleep(Duration::from_millis(100));
-        let now = count();
-        if now == held {
-            break;
-        }
-        held = now;
-    }
+    let held = wait_until_held(&server, id);
     std::thread::sleep(Duration::from_millis(100));
     let still = server.get_json(&format!("/api/runs/{id}"));
     assert_eq!((still["events"].as_u64().unwrap(), &still["state"]), (held, &json!("paused")));
@@ -149,6 +138,66 @@ fn a_run_pauses_steps_one_batch_at_a_time_resumes_and_trains_the_same_bits() {
     // An ended run takes no more controls.
     let (status, err) = server.post(&format!("/api/runs/{id}/pause"), "");
     assert_eq!((status, &err["field"]), (409, &json!("id")));
+}
+
+#[test]
+fn the_learning_rate_scales_from_the_next_step_and_the_streams_hear_it() {
+    let server = Server::start();
+    // Long enough (600 steps) that the pause lands mid-run.
+    let request = small_ablation(&["dot"], 100, json!({"steps": 1, "snapshots": 0}));
+    let (changed, unchanged) = (server.start_run(&request), server.start_run(&request));
+    assert_eq!(server.post(&format!("/api/runs/{changed}/pause"), "").0, 200);
+    wait_until_held(&server, changed);
+    let (status, answer) = server.post(&format!("/api/runs/{changed}/lr"), r#"{"scale": 0.5}"#);
+    assert_eq!((status, &answer["scale"]), (200, &json!(0.5)), "{answer}");
+    // Held, then one step more: that step is the first at half the rate.
+    let before = step_events(&server, changed).len();
+    assert_eq!(server.post(&format!("/api/runs/{changed}/step"), "").0, 200);
+    wait_until(&server, changed, |_| step_events(&server, changed).len() > before);
+    assert_eq!(server.post(&format!("/api/runs/{changed}/resume"), "").0, 200);
+    let events = server.events(changed, "", None);
+    let heard = events.iter().position(|(_, e)| kind(e) == "lr").expect("an lr event");
+    assert_eq!(events[heard].1["scale"], 0.5);
+    // Step by step, the rate is the unchanged run's (its schedule warms up),
+    // halved from the first step after the change on.
+    let rates = |events: &[(usize, Value)]| -> Vec<(u64, f64)> {
+        let steps = events.iter().filter(|(_, e)| kind(e) == "step");
+        steps.map(|(_, e)| (e["step"].as_u64().unwrap(), e["lr"].as_f64().unwrap())).collect()
+    };
+    let scheduled: std::collections::HashMap<u64, f64> =
+        rates(&server.events(unchanged, "", None)).into_iter().collect();
+    let (early, late) = (rates(&events[..heard]), rates(&events[heard..]));
+    assert!(early.iter().all(|(step, lr)| *lr == scheduled[step]), "{early:?}");
+    // The event names the model still training and the last step heard of it.
+    assert_eq!(events[heard].1["steps"], json!({ "dot": early.last().map_or(0, |(step, _)| *step) }));
+    assert_eq!(late.len(), 600 - early.len(), "every step after the change is heard");
+    assert!(late.iter().all(|(step, lr)| *lr == scheduled[step] * 0.5), "{late:?}");
+    // Out of bounds, or misnamed, the request names its field; an ended run refuses.
+    let refused = |body: &str| {
+        let (status, err) = server.post(&format!("/api/runs/{changed}/lr"), body);
+        (status, err["field"].as_str().unwrap().to_string())
+    };
+    assert_eq!(refused(r#"{"scale": 0}"#), (400, "scale".into()));
+    assert_eq!(refused(r#"{"scale": 1e9}"#), (400, "scale".into()));
+    assert_eq!(refused(r#"{"factor": 2}"#), (400, "factor".into()));
+    assert_eq!(refused("0.5"), (400, "request".into()));
+    assert_eq!(refused(r#"{"scale": 2}"#), (409, "id".into()));
+}
+
+/// Waits until paused run `id` holds, and returns its number of events.
+/// The lesson started and the pause came; a step under way when it came is
+/// heard too (a held run reports its steps): so wait until nothing moves.
+fn wait_until_held(server: &Server, id: u64) -> u64 {
+    let count = || wait_until(server, id, |run| run["events"].as_u64() >= Some(2))["events"].as_u64().unwrap();
+    let mut held = count();
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = count();
+        if now == held {
+            return held;
+        }
+        held = now;
+    }
 }
 
 /// The step events of run `id` so far: (model, step); and its snapshots, as

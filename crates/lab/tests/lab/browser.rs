@@ -166,4 +166,22 @@ fn the_page_trains_the_dot_run_and_replays_its_attention() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     browser.screenshot(&dir.join("lab-scrubbed.png"));
     eprintln!("screenshot: {}", dir.join("lab-scrubbed.png").display());
+
+    // The learning-rate slider: off once the run has ended; on a paused run
+    // it reaches the run, whose loss chart then marks the change.
+    assert_eq!(browser.eval("return document.getElementById('lr-scale').disabled"), json!(true));
+    browser.click("#reset");
+    browser.wait_for("return document.getElementById('status').dataset.state === 'running'", 20);
+    browser.click("#pause");
+    browser.wait_for("return document.getElementById('status').dataset.state === 'paused'", 20);
+    browser.eval(
+        "const s = document.getElementById('lr-scale'); s.value = -1; s.dispatchEvent(new Event('input'));
+         s.dispatchEvent(new Event('change')); return null",
+    );
+    assert_eq!(browser.eval("return document.getElementById('lr-scale-value').textContent"), json!("1/2"));
+    browser.wait_for("return document.querySelector('#loss-chart .mark-label')?.textContent === '×1/2'", 20);
+    let id = server.get_json("/api/runs")["runs"][1]["id"].as_u64().unwrap();
+    assert_eq!(server.post(&format!("/api/runs/{id}/stop"), "").0, 200);
+    let events = server.events(id, "", None);
+    assert!(events.iter().any(|(_, e)| e["event"] == "lr" && e["scale"] == 0.5));
 }
