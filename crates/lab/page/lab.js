@@ -298,11 +298,10 @@ async function reset() {
 }
 
 // ---- drawing: events are drawn at most ten times a second, however fast
-// they come, and four times on a machine of two cores, whose cores the
-// training needs (each drawing costs the browser far more than its script);
-// a control answers at once.
+// they come (each drawing costs the browser far more than its script, and
+// the training needs the cores); a control answers at once.
 
-const EVENT_DRAWS_MS = (navigator.hardwareConcurrency || 2) <= 2 ? 250 : 100;
+const EVENT_DRAWS_MS = 100;
 let pending = false;
 let lastDraw = 0;
 function schedule(now = false) {
