@@ -42,7 +42,7 @@ exported (``lingo/<case>/``, written by ``cargo run --release -p lingo-nn
 ``reference.json`` to 1e-5, as ``check`` does. Each
 case directory gets ``pytorch.json``: a padded batch, PyTorch's logits on it
 (float64 arithmetic on the float32 weights) and its greedy translations, which
-crates/nn/tests/export.rs reproduces.
+crates/nn/tests/nn/export.rs reproduces.
 """
 
 import json
@@ -358,7 +358,7 @@ def train(model, gen, steps=150):
 
 
 def write_pytorch_json(directory, model, batch):
-    """pytorch.json: a batch, PyTorch's logits on it and its greedy output, for crates/nn/tests/export.rs."""
+    """pytorch.json: a batch, PyTorch's logits on it and its greedy output, for crates/nn/tests/nn/export.rs."""
     logits, decoded = reference_run(model, batch, MAX_LEN)
     flat = [float(f"{v:.9g}") for v in logits.reshape(-1).tolist()]
     record = dict(generator="tools/lingo_torch.py fixtures", torch_version=torch.__version__, batch=batch,

@@ -1,6 +1,6 @@
 //! The bad input files and what each must give, shared by the library test
 //! (`tests/bad_inputs.rs`) and the command-line test
-//! (`crates/cli/tests/bad_inputs.rs`).
+//! (`crates/cli/tests/cli/bad_inputs.rs`).
 //!
 //! Committed files live in `tests/bad_inputs/` beside a `.expected` file of
 //! two lines: `strict: ` then `ok: N pairs` or the error message, and

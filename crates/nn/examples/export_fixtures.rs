@@ -3,7 +3,7 @@
 //! [`Translator::export`], and `reference.json` with a padded batch and
 //! lingo's logits on it ([`Translator::write_reference`]). `python3 tools/lingo_torch.py fixtures` then loads each in
 //! PyTorch, checks its logits against lingo's and records PyTorch's own;
-//! `crates/nn/tests/export.rs` holds lingo to those.
+//! `crates/nn/tests/nn/export.rs` holds lingo to those.
 //!
 //! Run from the repository root: `cargo run --release -p lingo-nn --example export_fixtures`.
 

@@ -9,7 +9,7 @@
 //!
 //! The arithmetic follows PyTorch's single-tensor (`foreach=False`) kernels
 //! operation by operation in `f32`, with hyperparameters kept as `f64` like
-//! Python floats; `tests/pytorch_parity.rs` checks three steps of each
+//! Python floats; `tests/nn/pytorch_parity.rs` checks three steps of each
 //! algorithm against `torch.optim` to within `f32` rounding (PyTorch's
 //! vectorized loops may fuse a multiply and an add where this code rounds twice).
 //!

@@ -2,7 +2,7 @@
 //! (`fixtures/bleu_sacrebleu.json`, written by `tools/gen_bleu_fixtures.py`;
 //! sentences from eng-spa, CC BY 2.0, Attribution: www.manythings.org/anki
 //! and tatoeba.org), shared by the library test (`crates/data/tests/bleu.rs`)
-//! and the command-line test (`crates/cli/tests/score.rs`). Each uses its
+//! and the command-line test (`crates/cli/tests/cli/score.rs`). Each uses its
 //! own subset of the fields.
 #![allow(dead_code)]
 

@@ -43,6 +43,9 @@ fn printed_by(test: &str, print_reports: bool) -> Option<Vec<String>> {
         train_and_print_losses(print_reports);
         return None;
     }
+    // The harness names the test by its module in this binary.
+    let test = format!("quiet::{test}");
+    let test = test.as_str();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--exact", test, "--nocapture", "--test-threads", "1"])
         .env(CHILD, "1")

@@ -4,7 +4,6 @@
 use lingo_tensor::{Module, Param};
 
 /// Named parameters in a fixed order, as the simplest possible [`Module`].
-#[allow(dead_code)] // the optimizer tests use it, not every test file
 pub struct Params(pub Vec<Param>);
 
 impl Module for Params {
@@ -18,7 +17,6 @@ impl Module for Params {
 
 /// Asserts `|got - want| ≤ tol · (1 + |want|)` element by element, naming
 /// the case, the quantity and the first element that is off.
-#[allow(dead_code)] // the PyTorch comparisons use it, not every test file
 pub fn assert_close(case: &str, what: &str, got: &[f32], want: &[f32], tol: f32) {
     assert_eq!(got.len(), want.len(), "{case}: {what} length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {

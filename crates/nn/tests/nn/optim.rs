@@ -1,9 +1,8 @@
 //! Optimizers against values computed by hand from the published update
 //! equations, clipping, failure modes and state round trips.
 
+use crate::common::Params;
 use lingo_nn::{Algorithm, Error, Optimizer, ParamProblem, ParamState, clip_scale, grad_norm};
-mod common;
-use common::Params;
 use lingo_tensor::{Gradients, Param, Tensor};
 use ndarray::ArrayD;
 

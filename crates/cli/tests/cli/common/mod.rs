@@ -1,6 +1,5 @@
 //! Shared by the command-line tests: running the `lingo` binary, judging
-//! its output, and a tiny corpus. (Each test file uses its own subset.)
-#![allow(dead_code)]
+//! its output, and a tiny corpus.
 
 pub mod page;
 
@@ -47,7 +46,6 @@ pub fn assert_one_line_error(out: &Output, needle: &str) {
 
 /// `lingo train` on `numbers.tsv` ([`tiny_corpus`]) into `run/`: 4 test
 /// and 4 validation pairs, `rounds` rounds; the caller adds the rest.
-#[allow(dead_code)] // cli.rs uses it, not every test file
 pub fn tiny_train(rounds: &str) -> Vec<&str> {
     let mut args = vec!["train", "--data", "numbers.tsv", "--out", "run", "--test-size", "4", "--valid-size", "4"];
     args.extend(["--rounds", rounds]);

@@ -2,10 +2,8 @@
 //! XML parser: its tables hold the numbers the command printed, its
 //! heatmaps the values on hover, and nothing refers outside the page.
 
-mod common;
-
-use common::page::{read_report, tables, titles};
-use common::{lingo_in, stderr, stdout};
+use crate::common::page::{read_report, tables, titles};
+use crate::common::{lingo_in, stderr, stdout};
 
 #[test]
 fn an_ablation_report_holds_its_tables_heatmaps_heads_and_probes() {
@@ -65,7 +63,7 @@ fn an_ablation_report_holds_its_tables_heatmaps_heads_and_probes() {
 #[test]
 fn a_sort_study_report_holds_results_heads_probes_and_curves() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = common::SMALL_SORT_STUDY.to_vec();
+    let mut args = crate::common::SMALL_SORT_STUDY.to_vec();
     let extra =
         ["--probe", "--model", "transformer", "--hidden", "8", "--longer", "2", "--rare-share", "0", "--no-png"];
     args.extend(extra.into_iter().chain(["--report", "study.html"]));
@@ -97,8 +95,8 @@ fn a_sort_study_report_holds_results_heads_probes_and_curves() {
 #[test]
 fn a_translate_report_lists_every_line_with_its_alignment_and_draws_the_attention() {
     let dir = tempfile::tempdir().unwrap();
-    common::tiny_corpus(&dir.path().join("numbers.tsv"));
-    let mut args = common::tiny_train("2");
+    crate::common::tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut args = crate::common::tiny_train("2");
     args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
     assert!(lingo_in(dir.path(), &args).status.success());
     let sentences = ["two three.", "", "six six five."];
@@ -130,16 +128,16 @@ fn an_output_path_that_cannot_be_written_fails_before_any_work() {
     std::fs::write(dir.path().join("file"), "not a folder").unwrap();
     // `file/x.html`: its folder cannot be made, so nothing trains.
     let out = lingo_in(dir.path(), &["ablation", "--configs", "dot", "--report", "file/x.html"]);
-    common::assert_one_line_error(&out, "file: ");
+    crate::common::assert_one_line_error(&out, "file: ");
     assert!(stdout(&out).is_empty(), "trained first: {}", stdout(&out));
-    common::tiny_corpus(&dir.path().join("numbers.tsv"));
-    let mut args = common::tiny_train("1");
+    crate::common::tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut args = crate::common::tiny_train("1");
     args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
     assert!(lingo_in(dir.path(), &args).status.success());
     for flag in ["--alignments", "--report"] {
         let out = lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", flag, "file/a.txt", "two."]);
-        common::assert_one_line_error(&out, "file: ");
-        assert!(!common::stderr(&out).contains("checkpoint"), "{flag}: {}", common::stderr(&out));
+        crate::common::assert_one_line_error(&out, "file: ");
+        assert!(!crate::common::stderr(&out).contains("checkpoint"), "{flag}: {}", crate::common::stderr(&out));
         assert!(stdout(&out).is_empty(), "{flag}: translated first: {}", stdout(&out));
     }
 }

@@ -2,13 +2,11 @@
 //! standard error, non-zero exit, no backtrace, the flag or file named),
 //! the shape of `--json` output, and a tiny end-to-end run of each command.
 
-mod common;
-
 use std::any::TypeId;
 use std::process::Output;
 
+use crate::common::{assert_one_line_error, lingo, lingo_in, stderr, stdout, tiny_corpus};
 use clap::CommandFactory;
-use common::{assert_one_line_error, lingo, lingo_in, stderr, stdout, tiny_corpus};
 
 /// Parses every stdout line as a JSON object.
 fn json_lines(out: &Output) -> Vec<serde_json::Map<String, serde_json::Value>> {
@@ -621,7 +619,7 @@ fn alignment_suite_text_prints_tables_a_misaligned_case_and_the_aer_matrix() {
 #[test]
 fn alignment_suite_refuses_what_does_not_fit_before_any_work() {
     let run = |flags: &[&str]| {
-        common::lingo_command(&std::env::temp_dir(), &[&["alignment-suite"][..], flags].concat())
+        crate::common::lingo_command(&std::env::temp_dir(), &[&["alignment-suite"][..], flags].concat())
             .env("LINGO_MEMORY_LIMIT", "1G")
             .output()
             .unwrap()
@@ -635,7 +633,7 @@ fn alignment_suite_refuses_what_does_not_fit_before_any_work() {
 #[test]
 fn sort_study_json_reports_each_model() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = common::SMALL_SORT_STUDY.to_vec();
+    let mut args = crate::common::SMALL_SORT_STUDY.to_vec();
     args.extend(["--rare-digit", "2", "--rare-share", "0.05", "--emb", "8", "--hidden", "8", "--out", "pics"]);
     args.push("--probe");
     let out = lingo_in(dir.path(), &args);
@@ -671,7 +669,7 @@ fn sort_study_json_reports_each_model() {
 
 #[test]
 fn sort_study_trains_the_transformer_in_the_recurrent_pair_s_place() {
-    let mut small = common::SMALL_SORT_STUDY.to_vec();
+    let mut small = crate::common::SMALL_SORT_STUDY.to_vec();
     small.extend(["--model", "transformer", "--rare-share", "0", "--hidden", "8", "--no-png"]);
     let lines = json_lines(&lingo(&small));
     assert_eq!(lines.len(), 1, "one Transformer per length, no pair");
@@ -835,7 +833,7 @@ fn a_transformer_trains_translates_and_keeps_its_kind_on_resume() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let flags = |rounds: &'static str, kind: &'static str| {
-        let mut args = common::tiny_train(rounds);
+        let mut args = crate::common::tiny_train(rounds);
         args.extend(["--vocab-size", "50", "--average", "1", "--model", kind]);
         if kind == "transformer" {
             args.extend(["--d-model", "16", "--heads", "2", "--layers", "1", "--ff-dim", "32"]);
@@ -873,7 +871,7 @@ fn a_joint_vocabulary_lets_one_table_embed_both_languages_and_score_the_output()
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let flags = |rounds: &'static str, joint: bool| {
-        let mut args = common::tiny_train(rounds);
+        let mut args = crate::common::tiny_train(rounds);
         args.extend(["--tokenizer", "word", "--vocab-size", "50", "--average", "1", "--model", "transformer"]);
         args.extend(["--d-model", "16", "--heads", "2", "--layers", "1", "--ff-dim", "32", "--tie-output"]);
         if joint {
@@ -991,7 +989,7 @@ fn a_resumed_run_clears_what_a_killed_run_half_wrote() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let train = |rounds: &str, resume: bool| {
-        let mut args = common::tiny_train(rounds);
+        let mut args = crate::common::tiny_train(rounds);
         args.extend(["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "1"]);
         if resume {
             args.push("--resume");
@@ -1124,7 +1122,7 @@ fn translating_a_file_equals_translating_each_line_alone(dir: &std::path::Path) 
         assert!(candidates.windows(2).all(|w| w[0].1 >= w[1].1), "best first: {candidates:?}");
     }
     // Text mode, from standard input: one translation per line.
-    let mut child = common::lingo_command(dir, &["translate", "--checkpoint", "run/model.ckpt"])
+    let mut child = crate::common::lingo_command(dir, &["translate", "--checkpoint", "run/model.ckpt"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -1209,7 +1207,7 @@ fn an_exploding_learning_rate_is_one_error_naming_epoch_and_step() {
 fn export_then_import_gives_the_same_model_and_never_overwrites_unasked() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
-    let mut train = common::tiny_train("1");
+    let mut train = crate::common::tiny_train("1");
     train.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
     assert!(lingo_in(dir.path(), &train).status.success());
 
@@ -1248,7 +1246,7 @@ fn export_then_import_gives_the_same_model_and_never_overwrites_unasked() {
 fn alignments_of_a_model_without_attention_are_refused_before_translating() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
-    let mut args = common::tiny_train("1");
+    let mut args = crate::common::tiny_train("1");
     args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8", "--attention", "none"]);
     let train = lingo_in(dir.path(), &args);
     assert!(train.status.success(), "{}", stderr(&train));

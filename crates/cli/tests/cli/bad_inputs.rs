@@ -5,12 +5,11 @@
 //! command reads what it can and says how many lines it skipped and the
 //! first, before refusing a corpus this small.
 
-#[path = "../../../tests/common/bad_inputs.rs"]
+#[path = "../../../../tests/common/bad_inputs.rs"]
 mod cases;
-mod common;
 
+use crate::common::{assert_one_line_error, lingo, lingo_in, stderr, stdout};
 use cases::{Case, Expect};
-use common::{assert_one_line_error, lingo, lingo_in, stderr, stdout};
 use std::path::Path;
 
 /// Runs `lingo train` on `case` in one mode (from `cwd`) and checks its one error line.

@@ -3,12 +3,10 @@
 //! `tests/bad_inputs/run_files/` as one error naming the file, the line
 //! and the key.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{lingo_in, stderr, tiny_corpus};
 use clap::Parser;
-use common::{lingo_in, stderr, tiny_corpus};
 use lingo::nn::Stopping;
 use lingo_cli::{Cli, Command, TrainArgs};
 
@@ -34,7 +32,7 @@ fn losses(dir: &Path) -> Vec<(f64, f64)> {
 fn a_run_from_its_config_toml_repeats_the_run_from_flags() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
-    let mut flags = common::tiny_train("2");
+    let mut flags = crate::common::tiny_train("2");
     flags.extend(["--emb", "8", "--hidden", "8", "--vocab-size", "50", "--beam", "2", "--seed", "3"]);
     flags.extend(["--rnn", "gru", "--placement", "bahdanau", "--attention", "additive", "--dropout", "0.1"]);
     let first = lingo_in(dir.path(), &flags);
@@ -69,7 +67,7 @@ fn the_recipe_follows_the_model_kind_the_file_chooses() {
     tiny_corpus(&dir.path().join("numbers.tsv"));
     let file = "[model]\nkind = \"transformer\"\nd_model = 8\nheads = 2\nff_dim = 16\nactivation = \"gelu\"\n";
     std::fs::write(dir.path().join("run.toml"), file).unwrap();
-    let mut flags = common::tiny_train("1");
+    let mut flags = crate::common::tiny_train("1");
     flags.extend(["--config", "run.toml", "--vocab-size", "50", "--beam", "1", "--average", "1"]);
     let out = lingo_in(dir.path(), &flags);
     assert!(out.status.success(), "{}", stderr(&out));

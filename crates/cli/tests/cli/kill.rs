@@ -3,16 +3,13 @@
 //! taken for a checkpoint, and resuming after the last kill ends with the
 //! same numbers (the average of the last rounds' weights included) as a run
 //! that was never interrupted.
-#![cfg(unix)]
-
-mod common;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{lingo_command, tiny_corpus};
+use crate::common::{lingo_command, tiny_corpus};
 use lingo::nn::{AnyConfig, Checkpoint, TrainedModel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -2,14 +2,11 @@
 //! closed outputs, two runs in one directory, interruptions, resumes with
 //! other settings, requests too big for the machine, files that never end.
 //! Every case ends in a clear line and loses nothing.
-#![cfg(unix)]
-
-mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{lingo_command, stderr, tiny_corpus};
+use crate::common::{lingo_command, stderr, tiny_corpus};
 
 /// A run of a few one-step rounds on the tiny corpus, into `run/`.
 const TRAIN: &[&str] = &[
@@ -129,7 +126,7 @@ fn a_second_run_into_a_busy_directory_is_refused_and_the_first_is_unchanged() {
     signal(first.id(), "-STOP");
     let second = train(shared.path(), &["--json", "--lr", "0.01"]).output().unwrap();
     signal(first.id(), "-CONT");
-    common::assert_one_line_error(&second, &format!("--out run: in use by lingo process {}", first.id()));
+    crate::common::assert_one_line_error(&second, &format!("--out run: in use by lingo process {}", first.id()));
     let first = first.wait_with_output().unwrap();
     let got = final_json(&first);
     for key in ["bleu", "chrf", "rounds", "best_round", "model", "pairs_seen"] {
@@ -149,13 +146,13 @@ fn a_fresh_run_into_a_finished_one_is_refused_unless_told_to_overwrite() {
     assert!(train(dir.path(), &["--average", "2"]).output().unwrap().status.success());
     let before = std::fs::read(dir.path().join("run/model.ckpt")).unwrap();
     let again = train(dir.path(), &["--lr", "0.01"]).output().unwrap();
-    common::assert_one_line_error(
+    crate::common::assert_one_line_error(
         &again,
         "--out run: holds a run already (model.ckpt, last.ckpt, best.ckpt, 2 epoch-<round>.ckpt); pass --resume to continue it, --overwrite to replace it",
     );
     assert_eq!(std::fs::read(dir.path().join("run/model.ckpt")).unwrap(), before, "the finished run was touched");
     let both = train(dir.path(), &["--overwrite", "--resume"]).output().unwrap();
-    common::assert_one_line_error(&both, "--overwrite");
+    crate::common::assert_one_line_error(&both, "--overwrite");
     // Replaced: the old run's kept rounds go with it.
     assert!(train(dir.path(), &["--lr", "0.01", "--overwrite"]).output().unwrap().status.success());
     assert_ne!(std::fs::read(dir.path().join("run/model.ckpt")).unwrap(), before);
@@ -175,7 +172,7 @@ fn resuming_with_a_changed_setting_names_it() {
         ("--seed", "5", "0"),
     ] {
         let out = train(dir.path(), &["--resume", flag, value]).output().unwrap();
-        common::assert_one_line_error(
+        crate::common::assert_one_line_error(
             &out,
             &format!("run/last.ckpt: not from this run: {flag} {saved} (saved) vs {value} (this run)"),
         );
@@ -183,7 +180,7 @@ fn resuming_with_a_changed_setting_names_it() {
     let mut corpus = std::fs::read_to_string(dir.path().join("numbers.tsv")).unwrap();
     corpus = corpus.replacen("one one.\tuno uno.", "one one.\tuno.", 1);
     std::fs::write(dir.path().join("numbers.tsv"), corpus).unwrap();
-    common::assert_one_line_error(
+    crate::common::assert_one_line_error(
         &train(dir.path(), &["--resume"]).output().unwrap(),
         "not from this run: --data 28 training pairs, fingerprint",
     );
@@ -194,12 +191,12 @@ fn an_out_that_cannot_be_used_is_refused_before_any_work() {
     let dir = workdir();
     std::fs::write(dir.path().join("file"), "").unwrap();
     let out = train(dir.path(), &["--out", "file"]).output().unwrap();
-    common::assert_one_line_error(&out, "--out file: is a file, not a directory");
+    crate::common::assert_one_line_error(&out, "--out file: is a file, not a directory");
     let ablation = lingo_command(dir.path(), &["ablation", "--out", "file"]).output().unwrap();
-    common::assert_one_line_error(&ablation, "--out file: is a file, not a directory");
+    crate::common::assert_one_line_error(&ablation, "--out file: is a file, not a directory");
     assert!(ablation.stdout.is_empty(), "it trained first");
     let nowhere = train(dir.path(), &["--out", "/proc/lingo-run"]).output().unwrap();
-    common::assert_one_line_error(&nowhere, "--out /proc/lingo-run: cannot create it");
+    crate::common::assert_one_line_error(&nowhere, "--out /proc/lingo-run: cannot create it");
 }
 
 /// Starts a long run in `dir` and waits until its first round is on disk.
@@ -359,29 +356,29 @@ fn a_command_too_big_for_the_memory_is_refused_before_any_work_naming_its_flag()
     };
     assert!(ablation(&["--train-size", "64"]).status.success());
     let refused = ablation(&["--train-size", "1000000"]);
-    common::assert_one_line_error(&refused, "invalid --train-size: the command needs about 0.4 GB of memory");
+    crate::common::assert_one_line_error(&refused, "invalid --train-size: the command needs about 0.4 GB of memory");
     assert_eq!(refused.status.code(), Some(2));
     assert!(refused.stdout.is_empty(), "it trained first");
     let wide = lingo_command(dir.path(), &["ablation", "--hidden", "2048", "--no-png"])
         .env("LINGO_MEMORY_LIMIT", "256M")
         .output()
         .unwrap();
-    common::assert_one_line_error(&wide, "invalid --hidden: the command needs about");
+    crate::common::assert_one_line_error(&wide, "invalid --hidden: the command needs about");
     let sort = lingo_command(dir.path(), &["sort-study", "--no-png", "--train-size", "10000000"])
         .env("LINGO_MEMORY_LIMIT", "1G")
         .output()
         .unwrap();
-    common::assert_one_line_error(&sort, "invalid --train-size");
+    crate::common::assert_one_line_error(&sort, "invalid --train-size");
     let big =
         train(dir.path(), &["--hidden", "2048", "--emb", "2048"]).env("LINGO_MEMORY_LIMIT", "1G").output().unwrap();
-    common::assert_one_line_error(&big, "invalid --hidden: the command needs about");
+    crate::common::assert_one_line_error(&big, "invalid --hidden: the command needs about");
     assert!(!dir.path().join("run").exists(), "it claimed --out first");
 }
 
 #[test]
 fn sort_study_refuses_a_length_with_nothing_to_sort() {
     let out = lingo_command(Path::new("."), &["sort-study", "--lengths", "1", "--no-png"]).output().unwrap();
-    common::assert_one_line_error(&out, "invalid --lengths: must be at least 2");
+    crate::common::assert_one_line_error(&out, "invalid --lengths: must be at least 2");
 }
 
 /// A FIFO at `path` with a writer pouring `/dev/zero` into it.
@@ -400,14 +397,14 @@ fn endless_devices_and_pipes_are_refused_as_corpus_run_file_and_checkpoint() {
     let dir = workdir();
     for lenient in [false, true] {
         let extra: &[&str] = if lenient { &["--data", "/dev/zero", "--lenient"] } else { &["--data", "/dev/zero"] };
-        common::assert_one_line_error(
+        crate::common::assert_one_line_error(
             &train(dir.path(), extra).output().unwrap(),
             "/dev/zero:1: no line end in the first 1048576 bytes",
         );
     }
     let fifo = dir.path().join("zeros.tsv");
     let mut writer = zero_fifo(&fifo);
-    common::assert_one_line_error(
+    crate::common::assert_one_line_error(
         &train(dir.path(), &["--data", "zeros.tsv"]).output().unwrap(),
         "zeros.tsv:1: no line end in the first 1048576 bytes",
     );
@@ -415,16 +412,16 @@ fn endless_devices_and_pipes_are_refused_as_corpus_run_file_and_checkpoint() {
     let _ = writer.wait();
     // A run file is read up to 1 MiB, then refused.
     let config = lingo_command(dir.path(), &["train", "--config", "/dev/zero"]).output().unwrap();
-    common::assert_one_line_error(&config, "/dev/zero: longer than 1048576 bytes");
+    crate::common::assert_one_line_error(&config, "/dev/zero: longer than 1048576 bytes");
     for checkpoint in ["/dev/zero", "zeros.tsv"] {
         let out = lingo_command(dir.path(), &["translate", "--checkpoint", checkpoint, "one."]).output().unwrap();
-        common::assert_one_line_error(&out, &format!("checkpoint {checkpoint}: not a regular file"));
+        crate::common::assert_one_line_error(&out, &format!("checkpoint {checkpoint}: not a regular file"));
     }
     assert!(train(dir.path(), &[]).output().unwrap().status.success());
     let input = lingo_command(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "--input", "/dev/zero"])
         .output()
         .unwrap();
-    common::assert_one_line_error(&input, "/dev/zero:1: no line end in the first 1048576 bytes");
+    crate::common::assert_one_line_error(&input, "/dev/zero:1: no line end in the first 1048576 bytes");
 }
 
 #[test]
@@ -439,13 +436,13 @@ fn endless_devices_and_pipes_are_refused_as_exported_files() {
     let saved = std::fs::read(&config).unwrap();
     std::fs::remove_file(&config).unwrap();
     std::os::unix::fs::symlink("/dev/zero", &config).unwrap();
-    common::assert_one_line_error(&import(), "exported/config.json: not a regular file");
+    crate::common::assert_one_line_error(&import(), "exported/config.json: not a regular file");
     std::fs::remove_file(&config).unwrap();
     std::fs::write(&config, saved).unwrap();
     let weights = dir.path().join("exported/model.safetensors");
     std::fs::remove_file(&weights).unwrap();
     let mut writer = zero_fifo(&weights);
-    common::assert_one_line_error(&import(), "exported/model.safetensors: not a regular file");
+    crate::common::assert_one_line_error(&import(), "exported/model.safetensors: not a regular file");
     let _ = writer.kill();
     let _ = writer.wait();
     assert!(!dir.path().join("back.ckpt").exists());
@@ -461,23 +458,23 @@ fn unclear_messages_name_the_file_flag_or_line() {
     let trained = train(dir.path(), &[]).output().unwrap();
     assert!(trained.status.success());
     assert!(
-        common::stdout(&trained)
+        crate::common::stdout(&trained)
             .contains("note: 1 lines have more than two columns, the first numbers.tsv:1; only the first two"),
         "{}",
-        common::stdout(&trained)
+        crate::common::stdout(&trained)
     );
     // A training checkpoint given to translate: which file to use instead.
     let out = lingo_command(dir.path(), &["translate", "--checkpoint", "run/last.ckpt", "one."]).output().unwrap();
-    common::assert_one_line_error(
+    crate::common::assert_one_line_error(
         &out,
         "invalid --checkpoint: run/last.ckpt is a training checkpoint (it has no tokenizer); translate with the model.ckpt lingo train writes beside it, run/model.ckpt",
     );
     // A resume with another model size names the file and the flag.
     let out = train(dir.path(), &["--resume", "--hidden", "16"]).output().unwrap();
-    common::assert_one_line_error(&out, "run/last.ckpt: not from this run: --hidden 8 (saved) vs 16 (this run)");
+    crate::common::assert_one_line_error(&out, "run/last.ckpt: not from this run: --hidden 8 (saved) vs 16 (this run)");
     // Which argument is not UTF-8.
     let bad = std::ffi::OsStr::from_bytes(b"caf\xe9.tsv");
     let out = lingo_command(dir.path(), &["train", "--data"]).arg(bad).output().unwrap();
-    common::assert_one_line_error(&out, "argument 3 (after --data) is not valid UTF-8");
+    crate::common::assert_one_line_error(&out, "argument 3 (after --data) is not valid UTF-8");
     assert_eq!(out.status.code(), Some(2));
 }

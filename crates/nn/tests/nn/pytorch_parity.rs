@@ -4,11 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::{Params, assert_close};
 use lingo_nn::{
     Algorithm, Init, Mode, NamedTensor, Optimizer, Rnn, RnnConfig, RnnKind, RnnState, Schedule, Scheduler, StateDict,
 };
-mod common;
-use common::{Params, assert_close};
 use lingo_tensor::{Gradients, Module, Param, Tensor};
 use ndarray::{ArrayD, IxDyn};
 use rand::SeedableRng;
@@ -69,7 +68,7 @@ struct RnnCase {
 }
 
 fn fixture() -> Fixture {
-    let text = include_str!("fixtures/nn_pytorch.json");
+    let text = include_str!("../fixtures/nn_pytorch.json");
     serde_json::from_str(text).expect("the committed fixture parses")
 }
 

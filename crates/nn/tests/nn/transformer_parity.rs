@@ -8,12 +8,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::assert_close;
 use lingo_data::{Batch, Example};
 use lingo_nn::{Activation, Mode, NamedTensor, NormPosition, PositionKind, StateDict, Transformer, TransformerConfig};
 use lingo_tensor::{Module, Tensor};
 use serde::Deserialize;
-mod common;
-use common::assert_close;
 
 #[derive(Deserialize)]
 struct Fixture {
@@ -52,8 +51,8 @@ struct Pair {
 }
 
 fn cases() -> Vec<Case> {
-    let fixture: Fixture =
-        serde_json::from_str(include_str!("fixtures/transformer_pytorch.json")).expect("the committed fixture parses");
+    let fixture: Fixture = serde_json::from_str(include_str!("../fixtures/transformer_pytorch.json"))
+        .expect("the committed fixture parses");
     fixture.cases
 }
 

@@ -2,10 +2,8 @@
 //! numbers those the library's `probe` gives, the gain lost against a
 //! baseline without attention, a report, and bad input refused by name.
 
-mod common;
-
-use common::page::{read_report, tables};
-use common::{assert_one_line_error, lingo_in, stderr, stdout, tiny_corpus, tiny_train};
+use crate::common::page::{read_report, tables};
+use crate::common::{assert_one_line_error, lingo_in, stderr, stdout, tiny_corpus, tiny_train};
 
 /// Trains a tiny model into `out/` (`--attention none` for a baseline).
 fn train(dir: &std::path::Path, out: &str, attention: &str) {

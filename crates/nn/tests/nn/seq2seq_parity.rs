@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::assert_close;
 use lingo_data::{Batch, Example};
 use lingo_nn::{
     Algorithm, Mode, NamedTensor, Optimizer, Schedule, Scheduler, Seq2Seq, Seq2SeqConfig, StateDict, TrainConfig,
@@ -14,8 +15,6 @@ use lingo_nn::{
 use lingo_tensor::Module;
 use rand::SeedableRng;
 use serde::Deserialize;
-mod common;
-use common::assert_close;
 
 #[derive(Deserialize)]
 struct Fixture {
@@ -58,7 +57,7 @@ struct StepCase {
 }
 
 fn fixture() -> Fixture {
-    serde_json::from_str(include_str!("fixtures/seq2seq_pytorch.json")).expect("the committed fixture parses")
+    serde_json::from_str(include_str!("../fixtures/seq2seq_pytorch.json")).expect("the committed fixture parses")
 }
 
 /// The case's model, built straight from PyTorch's weights.

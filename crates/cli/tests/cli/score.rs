@@ -5,13 +5,11 @@
 //! scores are sacrebleu's to the printed precision, with its signature and
 //! JSON; bad files are one-line errors.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{assert_one_line_error, lingo_command, lingo_in, stderr, stdout};
+use crate::common::{assert_one_line_error, lingo_command, lingo_in, stderr, stdout};
 
-#[path = "../../data/tests/sacrebleu/mod.rs"]
+#[path = "../../../data/tests/sacrebleu/mod.rs"]
 mod sacrebleu;
 
 use sacrebleu::{Case, case};

@@ -1,0 +1,16 @@
+//! The command line's integration tests, one binary (one link of the
+//! libraries, not eight): the binary seen from the outside (`outside`), bad
+//! corpora (`bad_inputs`), kills and misuse (`kill`, `misuse`), the probe,
+//! report, run-file and score commands.
+
+mod bad_inputs;
+mod common;
+#[cfg(unix)]
+mod kill;
+#[cfg(unix)]
+mod misuse;
+mod outside;
+mod probe;
+mod report;
+mod run_file;
+mod score;
