@@ -21,7 +21,7 @@ use rand::rngs::StdRng;
 mod timing;
 use timing::median_seconds;
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/attention/common/mod.rs"]
 #[allow(unused)]
 mod common;
 use common::{layer, pad_mask, stepped_recurrence};

@@ -6,7 +6,7 @@
 //! [`crate::dot_product_attention`] and [`crate::additive_attention`]
 //! (and [`crate::bahdanau_recurrence`], Bahdanau's decoder) compute the same
 //! numbers as one op each with a hand-written backward (faster, and harder
-//! to read); `tests/plain.rs` holds them to these functions, forward and
+//! to read); `tests/attention/plain.rs` holds them to these functions, forward and
 //! every gradient.
 //!
 //! ```text

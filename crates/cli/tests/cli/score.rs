@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common::{assert_one_line_error, lingo_command, lingo_in, stderr, stdout};
 
-#[path = "../../../data/tests/sacrebleu/mod.rs"]
+#[path = "../../../data/tests/data/sacrebleu/mod.rs"]
 mod sacrebleu;
 
 use sacrebleu::{Case, case};

@@ -8,7 +8,7 @@
 //! [`gru_sequence`](super::gru::gru_sequence) (and the one-step
 //! [`lstm_cell`](super::lstm::lstm_cell) and [`gru_cell`](super::gru::gru_cell)
 //! built on them) compute the same numbers with hand-written backward
-//! passes; `tests/sequences.rs` holds them to these cells, stepped over
+//! passes; `tests/tensor/sequences.rs` holds them to these cells, stepped over
 //! every valid position, forward and every gradient.
 
 use super::RnnWeights;

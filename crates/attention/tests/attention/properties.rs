@@ -1,9 +1,7 @@
 //! Properties every scorer must have, on random shapes, padding and values
 //! (proptest with a fixed seed), plus the identities between scorers.
 
-mod common;
-
-use common::{all_scorers, flat, layer, pad_mask, stepped_recurrence, tensor, values};
+use crate::common::{all_scorers, flat, layer, pad_mask, stepped_recurrence, tensor, values};
 use lingo_attention::{Attention, AttentionConfig, Error, Scorer, additive_attention};
 use lingo_tensor::{Module, RnnWeights, Tensor};
 use ndarray::{Array2, ArrayD, Axis};

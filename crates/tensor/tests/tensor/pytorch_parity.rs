@@ -40,7 +40,7 @@ impl Case {
 }
 
 fn load_cases() -> Vec<Case> {
-    let text = include_str!("fixtures/rnn_pytorch.json");
+    let text = include_str!("../fixtures/rnn_pytorch.json");
     let root: Value = serde_json::from_str(text).expect("fixture is valid JSON");
     let cases = root["cases"].as_array().expect("fixture lists cases");
     cases

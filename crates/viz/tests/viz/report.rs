@@ -8,8 +8,7 @@ use lingo_viz::{
 use ndarray::{Array2, Array4};
 use roxmltree::Node;
 
-mod common;
-use common::{assert_self_contained, attr, cells, elements, parse, texts, title_of};
+use crate::common::{assert_self_contained, attr, cells, elements, parse, texts, title_of};
 
 /// Weights that put `peak` on the anti-diagonal and share the rest evenly.
 fn anti_diagonal(n: usize, peak: f32) -> Array2<f32> {

@@ -2,9 +2,7 @@
 //! in plain loops over `f64` (independent of the kernels, the GEMM and the
 //! packing), with padding and causal masks.
 
-mod common;
-
-use common::{all_scorers, layer, pad_mask, tensor};
+use crate::common::{all_scorers, layer, pad_mask, tensor};
 use lingo_attention::{Attention, Scorer};
 use lingo_tensor::Module;
 use ndarray::{Array2, Array3, ArrayD, ArrayView1, ArrayView2, Axis, Ix2, Ix3};

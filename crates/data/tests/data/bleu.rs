@@ -7,9 +7,7 @@ use lingo_data::{
     tokenize_13a,
 };
 
-mod sacrebleu;
-
-use sacrebleu::{Case, case, fixture};
+use crate::sacrebleu::{Case, case, fixture};
 
 /// The options a case was scored with.
 fn options(case: &Case) -> ScoreOptions {

@@ -3,9 +3,7 @@
 //! same context, weights and heads' weights, and the same gradient for
 //! every input, with a loss that reads every output.
 
-mod common;
-
-use common::{pad_mask, tensor, values};
+use crate::common::{pad_mask, tensor, values};
 use lingo_attention::{AttentionOutput, Result, additive_attention, bahdanau_recurrence, dot_product_attention, plain};
 use lingo_tensor::RnnWeights;
 use lingo_tensor::{FusedCheck, Tensor, check_fused};

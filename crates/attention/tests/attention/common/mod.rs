@@ -1,8 +1,6 @@
 //! Helpers shared by the integration tests: seeded inputs, padding masks,
 //! layers for every scorer, and one tensor holding all of an output.
 
-#![allow(dead_code)] // each test file uses its own subset
-
 use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Prepared, Scorer};
 use lingo_tensor::{Result, RnnWeights, Tensor, gru_cell};
 use ndarray::{Array2, ArrayD, IxDyn};

@@ -3,9 +3,7 @@
 //! and every layer's parameter gradients against finite differences of the
 //! layer itself; the same for the fused Bahdanau recurrence.
 
-mod common;
-
-use common::{all_scorers, flat, layer, pad_mask, tensor, to_tensor, values};
+use crate::common::{all_scorers, flat, layer, pad_mask, tensor, to_tensor, values};
 use lingo_attention::{Attention, additive_attention, bahdanau_recurrence, dot_product_attention};
 use lingo_tensor::{GradCheck, Module, RnnWeights, Tensor, check_gradients};
 use ndarray::{Array2, ArrayD};

@@ -1,7 +1,7 @@
 //! sacrebleu's numbers for lingo's BLEU, chrF and 13a tokenizer
 //! (`fixtures/bleu_sacrebleu.json`, written by `tools/gen_bleu_fixtures.py`;
 //! sentences from eng-spa, CC BY 2.0, Attribution: www.manythings.org/anki
-//! and tatoeba.org), shared by the library test (`crates/data/tests/bleu.rs`)
+//! and tatoeba.org), shared by the library test (`crates/data/tests/data/bleu.rs`)
 //! and the command-line test (`crates/cli/tests/cli/score.rs`). Each uses its
 //! own subset of the fields.
 #![allow(dead_code)]
@@ -63,7 +63,7 @@ impl Case {
 
 /// The fixture, parsed.
 pub fn fixture() -> Fixture {
-    serde_json::from_str(include_str!("../fixtures/bleu_sacrebleu.json")).expect("fixture parses")
+    serde_json::from_str(include_str!("../../fixtures/bleu_sacrebleu.json")).expect("fixture parses")
 }
 
 /// The case called `name`.

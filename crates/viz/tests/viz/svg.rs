@@ -13,13 +13,12 @@ use lingo_viz::{
 use ndarray::{Array2, Array4, array};
 use roxmltree::Node;
 
-mod common;
-use common::{attr, cells, elements, parse, texts, title_of};
+use crate::common::{attr, cells, elements, parse, texts, title_of};
 
-/// An SVG stands alone (see [`common::assert_self_contained`]) and has no
+/// An SVG stands alone (see [`crate::common::assert_self_contained`]) and has no
 /// style sheet, which would leak into any page it is inlined in.
 fn assert_self_contained(svg: &str) {
-    common::assert_self_contained(svg);
+    crate::common::assert_self_contained(svg);
     assert!(!svg.contains("<style"), "an SVG with a style sheet");
 }
 

@@ -1,0 +1,14 @@
+//! lingo-data's integration tests, one binary (one link of the library,
+//! not one per file): a module per part, named as the part it tests.
+
+mod batch;
+mod bleu;
+mod bpe;
+mod corpus;
+mod fuzz_regressions;
+mod metrics;
+mod properties;
+mod sacrebleu;
+mod suite;
+mod tasks;
+mod vocab;

@@ -1,0 +1,10 @@
+//! lingo-tensor's integration tests, one binary (one link of the library,
+//! not one per file): a module per part, named as the part it tests.
+
+mod autograd;
+mod gemm;
+mod gradcheck;
+mod init;
+mod output_layer;
+mod pytorch_parity;
+mod sequences;

@@ -1,0 +1,9 @@
+//! lingo-viz's integration tests, one binary (one link of the library,
+//! not one per file): a module per part, named as the part it tests.
+
+mod common;
+mod heatmap;
+mod lines;
+mod report;
+mod svg;
+mod text;
