@@ -1,7 +1,9 @@
 //! The ablation as a library: what an observer hears, that hearing it
 //! changes no bit, and that a pause or a stop steers every run.
 
-use crate::common::{Recorder, epochs, snapshots, steps};
+mod common;
+
+use common::{Recorder, epochs, snapshots, steps};
 use lingo_lessons::{AblationResults, AblationSettings, Error, Event, TaskTraining, ablation};
 use lingo_nn::RunControl;
 
@@ -114,7 +116,7 @@ fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
 }
 
 mod properties {
-    use crate::common::{TRAINING_FIELDS, accepted_or_named, any_training, reads_back};
+    use super::common::{TRAINING_FIELDS, accepted_or_named, any_training, reads_back};
     use lingo_lessons::AblationSettings;
     use proptest::prelude::*;
 

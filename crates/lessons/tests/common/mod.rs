@@ -1,4 +1,5 @@
 //! Shared by the lessons' tests: an observer that keeps what it hears.
+#![allow(dead_code)] // each test file uses its own part
 
 use std::sync::{Arc, Mutex};
 
