@@ -18,6 +18,7 @@ use lingo_data::{EOS, SOS};
 use lingo_tensor::no_grad;
 use ndarray::{Array2, Axis};
 use rayon::prelude::*;
+use serde::Serialize;
 
 use crate::error::{Result, config};
 use crate::model::{EncoderDecoder, SelectRows};
@@ -283,6 +284,126 @@ pub enum Stopping {
     Bound,
 }
 
+/// The beam search of one input, step by step: every candidate it weighed
+/// and what became of it ([`beam_search_traced`]). Step `t` holds the
+/// candidates for output token `t + 1`: the `K` best continuations of each
+/// live beam, best first by `log p`, as pruning went through them.
+///
+/// ```
+/// use lingo_nn::{BeamConfig, Fate, Seq2Seq, Seq2SeqConfig, beam_search_traced};
+/// use rand::SeedableRng;
+/// let model = Seq2Seq::new(Seq2SeqConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(1)).unwrap();
+/// let src = ndarray::arr2(&[[2_usize, 5, 6, 3]]);
+/// let cfg = BeamConfig { beam_size: 3, ..BeamConfig::default() };
+/// let (outputs, traces) = beam_search_traced(&model, &src, &[4], 6, cfg, false).unwrap();
+/// let trace = &traces[0];
+/// // At the first step only the start beam is live: its 3 best tokens, all kept.
+/// assert!(trace.steps[0].iter().all(|c| c.parent == 0 && matches!(c.fate, Fate::Kept(_))));
+/// // The winner, followed back through its parents, is the output.
+/// let (step, at) = trace.find(&outputs[0][0]).unwrap();
+/// assert_eq!(trace.tokens(step, at), outputs[0][0].tokens);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BeamTrace {
+    /// The candidates of each step, in the order pruning weighed them.
+    pub steps: Vec<Vec<Candidate>>,
+}
+
+/// One candidate of a beam-search step: live beam `parent` continued by `token`.
+///
+/// ```
+/// let c = lingo_nn::Candidate { parent: 0, token: 7, log_prob: -0.5, fate: lingo_nn::Fate::Kept(0) };
+/// assert_eq!(c.fate, lingo_nn::Fate::Kept(0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Candidate {
+    /// The beam it continues: its place among the live beams after the
+    /// previous step (the [`Fate::Kept`] index there; 0 at the first step).
+    pub parent: usize,
+    /// The token it appends.
+    pub token: usize,
+    /// `Σ log p` of its tokens: what the search ranks candidates by.
+    pub log_prob: f32,
+    /// What became of it.
+    pub fate: Fate,
+}
+
+/// What pruning did with a [`Candidate`].
+///
+/// ```
+/// assert_ne!(lingo_nn::Fate::Pruned, lingo_nn::Fate::Kept(0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fate {
+    /// Kept as live beam `j` of the next step.
+    Kept(usize),
+    /// It appended `<eos>`: a finished output.
+    Finished {
+        /// The [`Hypothesis::score`] it is ranked by.
+        score: f32,
+    },
+    /// Dropped: the step had its `K` live beams (or, under
+    /// [`Stopping::KFinished`], the input its `K` finished outputs) before
+    /// pruning reached it.
+    Pruned,
+}
+
+impl BeamTrace {
+    /// The tokens of candidate `at` of step `step`, from the first: its
+    /// beam's tokens, followed back through the parents, and its own.
+    ///
+    /// ```
+    /// use lingo_nn::{BeamTrace, Candidate, Fate};
+    /// let c = |parent, token, fate| Candidate { parent, token, log_prob: 0.0, fate };
+    /// let trace = BeamTrace { steps: vec![
+    ///     vec![c(0, 5, Fate::Kept(0)), c(0, 6, Fate::Kept(1))],
+    ///     vec![c(1, 7, Fate::Kept(0)), c(0, 8, Fate::Pruned)],
+    /// ] };
+    /// assert_eq!(trace.tokens(1, 0), [6, 7]);
+    /// assert_eq!(trace.tokens(1, 1), [5, 8]);
+    /// ```
+    pub fn tokens(&self, step: usize, at: usize) -> Vec<usize> {
+        let mut tokens = vec![self.steps[step][at].token];
+        let mut parent = self.steps[step][at].parent;
+        for earlier in self.steps[..step].iter().rev() {
+            let kept = earlier.iter().find(|c| c.fate == Fate::Kept(parent)).expect("a parent was kept");
+            tokens.push(kept.token);
+            parent = kept.parent;
+        }
+        tokens.reverse();
+        tokens
+    }
+
+    /// Where `output` ended: its step and its place there (the candidate
+    /// that finished it, or for an output `max_len` cut short, the live beam
+    /// it was). `None` if it is not this trace's.
+    ///
+    /// ```
+    /// use lingo_nn::{BeamTrace, Candidate, Fate, Hypothesis};
+    /// use lingo_data::EOS;
+    /// let ended = Candidate { parent: 0, token: EOS, log_prob: -0.1, fate: Fate::Finished { score: -0.1 } };
+    /// let trace = BeamTrace { steps: vec![vec![ended]] };
+    /// let output = Hypothesis { tokens: vec![EOS], log_prob: -0.1, score: -0.1, attention: None };
+    /// assert_eq!(trace.find(&output), Some((0, 0)));
+    /// ```
+    pub fn find(&self, output: &Hypothesis) -> Option<(usize, usize)> {
+        let step = output.tokens.len().checked_sub(1)?;
+        let candidates = self.steps.get(step)?;
+        (0..candidates.len())
+            .find(|&at| {
+                let c = &candidates[at];
+                let ended = match c.fate {
+                    Fate::Finished { score } => output.finished() && score == output.score,
+                    Fate::Kept(_) => !output.finished() && c.log_prob == output.log_prob,
+                    Fate::Pruned => false,
+                };
+                ended && self.tokens(step, at) == output.tokens
+            })
+            .map(|at| (step, at))
+    }
+}
+
 /// GNMT's length penalty `lp(n) = ((5 + n) / 6)^α` (Wu et al., 2016).
 fn length_penalty(n: usize, alpha: f32) -> f32 {
     ((5.0 + n as f32) / 6.0).powf(alpha)
@@ -332,6 +453,8 @@ struct Beams {
     src_len: usize,
     /// The most tokens an output may have: the bound of [`Stopping::Bound`] reads it.
     max_len: usize,
+    /// Every step's candidates and their fates, when traced.
+    trace: Option<BeamTrace>,
 }
 
 /// Beam search over a batch: `K = beam_size` hypotheses per input advance
@@ -366,10 +489,33 @@ pub fn beam_search<M: EncoderDecoder>(
     with_attention: bool,
 ) -> Result<Vec<Vec<Hypothesis>>> {
     cfg.check()?;
-    in_groups(src, src_lens, |src, src_lens| beam_group(model, src, src_lens, max_len, cfg, with_attention))
+    let searched = in_groups(src, src_lens, |src, src_lens| {
+        beam_group(model, src, src_lens, max_len, cfg, with_attention, false)
+    })?;
+    Ok(searched.into_iter().map(|(outputs, _)| outputs).collect())
 }
 
-/// [`beam_search`] of one group of rows.
+/// [`beam_search`] that also returns, for each input, the [`BeamTrace`] of
+/// its search: every candidate of every step and what became of it. The
+/// outputs are [`beam_search`]'s, bit for bit.
+///
+/// See [`BeamTrace`] for an example.
+pub fn beam_search_traced<M: EncoderDecoder>(
+    model: &M,
+    src: &Array2<usize>,
+    src_lens: &[usize],
+    max_len: usize,
+    cfg: BeamConfig,
+    with_attention: bool,
+) -> Result<(Vec<Vec<Hypothesis>>, Vec<BeamTrace>)> {
+    cfg.check()?;
+    let searched =
+        in_groups(src, src_lens, |src, src_lens| beam_group(model, src, src_lens, max_len, cfg, with_attention, true))?;
+    Ok(searched.into_iter().map(|(outputs, trace)| (outputs, trace.unwrap_or_default())).unzip())
+}
+
+/// [`beam_search`] of one group of rows: each input's outputs, and its
+/// trace when `traced`.
 fn beam_group<M: EncoderDecoder>(
     model: &M,
     src: &Array2<usize>,
@@ -377,7 +523,8 @@ fn beam_group<M: EncoderDecoder>(
     max_len: usize,
     cfg: BeamConfig,
     with_attention: bool,
-) -> Result<Vec<Vec<Hypothesis>>> {
+    traced: bool,
+) -> Result<Vec<(Vec<Hypothesis>, Option<BeamTrace>)>> {
     if src.nrows() == 0 {
         return Ok(Vec::new());
     }
@@ -389,7 +536,13 @@ fn beam_group<M: EncoderDecoder>(
         let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
         let mut inputs: Vec<Beams> = src_lens
             .iter()
-            .map(|&src_len| Beams { live: vec![empty.clone()], finished: Vec::new(), src_len, max_len })
+            .map(|&src_len| Beams {
+                live: vec![empty.clone()],
+                finished: Vec::new(),
+                src_len,
+                max_len,
+                trace: traced.then(BeamTrace::default),
+            })
             .collect();
         // Rows i·K .. i·K + K of a step belong to input active[i]; a done input's rows are dropped.
         let mut active: Vec<usize> = (0..batch).collect();
@@ -410,9 +563,15 @@ fn beam_group<M: EncoderDecoder>(
                 ctx = drop_done(&ctx, &mut active, &going, k)?;
             }
         }
-        let mut outputs: Vec<Vec<Hypothesis>> = inputs.into_iter().map(|input| input.n_best(cfg)).collect();
+        let mut outputs: Vec<(Vec<Hypothesis>, Option<BeamTrace>)> = inputs
+            .into_iter()
+            .map(|mut input| {
+                let trace = input.trace.take();
+                (input.n_best(cfg), trace)
+            })
+            .collect();
         if !with_attention {
-            outputs.iter_mut().flatten().for_each(|hyp| hyp.attention = None);
+            outputs.iter_mut().flat_map(|(hyps, _)| hyps).for_each(|hyp| hyp.attention = None);
         }
         Ok(outputs)
     })
@@ -489,17 +648,28 @@ impl Beams {
     ) -> Vec<usize> {
         let k = cfg.beam_size;
         let (mut next, mut parents) = (Vec::with_capacity(k), Vec::with_capacity(k));
+        let mut fates = Vec::with_capacity(candidates.len());
         for &(log_prob, j, token) in candidates {
             if next.len() == k || (cfg.stopping == Stopping::KFinished && self.finished.len() == k) {
                 break;
             }
             let beam = self.live[j].child(token, log_prob, weights.map(|w| row_of(w, first_row + j)));
             if token == EOS {
-                self.finished.push(finish(beam, cfg, self.src_len));
+                let output = finish(beam, cfg, self.src_len);
+                fates.push(Fate::Finished { score: output.score });
+                self.finished.push(output);
             } else {
+                fates.push(Fate::Kept(next.len()));
                 parents.push(first_row + j);
                 next.push(beam);
             }
+        }
+        if let Some(trace) = &mut self.trace {
+            fates.resize(candidates.len(), Fate::Pruned);
+            let step = candidates.iter().zip(fates);
+            trace.steps.push(
+                step.map(|(&(log_prob, parent, token), fate)| Candidate { parent, token, log_prob, fate }).collect(),
+            );
         }
         self.live = next;
         if cfg.stopping == Stopping::Bound {

@@ -22,7 +22,7 @@
 //! | [`train`] | [`train_model`] (any [`EncoderDecoder`]) with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch, with its [`EpochReport`], that may stop training or end it at a later epoch ([`Next`]); training prints nothing (a progress bar on standard error in a terminal, [`Progress`]), the call is how a program shows progress; [`train_model_hooked`] with [`TrainHooks`] also hears every few steps ([`StepReport`]) |
 //! | [`control`] | [`RunControl`]: pause, resume or stop a run between its steps, from another thread |
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
-//! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched; GNMT length and coverage penalties, a word reward, two stopping rules; n-best; any [`EncoderDecoder`]), both with attention |
+//! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched; GNMT length and coverage penalties, a word reward, two stopping rules; n-best; any [`EncoderDecoder`]), both with attention; [`beam_search_traced`] with every candidate's fate ([`BeamTrace`]) |
 //! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
 //! | [`saliency`](mod@saliency) | [`saliency()`]: gradient × input of each output token on the source embeddings, rows normalized like attention's; [`gradient_times_input`] before normalizing; [`compare_saliency`] with the model's attention and gold alignments ([`SaliencyComparison`]) |
 //! | [`translator`] | [`Translator`]: a model with its tokenizer and vocabularies, loaded from `model.ckpt`; sentences to [`Translation`]s (text, tokens, log-probabilities, n-best, attention) |
@@ -203,7 +203,10 @@ pub use checkpoint::{
     Checkpoint, FORMAT_VERSION, MAGIC, decode_bounded, fnv1a64, remove_stale_temp_files, write_atomic,
 };
 pub use control::RunControl;
-pub use decode::{BeamConfig, Hypothesis, ROWS_PER_GROUP, Stopping, beam_search, greedy_decode};
+pub use decode::{
+    BeamConfig, BeamTrace, Candidate, Fate, Hypothesis, ROWS_PER_GROUP, Stopping, beam_search, beam_search_traced,
+    greedy_decode,
+};
 pub use error::{CheckpointProblem, Error, ExportProblem, ParamProblem, Result};
 pub use export::{ExportedConfig, Reference, ReferencePair};
 pub use init::Init;

@@ -3,7 +3,7 @@
 use lingo_attention::Scorer;
 use lingo_data::{AlignedExample, Batch, DigitOp, DigitTask, SOS, Task};
 use lingo_nn::{
-    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Hypothesis, Mode, Next, Optimizer, ParamProblem,
+    Algorithm, BeamConfig, Checkpoint, CheckpointSpec, Error, Fate, Hypothesis, Mode, Next, Optimizer, ParamProblem,
     Placement, Progress, RnnKind, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, Stopping, TrainConfig, TrainedModel,
     beam_search, evaluate, greedy_decode, train_model, train_model_with,
 };
@@ -537,6 +537,54 @@ fn half_trained() -> (Seq2Seq, Batch) {
     let mut model = Seq2Seq::new(config, &mut StdRng::seed_from_u64(32)).unwrap();
     train_model(&mut model, &train, &val, &quiet(3), None).unwrap();
     (model, batch_of(&val))
+}
+
+#[test]
+fn a_beam_trace_holds_every_output_and_the_search_it_came_from() {
+    let (model, batch) = half_trained();
+    let (src, lens) = (&batch.src, &batch.src_lens);
+    for stopping in [Stopping::KFinished, Stopping::Bound] {
+        let cfg = BeamConfig { beam_size: 4, n_best: 4, alpha: 0.6, stopping, ..BeamConfig::default() };
+        let (outputs, traces) = lingo_nn::beam_search_traced(&model, src, lens, 9, cfg, true).unwrap();
+        // The outputs are beam search's, bit for bit.
+        assert_eq!(outputs, beam_search(&model, src, lens, 9, cfg, true).unwrap(), "{stopping:?}");
+        for (n_best, trace) in outputs.iter().zip(&traces) {
+            for (t, step) in trace.steps.iter().enumerate() {
+                // At most K live beams continue, the kept ones numbered in order,
+                // and pruning went through the candidates best first.
+                let kept: Vec<usize> =
+                    step.iter().filter_map(|c| if let Fate::Kept(j) = c.fate { Some(j) } else { None }).collect();
+                assert_eq!(kept, (0..kept.len()).collect::<Vec<_>>(), "{stopping:?} step {t}");
+                assert!(kept.len() <= 4 && step.windows(2).all(|w| w[0].log_prob >= w[1].log_prob));
+                // Nothing after the first pruned candidate was taken.
+                let first_pruned = step.iter().position(|c| c.fate == Fate::Pruned).unwrap_or(step.len());
+                assert!(step[first_pruned..].iter().all(|c| c.fate == Fate::Pruned));
+                // A candidate's log p is its parent's plus the token's (which is below 0).
+                if t > 0 {
+                    for c in step {
+                        let parent = trace.steps[t - 1].iter().find(|p| p.fate == Fate::Kept(c.parent)).unwrap();
+                        assert!(c.log_prob <= parent.log_prob, "{stopping:?} step {t}");
+                    }
+                }
+            }
+            // Each output is a candidate of the trace: its tokens, log p and score exactly.
+            for output in n_best {
+                let (step, at) = trace.find(output).expect("every output is in its trace");
+                assert_eq!(trace.tokens(step, at), output.tokens);
+                assert_eq!(trace.steps[step][at].log_prob, output.log_prob);
+            }
+        }
+    }
+    // Beam 1's trace is the greedy path: one candidate a step, kept until it ends.
+    let one = BeamConfig { beam_size: 1, n_best: 1, alpha: 0.0, ..BeamConfig::default() };
+    let (outputs, traces) = lingo_nn::beam_search_traced(&model, src, lens, 9, one, false).unwrap();
+    let greedy = greedy_decode(&model, src, lens, 9, false).unwrap();
+    for ((output, trace), g) in outputs.iter().zip(&traces).zip(&greedy) {
+        assert_eq!(output[0].tokens, g.tokens);
+        let path: Vec<usize> = trace.steps.iter().map(|step| step[0].token).collect();
+        assert_eq!(path, g.tokens);
+        assert!(trace.steps.iter().all(|step| step.len() == 1));
+    }
 }
 
 #[test]

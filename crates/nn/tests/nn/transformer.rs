@@ -233,8 +233,27 @@ fn beam_search_of_size_one_is_greedy_decoding() {
             assert_eq!(g.attention.as_ref().unwrap().dim(), (g.tokens.len(), b.src.ncols()), "{name}");
         }
         // Wider beams find outputs at least as probable as greedy's, by their own ranking.
-        let five = BeamConfig { alpha: 0.0, ..BeamConfig::default() };
-        let five = beam_search(&model, &b.src, &b.src_lens, 8, five, false).unwrap();
+        let five = BeamConfig { alpha: 0.0, n_best: 5, ..BeamConfig::default() };
+        let (five, traces) = lingo_nn::beam_search_traced(&model, &b.src, &b.src_lens, 8, five, false).unwrap();
+        // Traced, the search is the same, and each output is found in its trace.
+        assert_eq!(
+            five,
+            beam_search(
+                &model,
+                &b.src,
+                &b.src_lens,
+                8,
+                BeamConfig { n_best: 5, alpha: 0.0, ..BeamConfig::default() },
+                false
+            )
+            .unwrap()
+        );
+        for (n_best, trace) in five.iter().zip(&traces) {
+            for output in n_best {
+                let (step, at) = trace.find(output).unwrap_or_else(|| panic!("{name}: {output:?} not in its trace"));
+                assert_eq!(trace.tokens(step, at), output.tokens, "{name}");
+            }
+        }
         for (g, bm) in greedy.iter().zip(&five) {
             if g.finished() {
                 assert!(
