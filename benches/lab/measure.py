@@ -71,15 +71,39 @@ class Browser:
         self.driver.kill()
 
 
+def cpu_seconds(name):
+    """User and system CPU seconds so far of every process whose command line contains `name` (from /proc)."""
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if name.encode() not in f.read():
+                    continue
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            pass  # the process ended meanwhile
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu(pid):
+    """User and system CPU seconds so far of process `pid`, its threads included."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cli_round(lingo, configs):
     with tempfile.TemporaryDirectory() as out:
-        start = time.time()
+        start, before = time.time(), os.times()
         result = subprocess.run([lingo, "ablation", "--no-png", "--json", "--out", out, "--configs", configs],
                                 capture_output=True, text=True, check=True)
-        wall = time.time() - start
+        wall, after = time.time() - start, os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     seconds = {line["config"]: line["train_seconds"] for line in lines if "config" in line and "train_seconds" in line}
-    return wall, seconds
+    return wall, seconds, cpu
 
 
 def lab_round(lingo, browser, configs, shots=None):
@@ -90,11 +114,13 @@ def lab_round(lingo, browser, configs, shots=None):
         browser.call("POST", "/url", {"url": url + "#lesson=ablation&configs=" + configs})
         browser.wait("document.querySelectorAll('[data-choice]').length > 0")
         clicked = time.time()
+        cpu = (cpu_seconds("chromium"), process_cpu(lab.pid))
         browser.js("document.getElementById('train').click()")
         browser.wait("document.querySelector('#attention svg.map rect') !== null")
         first = time.time() - start
         browser.wait("document.getElementById('status').dataset.state === 'finished'", poll=0.25)
         done = time.time() - clicked
+        cpu = (cpu_seconds("chromium") - cpu[0], process_cpu(lab.pid) - cpu[1])
         slowest = browser.js("return parseFloat(document.getElementById('draw-ms').textContent.split('slowest ')[1])")
         with urllib.request.urlopen(url + "api/runs/1/events") as stream:
             events = [json.loads(line[5:]) for line in stream.read().decode().splitlines() if line.startswith("data:")]
@@ -111,7 +137,7 @@ def lab_round(lingo, browser, configs, shots=None):
             browser.screenshot(os.path.join(shots, "lab-ablation-forming.png"))
         lab.send_signal(signal.SIGINT)
         lab.wait(timeout=30)
-        return first, done, seconds, slowest, page, len(events)
+        return first, done, seconds, slowest, page, len(events), cpu
 
 
 def main():
@@ -129,13 +155,15 @@ def main():
             order = [("cli", lambda: cli_round(args.lingo, args.configs)),
                      ("lab", lambda: lab_round(args.lingo, browser, args.configs, shots))]
             got = dict((name, run()) for name, run in (order if r % 2 == 0 else order[::-1]))
-            (wall, cli_seconds), (first, done, lab_seconds, slowest, page, events) = got["cli"], got["lab"]
+            (wall, cli_seconds, cli_cpu), (first, done, lab_seconds, slowest, page, events, (browser_cpu, lab_cpu)) = \
+                got["cli"], got["lab"]
             rate = {c: cli_seconds[c] / lab_seconds[c] for c in cli_seconds}
-            rows.append((first, done, wall, rate, slowest, page, events))
+            rows.append((first, done, wall, rate, slowest, page, events, (cli_cpu, lab_cpu, browser_cpu)))
             print(f"round {r + 1}: first heatmap {first:.2f} s; ablation {done:.2f} s in the page, {wall:.2f} s "
                   f"by the CLI ({done / wall:.2f}x); lab steps/s / CLI's: "
                   + ", ".join(f"{c} {x:.2f}" for c, x in rate.items())
-                  + f"; slowest update drawn {slowest:.1f} ms; first load {page} bytes; {events} events")
+                  + f"; slowest update drawn {slowest:.1f} ms; first load {page} bytes; {events} events; "
+                  f"CPU seconds: CLI {cli_cpu:.2f}, lab {lab_cpu:.2f}, browser {browser_cpu:.2f}")
     finally:
         browser.close()
     med = statistics.median
@@ -147,6 +175,8 @@ def main():
         print(f"  {config}: the lab trains at {med(r[3][config] for r in rows):.2f} of the CLI's steps/s (goal >= 0.9)")
     print(f"  slowest update drawn: {med(r[4] for r in rows):.1f} ms (goal < 50 ms)")
     print(f"  first load: {rows[0][5]} bytes (goal < 500 KB)")
+    print("  CPU seconds of the ablation: " + ", ".join(
+        f"{name} {med(r[7][k] for r in rows):.2f}" for k, name in enumerate(["CLI", "lab", "browser (Chromium)"])))
 
 
 if __name__ == "__main__":
