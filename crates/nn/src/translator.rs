@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::any::{AnyConfig, AnyModel};
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
-use crate::decode::{BeamConfig, Hypothesis, beam_search, greedy_decode};
+use crate::decode::{BeamConfig, BeamTrace, Hypothesis, beam_search, beam_search_traced, greedy_decode};
 use crate::error::{CheckpointProblem, Error, Result, config as config_error};
 use crate::model::{EncoderDecoder, ModelConfig};
 use crate::seq2seq::Seq2SeqConfig;
@@ -313,6 +313,43 @@ impl Translator {
             done(chunk.len());
         }
         Ok(out)
+    }
+
+    /// The `options.search.n_best` best translations of `sentence` and the
+    /// [`BeamTrace`] of the beam search that found them (with beam 1, the
+    /// greedy path): every candidate of every step and its fate. The trace's
+    /// tokens are ids of [`tgt_vocab`](Self::tgt_vocab).
+    ///
+    /// # Errors
+    /// A sentence without tokens ([`Error::Config`]),
+    /// and what decoding reports.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// let search = lingo_nn::BeamConfig { beam_size: 3, ..Default::default() };
+    /// let options = lingo_nn::TranslateOptions { search, ..Default::default() };
+    /// let (best, trace) = translator.translate_traced("a b", &options).unwrap();
+    /// assert!(trace.steps[0].iter().all(|c| c.parent == 0)); // one beam at the start
+    /// // A candidate of the best translation's last step is that translation.
+    /// let step = best[0].ids.len() - 1;
+    /// assert!((0..trace.steps[step].len()).any(|at| trace.tokens(step, at) == best[0].ids));
+    /// ```
+    pub fn translate_traced(
+        &self,
+        sentence: &str,
+        options: &TranslateOptions,
+    ) -> Result<(Vec<Translation>, BeamTrace)> {
+        options.search.check()?;
+        let src_ids = self.encode(sentence);
+        if src_ids.len() <= 2 {
+            return Err(config_error("sentence", format!("{sentence:?} has no tokens")));
+        }
+        let src = Array2::from_shape_vec((1, src_ids.len()), src_ids.clone()).expect("one row");
+        let max_len = options.max_len(src_ids.len());
+        let (mut outputs, mut traces) =
+            beam_search_traced(&self.model, &src, &[src_ids.len()], max_len, options.search, options.attention)?;
+        let translations = outputs.swap_remove(0).into_iter().map(|hyp| self.translation(&src_ids, hyp));
+        Ok((translations.collect::<Result<_>>()?, traces.swap_remove(0)))
     }
 
     /// Greedy or beam-search decoding of source rows, padded into one batch.
