@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lingo::data::{ReadOptions, format_pharaoh};
-use lingo::nn::{BeamConfig, EncoderDecoder, TranslateOptions, Translation, Translator};
+use lingo::nn::{BeamConfig, BeamTrace, EncoderDecoder, Fate, TranslateOptions, Translation, Translator};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
@@ -50,6 +50,11 @@ pub struct TranslateArgs {
     /// Also draw the attention heatmap to this PNG file (one sentence only)
     #[arg(long, requires = "sentence")]
     pub png: Option<PathBuf>,
+    /// Also print the beam search step by step: every candidate, the beam it
+    /// continues, its log-probability, and whether it was kept, finished or
+    /// pruned (one sentence only; with --json, as `beam_trace`)
+    #[arg(long, requires = "sentence")]
+    pub beam_trace: bool,
     /// Also write each sentence's argmax alignment to this file, one line per
     /// sentence in the input's order, as Pharaoh `i-j` word links (source word
     /// i, output word j, from 0)
@@ -149,9 +154,20 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
     if translator.encode(sentence).len() <= 2 {
         return Err(Error::invalid("sentence", format!("{sentence:?} has no tokens")));
     }
-    let translation = translator.translate(&[sentence], &options(args, true))?.remove(0);
+    let (translation, trace) = if args.beam_trace {
+        let (mut best, trace) = translator.translate_traced(sentence, &options(args, true))?;
+        (best.swap_remove(0), Some(trace))
+    } else {
+        (translator.translate(&[sentence], &options(args, true))?.remove(0), None)
+    };
+    let token = |id: usize| translator.tgt_vocab().decode(&[id], false).concat();
     out.say(&translation.text);
-    out.json(&translation_json(sentence, &translation));
+    let mut json = translation_json(sentence, &translation);
+    if let Some(trace) = &trace {
+        out.say(&format!("\n{}", format_trace(trace, args.search.beam, token)));
+        json["beam_trace"] = trace_json(trace, token);
+    }
+    out.json(&json);
     if let Some(e) = out.stdout_lost() {
         // `| head -1` took the translation and left: the heatmap is for nobody.
         return written(std::io::Error::new(e.kind(), e.to_string())).map(|()| translation);
@@ -186,6 +202,43 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
         out.note(&format!("wrote {}", path.display()));
     }
     Ok(translation)
+}
+
+/// `--beam-trace` as text: step by step, each candidate's token, the beam
+/// it continues (`from`), its `Σ log p`, and its fate: kept as beam `j` of
+/// the next step, finished (with the score outputs are ranked by), or pruned.
+fn format_trace(trace: &BeamTrace, beams: usize, token: impl Fn(usize) -> String) -> String {
+    let mut text = format!("the beam search ({beams} beams), step by step:\n");
+    for (t, step) in trace.steps.iter().enumerate() {
+        text.push_str(&format!("step {}\n", t + 1));
+        for c in step {
+            let fate = match c.fate {
+                Fate::Kept(j) => format!("kept as beam {j}"),
+                Fate::Finished { score } => format!("finished, score {score:.4}"),
+                Fate::Pruned => "pruned".to_string(),
+            };
+            text.push_str(&format!(
+                "  {:<14} from beam {}  log p {:>9.4}  {fate}\n",
+                token(c.token),
+                c.parent,
+                c.log_prob
+            ));
+        }
+    }
+    text
+}
+
+/// `--beam-trace` as JSON: a list of steps, each a list of candidates with
+/// `token` (as text), `parent`, `log_prob` and `fate` (`{"kept": j}`,
+/// `{"finished": {"score": s}}` or `"pruned"`).
+fn trace_json(trace: &BeamTrace, token: impl Fn(usize) -> String) -> serde_json::Value {
+    let steps = trace.steps.iter().map(|step| {
+        let candidates = step.iter().map(|c| {
+            json!({ "token": token(c.token), "id": c.token, "parent": c.parent, "log_prob": c.log_prob, "fate": c.fate })
+        });
+        candidates.collect::<Vec<_>>()
+    });
+    json!(steps.collect::<Vec<_>>())
 }
 
 /// One translation as JSON: the text, every output token (`<unk>` and the

@@ -823,6 +823,26 @@ fn train_then_translate_end_to_end() {
         lingo_in(dir.path(), &["translate", "--json", "--beam", "3", "--checkpoint", "run/model.ckpt", "one six."]);
     let lines = json_lines(&beam);
     assert!(lines[0]["translation"].is_string());
+    // --beam-trace: the same translation, and the search that found it.
+    let args = ["translate", "--beam", "3", "--checkpoint", "run/model.ckpt", "--beam-trace", "one six."];
+    let traced = json_lines(&lingo_in(dir.path(), &[&["--json"], &args[..]].concat()));
+    assert_eq!(traced[0]["translation"], lines[0]["translation"]);
+    let steps = traced[0]["beam_trace"].as_array().unwrap();
+    // One step per output token at least: the winner may end before the search does.
+    assert!(steps.len() >= traced[0]["tokens"].as_array().unwrap().len());
+    let first: Vec<&serde_json::Value> = steps[0].as_array().unwrap().iter().collect();
+    assert_eq!(first.len(), 3, "the start beam's 3 best continuations");
+    // All from the start beam, none pruned (three fit in three beams): kept, or ended at once.
+    assert!(
+        first.iter().all(|c| c["parent"] == 0 && (c["fate"]["kept"].is_u64() || c["fate"]["finished"].is_object()))
+    );
+    // The winner's last token is a candidate of its last step, with its log p.
+    let last = &steps[traced[0]["tokens"].as_array().unwrap().len() - 1];
+    let log_p = traced[0]["log_prob"].as_f64().unwrap();
+    assert!(last.as_array().unwrap().iter().any(|c| c["log_prob"].as_f64() == Some(log_p)), "{last}");
+    let text = stdout(&lingo_in(dir.path(), &args));
+    assert!(text.contains("the beam search (3 beams), step by step:\nstep 1\n"), "{text}");
+    assert!(text.contains("from beam 0  log p"), "{text}");
 
     assert_one_line_error(&lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "  "]), "sentence");
     translating_a_file_equals_translating_each_line_alone(dir.path());
