@@ -99,8 +99,14 @@ fn frozen<M: Module + Clone>(model: &M) -> M {
     frozen
 }
 
-/// [`gradient_times_input`] of a model already [`frozen`].
+/// [`gradient_times_input`] of a model already [`frozen`], its graph
+/// recorded whatever scope the calling thread is in.
 fn frozen_gradient_times_input<M: EncoderDecoder>(model: &M, batch: &Batch) -> Result<Array3<f32>> {
+    lingo_tensor::enable_grad(|| recorded_gradient_times_input(model, batch))
+}
+
+/// The body of [`frozen_gradient_times_input`], run with recording on.
+fn recorded_gradient_times_input<M: EncoderDecoder>(model: &M, batch: &Batch) -> Result<Array3<f32>> {
     let mut leaf = None;
     let logits = model.logits_with_source(batch, |embedded| {
         let e = Tensor::variable(embedded.data().clone());

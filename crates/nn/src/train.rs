@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use lingo_data::{Batch, BatchConfig, SeqPair, Vocab};
-use lingo_tensor::{Gradients, no_grad};
+use lingo_tensor::{Gradients, enable_grad, no_grad};
 use ndarray::ArrayD;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -550,8 +550,12 @@ pub fn batch_gradients<M: EncoderDecoder>(
     rng: &mut StdRng,
 ) -> Result<(f32, Gradients)> {
     if config.shards <= 1 {
-        let loss = model.loss(batch, config.label_smoothing, Mode::Train(rng))?;
-        return Ok((loss.item()?, loss.backward()?));
+        // Recorded wherever this runs: a rayon thread waiting inside someone's
+        // no_grad may be the one running it.
+        return enable_grad(|| {
+            let loss = model.loss(batch, config.label_smoothing, Mode::Train(rng))?;
+            Ok((loss.item()?, loss.backward()?))
+        });
     }
     let shards = batch.shards(config.shards);
     let seeds: Vec<u64> = shards.iter().map(|_| rng.random()).collect();
@@ -561,9 +565,11 @@ pub fn batch_gradients<M: EncoderDecoder>(
         .zip(seeds)
         .map(|(shard, seed)| {
             let share = shard.num_tgt_tokens() as f32 / total; // n_s / N
-            let loss = model.loss(shard, config.label_smoothing, Mode::Train(&mut StdRng::seed_from_u64(seed)))?;
-            let grads = loss.backward_with(ArrayD::from_elem(loss.shape(), share))?;
-            Ok((share * loss.item()?, grads))
+            enable_grad(|| {
+                let loss = model.loss(shard, config.label_smoothing, Mode::Train(&mut StdRng::seed_from_u64(seed)))?;
+                let grads = loss.backward_with(ArrayD::from_elem(loss.shape(), share))?;
+                Ok((share * loss.item()?, grads))
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     let (mut value, mut grads) = (0.0, Gradients::default());

@@ -33,7 +33,8 @@
 //!   reverse, summing gradients per [`TensorId`] in a [`Gradients`] store
 //!   (see `src/backprop.rs`): a tensor read twice gets both contributions.
 //! * [`no_grad`] switches recording off: ops then build no graph and keep no
-//!   saved values, which is what decoding wants.
+//!   saved values, which is what decoding wants; [`enable_grad`] switches it
+//!   back on for work that needs gradients, whatever its thread's scope.
 //! * [`Param`] and [`Module`] give weights stable names and a stable order.
 //! * Other crates add fused ops the same way, through [`Tensor::from_op`]
 //!   and the [`gemm`] kernel.
@@ -108,4 +109,4 @@ pub use param::{Module, Param};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
 pub use rnn::{RnnWeights, SeqInput};
-pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, is_grad_enabled, no_grad, will_record};
+pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, enable_grad, is_grad_enabled, no_grad, will_record};

@@ -221,6 +221,11 @@ thread_local! {
 /// Runs `f` with gradient recording switched off on this thread: ops inside
 /// build no graph and keep no saved values (what decoding wants).
 ///
+/// The switch belongs to the thread, and a thread waiting inside `no_grad`
+/// for its rayon tasks can be handed unrelated work meanwhile: so work that
+/// needs gradients asks for them with [`enable_grad`], whatever scope its
+/// thread is in.
+///
 /// ```
 /// use lingo_tensor::{Tensor, no_grad};
 /// let w = Tensor::variable(ndarray::arr1(&[1.0_f32]).into_dyn());
@@ -229,15 +234,36 @@ thread_local! {
 /// assert!(w.exp().requires_grad());
 /// ```
 pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
-    // Restore the previous state even if `f` panics, so a caught panic does
-    // not leave the thread silently without gradients.
+    with_grad(false, f)
+}
+
+/// Runs `f` with gradient recording switched on on this thread, inside a
+/// [`no_grad`] scope or not (PyTorch's `enable_grad`). Training wraps each
+/// forward and backward pass in it: a training task that rayon hands to a
+/// thread waiting inside someone's `no_grad` would otherwise record nothing
+/// and learn nothing.
+///
+/// ```
+/// use lingo_tensor::{Tensor, enable_grad, no_grad};
+/// let w = Tensor::variable(ndarray::arr1(&[1.0_f32]).into_dyn());
+/// let y = no_grad(|| enable_grad(|| w.exp()));
+/// assert!(y.requires_grad());
+/// ```
+pub fn enable_grad<R>(f: impl FnOnce() -> R) -> R {
+    with_grad(true, f)
+}
+
+/// Runs `f` with recording `enabled` on this thread, then restores the
+/// previous state, even if `f` panics (a caught panic must not leave the
+/// thread silently without gradients, or with them).
+fn with_grad<R>(enabled: bool, f: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
             GRAD_ENABLED.with(|g| g.set(self.0));
         }
     }
-    let _restore = Restore(GRAD_ENABLED.with(|g| g.replace(false)));
+    let _restore = Restore(GRAD_ENABLED.with(|g| g.replace(enabled)));
     f()
 }
 

@@ -84,6 +84,9 @@ fn gradient_times_input_is_the_derivative_along_each_embedding_row() {
     let eps = 1e-2_f32;
     for (name, model) in models() {
         let raw = gradient_times_input(&model, &batch).unwrap();
+        // Asked from inside a no_grad scope, it records its own graph.
+        let inside = lingo_tensor::no_grad(|| gradient_times_input(&model, &batch)).unwrap();
+        assert_eq!(inside, raw, "{name}");
         let mut largest = 0.0_f32;
         for b in 0..batch.len() {
             for s in 0..batch.src_lens[b] {

@@ -988,6 +988,19 @@ fn a_paused_run_takes_one_step_per_step_asked_and_trains_the_same_bits() {
     assert_eq!(stepped.val_losses, run.straight);
 }
 
+#[test]
+fn training_inside_a_no_grad_scope_learns_the_same_bits() {
+    // A thread waiting inside someone's no_grad for its rayon tasks can be
+    // handed a training task meanwhile: training must record its graph anyway.
+    let run = Steered::new(RnnKind::Gru, Scorer::Dot, Placement::Luong);
+    let inside = no_grad(|| train_model(&mut run.fresh(), &run.train, &run.val, &run.base, None)).unwrap();
+    assert_eq!(inside.val_losses, run.straight);
+    let sharded = TrainConfig { shards: 2, ..run.base.clone() };
+    let outside = train_model(&mut run.fresh(), &run.train, &run.val, &sharded, None).unwrap();
+    let inside = no_grad(|| train_model(&mut run.fresh(), &run.train, &run.val, &sharded, None)).unwrap();
+    assert_eq!(inside.val_losses, outside.val_losses);
+}
+
 /// Hooks that scale the learning rate by `factor` after step 4 and keep
 /// the rate of every step.
 struct ScaleAtFour {
