@@ -1,9 +1,7 @@
 //! The ablation as a library: what an observer hears, that hearing it
 //! changes no bit, and that a pause or a stop steers every run.
 
-mod common;
-
-use common::{Recorder, epochs, snapshots, steps};
+use crate::common::{Recorder, epochs, snapshots, steps};
 use lingo_lessons::{AblationResults, AblationSettings, Error, Event, TaskTraining, ablation};
 use lingo_nn::RunControl;
 
@@ -116,7 +114,7 @@ fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
 }
 
 mod properties {
-    use super::common::{TRAINING_FIELDS, accepted_or_named, any_training, reads_back};
+    use crate::common::{TRAINING_FIELDS, accepted_or_named, any_training, reads_back};
     use lingo_lessons::AblationSettings;
     use proptest::prelude::*;
 

@@ -1,5 +1,4 @@
 //! Shared by the lessons' tests: an observer that keeps what it hears.
-#![allow(dead_code)] // each test file uses its own part
 
 use std::sync::{Arc, Mutex};
 

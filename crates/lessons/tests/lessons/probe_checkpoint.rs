@@ -2,11 +2,9 @@
 //! hearing it changes no bit, the numbers those of `lingo_nn::probe`, bad
 //! input refused naming its setting, and settings read from JSON.
 
-mod common;
-
 use std::path::Path;
 
-use common::Recorder;
+use crate::common::Recorder;
 use lingo_data::{Corpus, TextTokenizer, Vocab, WordTokenizer};
 use lingo_lessons::{Error, Event, ProbeResults, ProbeSettings, probe_checkpoint};
 use lingo_nn::{Probe, Seq2Seq, Seq2SeqConfig, Translator};
@@ -169,7 +167,7 @@ fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
 }
 
 mod properties {
-    use super::common::{accepted_or_named, reads_back};
+    use crate::common::{accepted_or_named, reads_back};
     use lingo_lessons::ProbeSettings;
     use proptest::prelude::*;
 

@@ -2,9 +2,7 @@
 //! it changes no bit, that a stop ends it, and its settings read from JSON
 //! or built in code meeting the command line's bounds.
 
-mod common;
-
-use common::{Recorder, epochs, snapshots};
+use crate::common::{Recorder, epochs, snapshots};
 use lingo_lessons::{Error, Event, SuiteResults, SuiteSettings, TaskTraining, alignment_suite};
 use lingo_nn::RunControl;
 
@@ -146,7 +144,7 @@ fn settings_read_from_json_take_the_defaults_and_meet_the_flags_bounds() {
 }
 
 mod properties {
-    use super::common::{TRAINING_FIELDS, accepted_or_named, any_training, reads_back};
+    use crate::common::{TRAINING_FIELDS, accepted_or_named, any_training, reads_back};
     use lingo_lessons::SuiteSettings;
     use proptest::prelude::*;
 
