@@ -108,7 +108,7 @@ impl AttentionConfig {
 
 /// The parameters of each scorer (PyTorch's `(out, in)` layout).
 #[derive(Debug, Clone)]
-enum Weights {
+pub(crate) enum Weights {
     None,
     General { w: Param },
     Additive { w_q: Param, w_k: Param, v: Param },
@@ -148,7 +148,7 @@ enum Weights {
 #[derive(Debug, Clone)]
 pub struct Attention {
     config: AttentionConfig,
-    weights: Weights,
+    pub(crate) weights: Weights,
 }
 
 /// `{prefix}.{name}`, or `name` alone for an empty prefix.

@@ -48,6 +48,11 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// A value out of its range, as the tensor core reports them.
+pub(crate) fn invalid(op: &'static str, why: impl Into<String>) -> Error {
+    Error::Tensor(lingo_tensor::Error::BadArgument { op, why: why.into() })
+}
+
 /// A shape error, as the tensor core reports them (naming both shapes).
 pub(crate) fn mismatch(op: &'static str, lhs: &[usize], rhs: &[usize], why: impl Into<String>) -> Error {
     Error::Tensor(lingo_tensor::Error::ShapeMismatch { op, lhs: lhs.to_vec(), rhs: rhs.to_vec(), why: why.into() })

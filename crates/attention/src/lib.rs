@@ -86,7 +86,10 @@
 //! enough work, with the same bits for any number of threads. The projections
 //! of `general`, `additive` and `multi_head` are ordinary `linear` ops.
 //! [`dot_product_attention`] and [`additive_attention`] expose the kernels
-//! without parameters.
+//! without parameters. [`Attention::explain`] works one row through in
+//! plain loops, for a learner: the query and key as the score reads them,
+//! the terms that add up to a cell's score, the scaling, the mask, the
+//! softmax and the context ([`ScoreSteps`]), equal to `forward`'s.
 //!
 //! ## Bahdanau's recurrence
 //!
@@ -101,6 +104,7 @@
 
 mod attention;
 mod error;
+mod explain;
 pub mod intervene;
 mod kernel;
 mod mask;
@@ -112,6 +116,7 @@ pub use attention::{
     Attention, AttentionConfig, Flops, Prepared, additive_attention, bahdanau_recurrence, dot_product_attention,
 };
 pub use error::{Error, Result};
+pub use explain::{HeadSteps, ScoreSteps};
 pub use intervene::{GoldLinks, Intervention};
 pub use output::{AttentionOutput, Recurrence};
 pub use scorer::Scorer;

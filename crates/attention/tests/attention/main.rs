@@ -2,6 +2,7 @@
 //! library, not one per file): a module per part, named as the part it tests.
 
 mod common;
+mod explain;
 mod gradcheck;
 mod intervene;
 mod plain;
