@@ -148,29 +148,62 @@ impl Attention {
                 (vec![head], context)
             }
             Weights::MultiHead { w_q, w_k, w_v, w_o } => {
-                let n_heads = config.scorer.heads();
-                let d = config.attn_dim / n_heads;
                 let q_proj = apply(&rows(w_q.tensor()), query);
                 let k_proj: Vec<Vec<f32>> = keys.rows().into_iter().map(|k| apply(&rows(w_k.tensor()), k)).collect();
                 let v_proj: Vec<Vec<f32>> = values.rows().into_iter().map(|v| apply(&rows(w_v.tensor()), v)).collect();
-                let slice = |x: &[f32], h: usize| x[h * d..(h + 1) * d].to_vec();
-                let mut concat = Vec::with_capacity(config.attn_dim);
-                let heads: Vec<HeadSteps> = (0..n_heads)
-                    .map(|h| {
-                        let keys: Vec<Vec<f32>> = k_proj.iter().map(|k| slice(k, h)).collect();
-                        let head = dot_head(&slice(&q_proj, h), &keys, source, 1.0 / (d as f32).sqrt(), hidden);
-                        let head_values: Vec<Vec<f32>> = v_proj.iter().map(|v| slice(v, h)).collect();
-                        concat.extend(weigh(&head.weights, &head_values));
-                        head
-                    })
-                    .collect();
-                let context = apply(&rows(w_o.tensor()), ArrayView1::from(&concat));
-                (heads, context)
+                let w_o = rows(w_o.tensor());
+                let project = |concat: &[f32]| apply(&w_o, ArrayView1::from(concat));
+                let heads = config.scorer.heads();
+                return Ok(ScoreSteps::multi_head(&q_proj, &k_proj, &v_proj, heads, padded, source, project));
             }
         };
+        Ok(ScoreSteps { scorer: config.scorer, source, weights: heads[0].weights.clone(), heads, context })
+    }
+}
+
+impl ScoreSteps {
+    /// Multi-head attention of one row from its projections: `query (A)`,
+    /// the keys' and values' rows `(src_len, A)`, cut into `heads` heads of
+    /// `d = A / heads` scored by `q_h · k_h / √d`; the heads' contexts,
+    /// concatenated, go through `project` (`W_o`, and its bias if any).
+    /// Positions where `padded` is true are hidden (for causal
+    /// self-attention, mark the later positions too). Checked sizes are the
+    /// caller's: [`Attention::explain`] and lingo-nn's Transformer layer.
+    ///
+    /// ```
+    /// use lingo_attention::ScoreSteps;
+    /// let keys = vec![vec![1.0, 0.0, 0.0, 1.0], vec![0.0, 1.0, 1.0, 0.0]];
+    /// let steps = ScoreSteps::multi_head(&[1.0, 0.0, 0.0, 1.0], &keys, &keys, 2, None, 0, |c| c.to_vec());
+    /// // Head 0 reads (1, 0): position 0 scores 1/√2, position 1 scores 0.
+    /// assert!((steps.heads[0].scores[0] - 0.5_f32.sqrt()).abs() < 1e-6 && steps.heads[0].scores[1] == 0.0);
+    /// assert_eq!(steps.context.len(), 4);
+    /// ```
+    pub fn multi_head(
+        query: &[f32],
+        keys: &[Vec<f32>],
+        values: &[Vec<f32>],
+        heads: usize,
+        padded: Option<&[bool]>,
+        source: usize,
+        project: impl FnOnce(&[f32]) -> Vec<f32>,
+    ) -> ScoreSteps {
+        let d = query.len() / heads;
+        let slice = |x: &[f32], h: usize| x[h * d..(h + 1) * d].to_vec();
+        let hidden = |s: usize| padded.is_some_and(|p| p[s]);
+        let mut concat = Vec::with_capacity(query.len());
+        let heads: Vec<HeadSteps> = (0..heads)
+            .map(|h| {
+                let head_keys: Vec<Vec<f32>> = keys.iter().map(|k| slice(k, h)).collect();
+                let head = dot_head(&slice(query, h), &head_keys, source, 1.0 / (d as f32).sqrt(), hidden);
+                let head_values: Vec<Vec<f32>> = values.iter().map(|v| slice(v, h)).collect();
+                concat.extend(weigh(&head.weights, &head_values));
+                head
+            })
+            .collect();
         let n = heads.len() as f32;
-        let weights = (0..src_len).map(|s| heads.iter().map(|h| h.weights[s]).sum::<f32>() / n).collect();
-        Ok(ScoreSteps { scorer: config.scorer, source, heads, weights, context })
+        let weights = (0..keys.len()).map(|s| heads.iter().map(|h| h.weights[s]).sum::<f32>() / n).collect();
+        let scorer = Scorer::MultiHead { heads: heads.len() };
+        ScoreSteps { scorer, source, heads, weights, context: project(&concat) }
     }
 }
 

@@ -12,10 +12,10 @@
 //! `W_v` are the three row blocks of one `in_proj_weight (3d, d)`, as in
 //! PyTorch, so self-attention projects all three with one product.
 
-use lingo_attention::{AttentionOutput, Intervention, dot_product_attention, plain};
+use lingo_attention::{AttentionOutput, Intervention, ScoreSteps, dot_product_attention, plain};
 use lingo_tensor::init::xavier_uniform;
 use lingo_tensor::{Module, Param, Tensor};
-use ndarray::{Array2, ArrayD, Axis, IxDyn};
+use ndarray::{Array2, ArrayD, ArrayView1, ArrayView2, Axis, Ix2, IxDyn};
 
 use super::{Linear, Mode, param_name, positive};
 use crate::error::{Result, config};
@@ -262,6 +262,70 @@ impl MultiheadAttention {
         let scale = 1.0 / ((self.dim() / self.heads) as f32).sqrt();
         let out = dot_product_attention(q, k, v, self.heads, scale, key_pad_mask, false)?;
         self.finish(intervention.replace(out, v, self.heads, key_pad_mask, first_position)?)
+    }
+
+    /// One row of this layer worked through for a learner: `query (d)` one
+    /// position's input, `memory (src_len, d)` what it attends to (the same
+    /// sequence for self-attention), `padded` the positions hidden from it
+    /// (padding, and for causal self-attention the later positions), the
+    /// cell's score at `source` term by term. Every head's query, key,
+    /// terms, scores and weights, and the output after `out_proj`
+    /// ([`lingo_attention::ScoreSteps`]), from this layer's parameters
+    /// (biases included), equal to [`forward`](Self::forward)'s in
+    /// evaluation to float rounding.
+    ///
+    /// # Errors
+    /// Sizes that do not fit the layer, `source` or a mask outside
+    /// `memory`, or every position hidden.
+    ///
+    /// ```
+    /// # use rand::SeedableRng;
+    /// # let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    /// let attn = lingo_nn::MultiheadAttention::new("a", 4, 2, 0.0, lingo_nn::Init::default(), &mut rng).unwrap();
+    /// let memory = ndarray::Array2::from_shape_fn((3, 4), |(s, i)| (s + i) as f32 / 4.0);
+    /// let steps = attn.explain(memory.row(0), memory.view(), None, 1).unwrap();
+    /// assert_eq!(steps.heads.len(), 2);
+    /// assert_eq!(steps.context.len(), 4); // the layer's output for this position
+    /// ```
+    pub fn explain(
+        &self,
+        query: ArrayView1<'_, f32>,
+        memory: ArrayView2<'_, f32>,
+        padded: Option<&[bool]>,
+        source: usize,
+    ) -> Result<ScoreSteps> {
+        let (d, src_len) = (self.dim(), memory.nrows());
+        if query.len() != d || memory.ncols() != d {
+            return Err(config("explain", format!("query and memory rows must have the layer's {d} features")));
+        }
+        if source >= src_len || padded.is_some_and(|p| p.len() != src_len || p.iter().all(|&h| h)) {
+            return Err(config(
+                "explain",
+                format!("source {source} and the mask must fit {src_len} positions, not all hidden"),
+            ));
+        }
+        let matrix = |t: &Tensor| t.data().view().into_dimensionality::<Ix2>().expect("a weight matrix").to_owned();
+        let (w, b) = (
+            matrix(self.in_proj_weight.tensor()),
+            self.in_proj_bias.tensor().data().iter().copied().collect::<Vec<f32>>(),
+        );
+        // Block `part` (0: q, 1: k, 2: v) of the input projection on `x`: W_part x + b_part.
+        let project = |part: usize, x: ArrayView1<'_, f32>| -> Vec<f32> {
+            let y = w.slice(ndarray::s![part * d..(part + 1) * d, ..]).dot(&x);
+            y.iter().zip(&b[part * d..(part + 1) * d]).map(|(y, b)| y + b).collect()
+        };
+        let keys: Vec<Vec<f32>> = memory.rows().into_iter().map(|m| project(1, m)).collect();
+        let values: Vec<Vec<f32>> = memory.rows().into_iter().map(|m| project(2, m)).collect();
+        let (w_o, b_o) =
+            (matrix(self.out_proj.weight().tensor()), self.out_proj.bias().map(|b| b.tensor().data().clone()));
+        let out = |concat: &[f32]| -> Vec<f32> {
+            let y = w_o.dot(&ArrayView1::from(concat));
+            match &b_o {
+                Some(b) => y.iter().zip(b.iter()).map(|(y, b)| y + b).collect(),
+                None => y.to_vec(),
+            }
+        };
+        Ok(ScoreSteps::multi_head(&project(0, query), &keys, &values, self.heads, padded, source, out))
     }
 
     /// The heads' context through `out_proj`, and their weights `(batch, heads, tgt_len, src_len)`.

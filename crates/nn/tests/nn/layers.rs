@@ -336,3 +336,46 @@ mod random_shapes {
         }
     }
 }
+
+#[test]
+fn a_transformer_heads_row_worked_through_is_the_layers_own() {
+    // Causal self-attention and padded cross-attention: explain each row and
+    // each cell, and hold its heads' weights and its output to forward's.
+    let mut rng = StdRng::seed_from_u64(21);
+    let (d, heads, tgt_len, src_len) = (8, 2, 4, 5);
+    let attn = lingo_nn::MultiheadAttention::new("attn", d, heads, 0.0, Init::default(), &mut rng).unwrap();
+    // Biases are zero at the start, as PyTorch's: give them values, so the test reads them.
+    let mut attn = attn;
+    for p in attn.params_mut() {
+        let shape = p.shape().to_vec();
+        let values = Tensor::randn(&shape, 0.5, &mut rng).unwrap();
+        p.update(|theta| theta.assign(values.data()));
+    }
+    let x = Tensor::randn(&[1, tgt_len, d], 1.0, &mut rng).unwrap();
+    let memory = Tensor::randn(&[1, src_len, d], 1.0, &mut rng).unwrap();
+    let pad = Array2::from_shape_fn((1, src_len), |(_, s)| s >= 3);
+    let view = |t: &Tensor| {
+        t.data().view().into_dimensionality::<ndarray::Ix3>().unwrap().index_axis_move(Axis(0), 0).to_owned()
+    };
+    for (name, keys, mask, causal) in [("self", &x, None, true), ("cross", &memory, Some(&pad), false)] {
+        let out = attn.forward(&x, keys, mask, causal, Mode::Eval).unwrap();
+        let (rows, memory_rows, outputs) = (view(&x), view(keys), view(&out.out));
+        for t in 0..tgt_len {
+            let hidden: Vec<bool> =
+                (0..memory_rows.nrows()).map(|s| (causal && s > t) || mask.is_some_and(|m| m[[0, s]])).collect();
+            for source in (0..memory_rows.nrows()).filter(|&s| !hidden[s]) {
+                let steps = attn.explain(rows.row(t), memory_rows.view(), Some(&hidden), source).unwrap();
+                for (h, head) in steps.heads.iter().enumerate() {
+                    for (s, w) in head.weights.iter().enumerate() {
+                        assert!((w - out.weights[[0, h, t, s]]).abs() < 1e-6, "{name} head {h} ({t}, {s})");
+                    }
+                    let sum: f32 = head.terms.iter().sum();
+                    assert!((sum * head.scale - head.scores[source]).abs() < 1e-5, "{name} head {h}");
+                }
+                for (o, y) in steps.context.iter().zip(outputs.row(t)) {
+                    assert!((o - y).abs() < 1e-5, "{name} output ({t}): {o} vs {y}");
+                }
+            }
+        }
+    }
+}
