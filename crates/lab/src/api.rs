@@ -62,8 +62,26 @@ pub(crate) fn router(lab: Lab) -> axum::Router {
         .route("/api/runs/{id}/{action}", post(act))
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
+        .layer(axum::middleware::from_fn(read_body))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(lab)
+}
+
+/// Reads every request's body (at most [`MAX_BODY`] bytes) before its
+/// handler runs, so that one which ignores its body (a control, a 404)
+/// leaves the connection reusable: hyper closes a keep-alive connection
+/// whose request body was left unread, and the client's next request on it
+/// then fails.
+async fn read_body(request: axum::extract::Request, next: axum::middleware::Next) -> Result<Response, ApiError> {
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+        ApiError::with_status(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request",
+            format!("the body could not be read whole (at most {MAX_BODY} bytes)"),
+        )
+    })?;
+    Ok(next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await)
 }
 
 async fn not_found() -> ApiError {
