@@ -49,6 +49,8 @@ const page = {
 /** The factor a position of the lr slider stands for: powers of two, ×1/16 to ×16. */
 const scaleAt = (position) => 2 ** position;
 const scaleText = (scale) => (scale >= 1 ? String(scale) : `1/${1 / scale}`);
+/** Shows the factor the lr slider stands at beside it. */
+const showScale = () => { $("lr-scale-value").textContent = scaleText(scaleAt(Number($("lr-scale").value))); };
 
 /** `settings` at the dotted `path` ("training.lr"). */
 function getPath(settings, path) {
@@ -336,7 +338,7 @@ function draw() {
   const slider = $("lr-scale");
   slider.disabled = !(running || paused);
   if (document.activeElement !== slider) slider.value = String(Math.log2(page.lrScales.at(-1)?.scale ?? 1));
-  $("lr-scale-value").textContent = scaleText(scaleAt(Number(slider.value)));
+  showScale();
   const rates = page.order.map((n) => page.models.get(n).rate).filter((r) => r !== null);
   $("status").textContent = page.run === null ? "not started" :
     `run ${page.run}: ${page.state}${rates.length ? ` · ${rates.reduce((a, b) => a + b, 0).toFixed(0)} steps/s in all` : ""}`;
@@ -549,7 +551,7 @@ async function main() {
   $("step").addEventListener("click", () => act("step"));
   $("stop").addEventListener("click", () => act("stop"));
   $("reset").addEventListener("click", reset);
-  $("lr-scale").addEventListener("input", () => { $("lr-scale-value").textContent = scaleText(scaleAt(Number($("lr-scale").value))); });
+  $("lr-scale").addEventListener("input", showScale);
   $("lr-scale").addEventListener("change", scaleLr);
   $("replay").addEventListener("click", replay);
   $("save-checkpoint").addEventListener("click", () => keep("checkpoint"));

@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
@@ -63,15 +63,14 @@ pub(crate) fn router(lab: Lab) -> axum::Router {
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
         .layer(axum::middleware::from_fn(read_body))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(lab)
 }
 
-/// Reads every request's body (at most [`MAX_BODY`] bytes) before its
-/// handler runs, so that one which ignores its body (a control, a 404)
-/// leaves the connection reusable: hyper closes a keep-alive connection
-/// whose request body was left unread, and the client's next request on it
-/// then fails.
+/// Reads every request's body (at most [`MAX_BODY`] bytes, else 413)
+/// before its handler runs, so that the handlers take it whole, and one
+/// which ignores its body (a control, a 404) leaves the connection
+/// reusable: hyper closes a keep-alive connection whose request body was
+/// left unread, and the client's next request on it then fails.
 async fn read_body(request: axum::extract::Request, next: axum::middleware::Next) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
@@ -211,8 +210,8 @@ fn confine_corpus(request: &mut serde_json::Value, root: &std::path::Path) -> Re
     Ok(())
 }
 
-async fn start(State(lab): State<Lab>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
-    let (request, every) = read_request(&bytes_of(body)?, lab.dir())?;
+async fn start(State(lab): State<Lab>, body: Bytes) -> Result<Response, ApiError> {
+    let (request, every) = read_request(&body, lab.dir())?;
     let run = lab.runs().start(request, every, &lab.dir().join(RUNS_DIR))?;
     Ok((StatusCode::CREATED, Json(run.summary())).into_response())
 }
@@ -254,11 +253,6 @@ fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError>
     })
 }
 
-/// The body of a request, or the 4xx of one that could not be read (413 over [`MAX_BODY`]).
-fn bytes_of(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    body.map_err(|e| ApiError::with_status(e.status(), "request", e.body_text()))
-}
-
 /// The learning-rate factors `POST /api/runs/{id}/lr` accepts, both ends
 /// included: a thousandth to a thousand times the lesson's rate.
 pub const LR_SCALES: (f64, f64) = (1e-3, 1e3);
@@ -284,10 +278,10 @@ pub(crate) fn read_lr_scale(body: &[u8]) -> Result<f64, ApiError> {
 async fn scale_lr(
     State(lab): State<Lab>,
     id: Result<Path<String>, PathRejection>,
-    body: Result<Bytes, BytesRejection>,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
     let run = run_of(&lab, id)?;
-    let scale = read_lr_scale(&bytes_of(body)?)?;
+    let scale = read_lr_scale(&body)?;
     let state = run.scale_lr(scale)?;
     Ok(Json(serde_json::json!({ "id": run.id(), "state": state, "scale": scale })).into_response())
 }
@@ -310,10 +304,10 @@ struct Save {
 async fn save(
     State(lab): State<Lab>,
     id: Result<Path<String>, PathRejection>,
-    body: Result<Bytes, BytesRejection>,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
     let run = run_of(&lab, id)?;
-    let asked: Save = read_json(&bytes_of(body)?)?;
+    let asked: Save = read_json(&body)?;
     if asked.checkpoint.is_none() && asked.report.is_none() {
         return Err(ApiError::bad_request("request", "say what to write: `checkpoint` (with `model`) or `report`"));
     }

@@ -229,7 +229,9 @@ impl Run {
         let state = self.live()?;
         self.control.scale_lr(scale);
         let mut steps = self.steps.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        steps.retain(|name, _| !self.trained.lock().unwrap_or_else(PoisonError::into_inner).contains_key(name));
+        let trained = self.trained.lock().unwrap_or_else(PoisonError::into_inner);
+        steps.retain(|name, _| !trained.contains_key(name));
+        drop(trained);
         self.push(serde_json::json!({ "event": "lr", "scale": scale, "steps": steps }).to_string());
         Ok(state)
     }
@@ -317,16 +319,15 @@ impl Observer for Watcher {
         {
             self.keep(&written.run, Kept::File(written.path.clone()));
         }
-        let mut steps = self.run.steps.lock().unwrap_or_else(PoisonError::into_inner);
+        let steps = || self.run.steps.lock().unwrap_or_else(PoisonError::into_inner);
         match event {
             // Every model is training from the start, at step 0.
-            Event::Started(started) => steps.extend(started.runs.iter().map(|r| (r.run.clone(), 0))),
+            Event::Started(started) => steps().extend(started.runs.iter().map(|r| (r.run.clone(), 0))),
             Event::Step(step) => {
-                steps.insert(step.run.clone(), step.step);
+                steps().insert(step.run.clone(), step.step);
             }
             _ => {}
         }
-        drop(steps);
         self.run.push(serde_json::to_string(event).expect("events serialize"));
     }
 
