@@ -25,7 +25,8 @@
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched; GNMT length and coverage penalties, a word reward, two stopping rules; n-best; any [`EncoderDecoder`]), both with attention; [`beam_search_traced`] with every candidate's fate ([`BeamTrace`]) |
 //! | [`any`] | [`AnyModel`] and [`AnyConfig`]: a model of either kind chosen at run time, itself an [`EncoderDecoder`] |
 //! | [`saliency`](mod@saliency) | [`saliency()`]: gradient × input of each output token on the source embeddings, rows normalized like attention's; [`gradient_times_input`] before normalizing; [`compare_saliency`] with the model's attention and gold alignments ([`SaliencyComparison`]) |
-//! | [`translator`] | [`Translator`]: a model with its tokenizer and vocabularies, loaded from `model.ckpt`; sentences to [`Translation`]s (text, tokens, log-probabilities, n-best, attention) |
+//! | [`translator`] | [`Translator`]: a model with its tokenizer and vocabularies, loaded from `model.ckpt`; sentences to [`Translation`]s (text, tokens, log-probabilities, n-best, attention); [`Translator::inspect`]: one sentence's translations, beam trace, unknown words and every attention map ([`Inspection`]) |
+//! | [`inspect`] | [`SentenceAttention`]: one example's maps of each [`AttentionKind`], every layer and head ([`AnyModel::sentence_attention`]); [`AnyModel::explain`]: one [`Cell`]'s score worked through |
 //! | [`export`] | [`Translator::export`] and [`Translator::import`]: a directory of `model.safetensors` (PyTorch's names and layouts) and `config.json` ([`ExportedConfig`]), which PyTorch reads and writes (`tools/lingo_torch.py`, `docs/interop.md`) |
 //!
 //! ## The translation model in five lines
@@ -186,6 +187,7 @@ pub mod decode;
 mod error;
 pub mod export;
 pub mod init;
+pub mod inspect;
 pub mod layers;
 pub mod model;
 pub mod optim;
@@ -210,6 +212,7 @@ pub use decode::{
 pub use error::{CheckpointProblem, Error, ExportProblem, ParamProblem, Result};
 pub use export::{ExportedConfig, Reference, ReferencePair};
 pub use init::Init;
+pub use inspect::{AttentionKind, Cell, SentenceAttention};
 pub use layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions, Projected,
     Rnn, RnnConfig, RnnKind, RnnOutput, RnnState, sinusoidal_positions,
@@ -229,4 +232,4 @@ pub use transformer::{
     Activation, DecoderState, NormPosition, Transformer, TransformerConfig, TransformerContext, TransformerEncoded,
     TransformerForward, TransformerStep,
 };
-pub use translator::{TranslateOptions, Translation, Translator, TranslatorConfig};
+pub use translator::{Inspection, TranslateOptions, Translation, Translator, TranslatorConfig};

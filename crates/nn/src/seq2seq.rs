@@ -32,15 +32,16 @@
 //! and nothing else ever reads `enc_out`: one vector per source token is
 //! computed and thrown away.
 
-use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Intervention, Prepared, Scorer};
-use lingo_data::{Batch, PAD};
+use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Intervention, Prepared, ScoreSteps, Scorer};
+use lingo_data::{Batch, Example, PAD};
 use lingo_tensor::{Module, Param, SeqInput, Tensor};
-use ndarray::{Array2, Array3, Array5, Axis, Ix3, Ix4};
+use ndarray::{Array2, Array3, Array5, Axis, Ix2, Ix3, Ix4};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, config as invalid};
 use crate::init::{Init, Weights};
+use crate::inspect::{AttentionKind, Cell, check_row};
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
 use crate::model::{
     EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences, from_saved, output_loss,
@@ -564,9 +565,7 @@ impl Seq2Seq {
         tgt_lens: &[usize],
         mut mode: Mode<'_>,
     ) -> Result<(Tensor, Option<Attended>)> {
-        let dropped = self.dropped_embeddings(&self.tgt_embedding, tgt_in, mode.reborrow())?;
-        let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref(), None);
-        let dec_out = self.decoder.forward(input, tgt_lens, Some(&encoded.state), mode.reborrow())?.output; // (batch, tgt_len, H)
+        let dec_out = self.decoder_outputs(&encoded, tgt_in, tgt_lens, mode.reborrow())?;
         let (features, weights) = match &self.attention {
             None => (dec_out, None), // enc_out is not read: the bottleneck
             Some(attention) => {
@@ -576,6 +575,74 @@ impl Seq2Seq {
             }
         };
         Ok((features, weights))
+    }
+
+    /// The decoder RNN over the whole target at once from the encoder's
+    /// state, `(batch, tgt_len, H)`: Luong's `s_t` (it does not read the context).
+    fn decoder_outputs(
+        &self,
+        encoded: &Encoded,
+        tgt_in: &Array2<usize>,
+        tgt_lens: &[usize],
+        mut mode: Mode<'_>,
+    ) -> Result<Tensor> {
+        let dropped = self.dropped_embeddings(&self.tgt_embedding, tgt_in, mode.reborrow())?;
+        let input = rnn_input(&self.tgt_embedding, tgt_in, dropped.as_ref(), None);
+        Ok(self.decoder.forward(input, tgt_lens, Some(&encoded.state), mode)?.output)
+    }
+
+    /// One score of `example`'s attention worked through
+    /// ([`Attention::explain`]): the decoder state the row's step attends
+    /// with (`s_t` in Luong's placement, `s_{t-1}` in Bahdanau's) as the
+    /// query, the encoder's outputs as keys and values. The model's own
+    /// weights, whatever intervention it carries.
+    ///
+    /// # Errors
+    /// A model without attention, a cell other than cross-attention's one
+    /// layer, or a row or column outside the example's map.
+    ///
+    /// ```
+    /// use lingo_nn::{AttentionKind, Cell, EncoderDecoder, Seq2Seq, Seq2SeqConfig};
+    /// use rand::SeedableRng;
+    /// let config = Seq2SeqConfig { attention: Some("additive".parse().unwrap()), ..Seq2SeqConfig::new(9, 9) };
+    /// let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let example = lingo_data::Example { src: vec![2, 5, 6, 3], tgt: vec![2, 7, 3] };
+    /// let steps = model.explain(&example, Cell { kind: AttentionKind::Cross, layer: 0, row: 1, col: 2 }).unwrap();
+    /// let batch = lingo_data::Batch::from_examples(&[example]).unwrap();
+    /// let map = model.attention(&batch).unwrap().unwrap(); // (batch, tgt_len, src_len)
+    /// assert!((steps.weights[2] - map[[0, 1, 2]]).abs() < 1e-6);
+    /// ```
+    pub fn explain(&self, example: &Example, cell: Cell) -> Result<ScoreSteps> {
+        let attention =
+            self.attention.as_ref().ok_or_else(|| invalid("kind", "a model without attention has no scores"))?;
+        if (cell.kind, cell.layer) != (AttentionKind::Cross, 0) {
+            return Err(invalid(
+                "kind",
+                format!("a recurrent model has one cross-attention layer, not {} layer {}", cell.kind, cell.layer + 1),
+            ));
+        }
+        let batch = Batch::from_examples(std::slice::from_ref(example))?;
+        let own = self.intervene(None);
+        let (enc_out, queries) = lingo_tensor::no_grad(|| {
+            let encoded = own.encode_source(&batch.src, &batch.src_lens, Mode::Eval)?;
+            let queries = match self.config.placement {
+                Placement::Luong => own.decoder_outputs(&encoded, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)?,
+                Placement::Bahdanau => {
+                    // s_{t-1}: the initial state, then each step's output but the last.
+                    let before = own.top_state(&encoded.state)?;
+                    let (outputs, _) =
+                        own.decoded_features(encoded.clone(), &batch.tgt_in, &batch.tgt_lens, Mode::Eval)?;
+                    let steps = outputs.shape()[1];
+                    Tensor::cat(&[before, outputs.narrow(1, 0, steps - 1)?], 1)?
+                }
+            };
+            Ok::<_, crate::Error>((encoded.enc_out, queries))
+        })?;
+        // The only sentence's rows, `(len, features)`.
+        let rows = |t: &Tensor| t.data().index_axis(Axis(0), 0).into_dimensionality::<Ix2>().expect("3-D").to_owned();
+        let (enc_out, queries) = (rows(&enc_out), rows(&queries));
+        check_row(&cell, queries.nrows())?;
+        Ok(attention.explain(queries.row(cell.row), enc_out.view(), enc_out.view(), None, cell.col)?)
     }
 
     /// Luong's attentional state `tanh(W_c [s; context])`, over the last axis.

@@ -47,15 +47,16 @@
 //! cross-attention keys and values of the source are projected once, in
 //! [`Transformer::decoder_context`].
 
-use lingo_attention::Intervention;
-use lingo_data::{Batch, PAD};
+use lingo_attention::{Intervention, ScoreSteps};
+use lingo_data::{Batch, Example, PAD};
 use lingo_tensor::{Module, Param, Tensor};
-use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix4, RemoveAxis};
+use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix2, Ix4, RemoveAxis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, config as invalid};
 use crate::init::{Init, Weights};
+use crate::inspect::{AttentionKind, Cell, check_row};
 use crate::layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions,
 };
@@ -293,6 +294,9 @@ pub struct TransformerEncoded {
     pub src_pad_mask: Array2<bool>,
     /// Every encoder layer's self-attention, `(layers, heads, batch, src_len, src_len)`.
     pub self_weights: Array5<f32>,
+    /// What each encoder layer's self-attention read, `(batch, src_len, d)`
+    /// (after its norm when the norm comes first): for [`Transformer::explain`].
+    reads: Vec<Tensor>,
 }
 
 /// What [`Transformer::forward`] returns.
@@ -309,12 +313,27 @@ pub struct TransformerForward {
 }
 
 /// The decoder stack's output before the output layer, `(batch, tgt_len, d)`,
-/// and the weights of [`TransformerForward`].
+/// the weights of [`TransformerForward`], and what each decoder layer's
+/// self- and cross-attention read.
 struct Decoded {
     features: Tensor,
     self_weights: Array5<f32>,
     cross_weights: Array5<f32>,
     encoder_weights: Array5<f32>,
+    reads: Vec<(Tensor, Tensor)>,
+}
+
+/// What one decoder layer computes ([`Transformer::decoder_layer`]).
+struct LayerOut {
+    /// The layer's output, `(batch, len, d)`.
+    y: Tensor,
+    /// Its self-attention keys and values: the cache, extended.
+    kv: Kv,
+    /// Its self- and cross-attention weights, `(batch, heads, len, keys)`.
+    weights: (ArrayD<f32>, ArrayD<f32>),
+    /// What its self- and cross-attention read, `(batch, len, d)` (after
+    /// their norms when the norm comes first).
+    reads: (Tensor, Tensor),
 }
 
 /// What every decoder step reads from the source: each layer's
@@ -612,9 +631,10 @@ impl Transformer {
         let src_pad_mask = pad_mask(src, src_lens)?;
         let embedding = self.src_embedding.as_ref().unwrap_or(&self.tgt_embedding);
         let mut x = self.embed(embedding, &self.src_positions, src, 0, source, mode.reborrow())?;
-        let (c, mut weights) = (&self.config, Vec::with_capacity(self.encoder.len()));
+        let (c, mut weights, mut reads) = (&self.config, Vec::new(), Vec::new());
         for layer in &self.encoder {
             let (y, w) = block(c.norm, &self.dropout, &layer.norm1, &x, mode.reborrow(), |x, mode| {
+                reads.push(x.clone());
                 let HeadsOutput { out, weights } = layer.self_attn.forward(x, x, Some(&src_pad_mask), false, mode)?;
                 Ok((out, weights))
             })?;
@@ -628,15 +648,14 @@ impl Transformer {
             enc_out: self.encoder_norm.forward(&x)?,
             src_pad_mask,
             self_weights: stack_layers(weights)?,
+            reads,
         })
     }
 
     /// One decoder layer over `y (batch, len, d)`: with `cache` (and the
     /// order its rows are to take), `y` is the next position and attends to
     /// the cached positions and itself; without, `y` is the whole target
-    /// under the causal mask. Returns the output, this layer's self-attention
-    /// keys and values (the cache, extended) and the self- and
-    /// cross-attention weights.
+    /// under the causal mask.
     fn decoder_layer(
         &self,
         layer: &DecoderLayer,
@@ -645,24 +664,25 @@ impl Transformer {
         tgt_pad_mask: Option<&Array2<bool>>,
         cache: Option<(&Kv, Option<&[usize]>)>,
         mut mode: Mode<'_>,
-    ) -> Result<(Tensor, Kv, ArrayD<f32>, ArrayD<f32>)> {
+    ) -> Result<LayerOut> {
         let (c, src_pad_mask) = (&self.config, &ctx.src_pad_mask);
-        let (y, (kv, self_w)) = block(c.norm, &self.dropout, &layer.norm1, y, mode.reborrow(), |x, mode| {
-            let p = layer.self_attn.project_self(x)?;
-            // The cache in its rows' order, grown by this position: one copy.
-            let grown = |past: &Tensor, order: Option<&[usize]>, new: Tensor| match order {
-                Some(rows) => past.select_cat(rows, &new),
-                None => Tensor::cat(&[past.clone(), new], 1),
-            };
-            let kv = match cache {
-                Some((past, order)) => Kv { k: grown(&past.k, order, p.k)?, v: grown(&past.v, order, p.v)? },
-                None => Kv { k: p.k, v: p.v },
-            };
-            // The cached positions all precede the new one; a whole target needs the causal mask.
-            let h = layer.self_attn.attend(&p.q, &kv.k, &kv.v, tgt_pad_mask, cache.is_none(), mode)?;
-            Ok((h.out, (kv, h.weights)))
-        })?;
-        let (y, cross_w) = block(c.norm, &self.dropout, &layer.norm2, &y, mode.reborrow(), |x, mode| {
+        let (y, (kv, self_w, self_read)) =
+            block(c.norm, &self.dropout, &layer.norm1, y, mode.reborrow(), |x, mode| {
+                let p = layer.self_attn.project_self(x)?;
+                // The cache in its rows' order, grown by this position: one copy.
+                let grown = |past: &Tensor, order: Option<&[usize]>, new: Tensor| match order {
+                    Some(rows) => past.select_cat(rows, &new),
+                    None => Tensor::cat(&[past.clone(), new], 1),
+                };
+                let kv = match cache {
+                    Some((past, order)) => Kv { k: grown(&past.k, order, p.k)?, v: grown(&past.v, order, p.v)? },
+                    None => Kv { k: p.k, v: p.v },
+                };
+                // The cached positions all precede the new one; a whole target needs the causal mask.
+                let h = layer.self_attn.attend(&p.q, &kv.k, &kv.v, tgt_pad_mask, cache.is_none(), mode)?;
+                Ok((h.out, (kv, h.weights, x.clone())))
+            })?;
+        let (y, (cross_w, cross_read)) = block(c.norm, &self.dropout, &layer.norm2, &y, mode.reborrow(), |x, mode| {
             let q = layer.cross_attn.project_query(x)?;
             let h = match &ctx.intervention {
                 // The cache holds the positions before this one.
@@ -679,12 +699,12 @@ impl Transformer {
                 }
                 None => layer.cross_attn.attend(&q, &memory.k, &memory.v, Some(src_pad_mask), false, mode)?,
             };
-            Ok((h.out, h.weights))
+            Ok((h.out, (h.weights, x.clone())))
         })?;
         let (y, ()) = block(c.norm, &self.dropout, &layer.norm3, &y, mode.reborrow(), |x, mode| {
             Ok((layer.ff.forward(x, c.activation, &self.dropout, mode)?, ()))
         })?;
-        Ok((y, kv, self_w, cross_w))
+        Ok(LayerOut { y, kv, weights: (self_w, cross_w), reads: (self_read, cross_read) })
     }
 
     /// Projects each decoder layer's cross-attention keys and values of the
@@ -736,6 +756,63 @@ impl Transformer {
         Ok(TransformerForward { logits, cross_weights, self_weights, encoder_weights })
     }
 
+    /// One score of `example`'s attention worked through
+    /// ([`MultiheadAttention::explain`]): the layer's input at the cell's row
+    /// as the query, what it attends to as the memory (the encoder's output
+    /// for cross-attention), the later positions masked in the decoder's
+    /// self-attention. The model's own weights, whatever intervention it carries.
+    ///
+    /// # Errors
+    /// A layer, row or column outside the example's maps.
+    ///
+    /// ```
+    /// use lingo_nn::{AttentionKind, Cell, Mode, Transformer, TransformerConfig};
+    /// use rand::SeedableRng;
+    /// let model = Transformer::new(TransformerConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    /// let example = lingo_data::Example { src: vec![2, 5, 3], tgt: vec![2, 6, 7, 3] };
+    /// let cell = Cell { kind: AttentionKind::DecoderSelf, layer: 0, row: 1, col: 2 };
+    /// let steps = model.explain(&example, cell).unwrap();
+    /// assert_eq!(steps.weights[2], 0.0); // row 1 cannot read position 2: the causal mask
+    /// ```
+    pub fn explain(&self, example: &Example, cell: Cell) -> Result<ScoreSteps> {
+        let batch = Batch::from_examples(std::slice::from_ref(example))?;
+        let own = self.intervene(None);
+        let (encoded, decoded) = lingo_tensor::no_grad(|| {
+            let encoded = own.encode_source(&batch.src, &batch.src_lens, Mode::Eval)?;
+            let decoded = own.decoded_features(encoded.clone(), &batch.tgt_in, &batch.tgt_lens, Mode::Eval)?;
+            Ok::<_, crate::Error>((encoded, decoded))
+        })?;
+        let layers = match cell.kind {
+            AttentionKind::EncoderSelf => self.encoder.len(),
+            _ => self.decoder.len(),
+        };
+        if cell.layer >= layers {
+            return Err(invalid(
+                "layer",
+                format!("layer {} is outside the {layers} layers of {}", cell.layer, cell.kind),
+            ));
+        }
+        // The only sentence's rows, `(len, d)`.
+        let rows = |t: &Tensor| t.data().index_axis(Axis(0), 0).into_dimensionality::<Ix2>().expect("3-D").to_owned();
+        let (attn, query, memory) = match cell.kind {
+            AttentionKind::EncoderSelf => {
+                let x = rows(&encoded.reads[cell.layer]);
+                (&self.encoder[cell.layer].self_attn, x.clone(), x)
+            }
+            AttentionKind::DecoderSelf => {
+                let x = rows(&decoded.reads[cell.layer].0);
+                (&self.decoder[cell.layer].self_attn, x.clone(), x)
+            }
+            AttentionKind::Cross => {
+                (&self.decoder[cell.layer].cross_attn, rows(&decoded.reads[cell.layer].1), rows(&encoded.enc_out))
+            }
+        };
+        check_row(&cell, query.nrows())?;
+        let causal: Option<Vec<bool>> =
+            (cell.kind == AttentionKind::DecoderSelf).then(|| (0..memory.nrows()).map(|j| j > cell.row).collect());
+        attn.explain(query.row(cell.row), memory.view(), causal.as_deref(), cell.col)
+    }
+
     /// The decoder stack's output under teacher forcing, with every attention's weights.
     fn output_features(
         &self,
@@ -760,19 +837,20 @@ impl Transformer {
         let ctx = self.decoder_context(&encoded)?;
         let tgt_pad_mask = pad_mask(tgt_in, tgt_lens)?;
         let mut y = self.embed(&self.tgt_embedding, &self.tgt_positions, tgt_in, 0, Ok, mode.reborrow())?;
-        let (mut self_w, mut cross_w) = (Vec::new(), Vec::new());
+        let (mut self_w, mut cross_w, mut reads) = (Vec::new(), Vec::new(), Vec::new());
         for (layer, memory) in self.decoder.iter().zip(&ctx.memory) {
-            let (out, _, s, c) =
-                self.decoder_layer(layer, &y, (memory, &ctx), Some(&tgt_pad_mask), None, mode.reborrow())?;
-            y = out;
-            self_w.push(s);
-            cross_w.push(c);
+            let out = self.decoder_layer(layer, &y, (memory, &ctx), Some(&tgt_pad_mask), None, mode.reborrow())?;
+            y = out.y;
+            self_w.push(out.weights.0);
+            cross_w.push(out.weights.1);
+            reads.push(out.reads);
         }
         Ok(Decoded {
             features: self.decoder_norm.forward(&y)?,
             self_weights: stack_layers(self_w)?,
             cross_weights: stack_layers(cross_w)?,
             encoder_weights: encoded.self_weights,
+            reads,
         })
     }
 
@@ -804,10 +882,10 @@ impl Transformer {
         let (mut layers, mut cross_w) = (Vec::with_capacity(self.decoder.len()), Vec::new());
         for (i, (layer, memory)) in self.decoder.iter().zip(&ctx.memory).enumerate() {
             let cache = state.layers.get(i).map(|kv| (kv, state.order.as_deref()));
-            let (out, kv, _, c) = self.decoder_layer(layer, &y, (memory, ctx), None, cache, mode.reborrow())?;
-            y = out;
-            layers.push(kv);
-            cross_w.push(c);
+            let out = self.decoder_layer(layer, &y, (memory, ctx), None, cache, mode.reborrow())?;
+            y = out.y;
+            layers.push(out.kv);
+            cross_w.push(out.weights.1);
         }
         let features = self.decoder_norm.forward(&y)?;
         let logits = features.linear(self.out_weight(), Some(self.out_bias.tensor()))?;

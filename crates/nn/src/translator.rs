@@ -27,7 +27,7 @@
 
 use std::path::Path;
 
-use lingo_data::{PAD, TextTokenizer, Tokenizer, Vocab, Wrap, pharaoh_links};
+use lingo_data::{Example, PAD, TextTokenizer, Tokenizer, Vocab, Wrap, pharaoh_links};
 use ndarray::{Array2, s};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,7 @@ use crate::any::{AnyConfig, AnyModel};
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem};
 use crate::decode::{BeamConfig, BeamTrace, Hypothesis, beam_search, beam_search_traced, greedy_decode};
 use crate::error::{CheckpointProblem, Error, Result, config as config_error};
+use crate::inspect::SentenceAttention;
 use crate::model::{EncoderDecoder, ModelConfig};
 use crate::seq2seq::Seq2SeqConfig;
 use crate::train::TrainedModel;
@@ -137,6 +138,23 @@ pub struct Translation {
     /// `<sos>` or `<eos>` has no link. [`format_pharaoh`](lingo_data::format_pharaoh)
     /// writes them as `i-j` pairs.
     pub alignment: Option<Vec<(usize, usize)>>,
+}
+
+/// One sentence as [`Translator::inspect`] shows it.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    /// The `n_best` translations, best first.
+    pub translations: Vec<Translation>,
+    /// Every candidate of every step of the search.
+    pub trace: BeamTrace,
+    /// The source words the vocabulary lacks (read as `<unk>`), with their
+    /// positions among the source tokens (`<sos>` is 0).
+    pub unknown: Vec<(usize, String)>,
+    /// The source and `<sos>` with the best translation's ids: what the
+    /// maps are computed on ([`AnyModel::explain`] takes it too).
+    pub example: Example,
+    /// Every attention map of the best translation; `None` without attention.
+    pub attention: Option<SentenceAttention>,
 }
 
 /// A model with the tokenizer and vocabularies it was trained with.
@@ -350,6 +368,38 @@ impl Translator {
             beam_search_traced(&self.model, &src, &[src_ids.len()], max_len, options.search, options.attention)?;
         let translations = outputs.swap_remove(0).into_iter().map(|hyp| self.translation(&src_ids, hyp));
         Ok((translations.collect::<Result<_>>()?, traces.swap_remove(0)))
+    }
+
+    /// Everything the lab's explorer shows of one sentence: its
+    /// translations and beam trace ([`translate_traced`](Self::translate_traced)),
+    /// the source words outside the vocabulary, and every attention map of
+    /// the best translation under teacher forcing
+    /// ([`AnyModel::sentence_attention`]), whose rows are its output tokens.
+    ///
+    /// # Errors
+    /// As [`translate_traced`](Self::translate_traced).
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// let search = lingo_nn::BeamConfig { beam_size: 2, ..Default::default() };
+    /// let options = lingo_nn::TranslateOptions { search, ..Default::default() };
+    /// let seen = translator.inspect("a zebra b", &options).unwrap();
+    /// assert_eq!(seen.unknown, [(2, "zebra".to_string())]);          // position 2 after <sos>, a
+    /// let best = &seen.translations[0];
+    /// let cross = &seen.attention.as_ref().unwrap().cross;            // (layers, heads, tgt_len, src_len)
+    /// assert_eq!((cross.shape()[2], cross.shape()[3]), (best.tokens.len(), 5));
+    /// assert_eq!(seen.example.tgt.len(), best.tokens.len() + 1);     // <sos> and the output
+    /// ```
+    pub fn inspect(&self, sentence: &str, options: &TranslateOptions) -> Result<Inspection> {
+        let (translations, trace) = self.translate_traced(sentence, options)?;
+        let mut words = Vec::new();
+        self.tokenizer.for_each_token(sentence, &mut |t| words.push(t.to_string()));
+        let unknown = (1..).zip(words).filter(|(_, word)| self.src_vocab.get(word).is_none()).collect();
+        let best = &translations[0];
+        let tgt = std::iter::once(lingo_data::SOS).chain(best.ids.iter().copied()).collect();
+        let example = Example { src: self.encode(sentence), tgt };
+        let attention = self.model.sentence_attention(&example)?;
+        Ok(Inspection { translations, trace, unknown, example, attention })
     }
 
     /// Greedy or beam-search decoding of source rows, padded into one batch.
