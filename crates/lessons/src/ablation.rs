@@ -372,10 +372,11 @@ fn fit(
     let mut config = settings.train_config(choice);
     config.control = observer.control();
     let run = choice.to_string();
-    let mut watch = observer.watch(&run, data.scored, std::slice::from_ref(data.shown));
-    let trained = train_model_hooked(&mut model, data.train, data.val, &config, None, &mut watch)?;
     let (src_vocab, tgt_vocab) = (data.task.src_vocab(), data.task.tgt_vocab());
-    observer.trained(&Trained { run: &run, model: &model, src_vocab, tgt_vocab });
+    let mut watch =
+        observer.watch(&run, data.scored, std::slice::from_ref(data.shown)).with_model(src_vocab, tgt_vocab);
+    let trained = train_model_hooked(&mut model, data.train, data.val, &config, None, &mut watch)?;
+    observer.trained(&Trained { run: &run, model: &model, src_vocab, tgt_vocab, examples: data.scored });
     let example = maps(&model, data.shown)?;
     Ok(AblationRun {
         config: choice,

@@ -1078,7 +1078,7 @@ struct Rounds<'r, 'a, 'o> {
     start: Instant,
 }
 
-impl<M: EncoderDecoder> TrainHooks<M> for Rounds<'_, '_, '_> {
+impl<M: EncoderDecoder + Clone + Into<AnyModel>> TrainHooks<M> for Rounds<'_, '_, '_> {
     type Error = Error;
 
     fn step_every(&self) -> u64 {

@@ -53,6 +53,13 @@ pub trait Observer: Send {
     /// or save it ([`Trained::translator`]). The default: ignored.
     fn trained(&mut self, _model: &Trained<'_>) {}
 
+    /// A task lesson's model as it is at `step`, before it has finished:
+    /// with each [`Event::Snapshot`] (and each step taken while held). An
+    /// observer that keeps it translates with it mid-training; keeping it
+    /// costs one copy of the weights, made by the next step that changes
+    /// them. The default: ignored.
+    fn training(&mut self, _model: &Trained<'_>, _step: u64) {}
+
     /// The control every training run of the lesson obeys: pause, resume
     /// or stop between steps. A stopped lesson ends with [`Error::Stopped`];
     /// a corpus run first writes `model.ckpt` from its best round and ends
@@ -148,6 +155,10 @@ pub struct Trained<'a> {
     pub src_vocab: &'a Vocab,
     /// The tokens it writes.
     pub tgt_vocab: &'a Vocab,
+    /// Held-out examples with their gold alignments, those the lesson
+    /// measures its attention on: what a probe of the model reads
+    /// ([`lingo_nn::probe()`]).
+    pub examples: &'a [AlignedExample],
 }
 
 impl Trained<'_> {
@@ -364,6 +375,11 @@ impl<'a> Shared<'a> {
         self.observer.lock().unwrap_or_else(PoisonError::into_inner).trained(model);
     }
 
+    /// Tells the observer of a model in training, at `step`.
+    fn training(&self, model: &Trained<'_>, step: u64) {
+        self.observer.lock().unwrap_or_else(PoisonError::into_inner).training(model, step);
+    }
+
     /// The control training obeys, if the observer gave one.
     pub(crate) fn control(&self) -> Option<RunControl> {
         self.control.clone()
@@ -384,7 +400,7 @@ impl<'a> Shared<'a> {
         scored: &'w [AlignedExample],
         pinned: &'w [Pinned],
     ) -> Watch<'w, 'a> {
-        Watch { shared: self, run, scored, pinned, last: (0, 0.0), epoch_ends: Vec::new() }
+        Watch { shared: self, run, scored, pinned, vocabs: None, last: (0, 0.0), epoch_ends: Vec::new() }
     }
 }
 
@@ -395,13 +411,22 @@ pub(crate) struct Watch<'w, 'a> {
     /// The examples an epoch's attention measures are taken on.
     scored: &'w [AlignedExample],
     pinned: &'w [Pinned],
+    /// A task model's vocabularies: then the observer hears of the model
+    /// with each snapshot ([`Observer::training`]).
+    vocabs: Option<(&'w Vocab, &'w Vocab)>,
     /// Pairs and seconds at the last step event, for its rate.
     last: (u64, f64),
     /// Seconds since training started, at the end of each epoch.
     epoch_ends: Vec<f64>,
 }
 
-impl Watch<'_, '_> {
+impl<'w> Watch<'w, '_> {
+    /// The same hooks, also handing the observer the model in training
+    /// with each snapshot, as a model of these vocabularies.
+    pub(crate) fn with_model(self, src_vocab: &'w Vocab, tgt_vocab: &'w Vocab) -> Self {
+        Watch { vocabs: Some((src_vocab, tgt_vocab)), ..self }
+    }
+
     /// Seconds since training started at the end of each epoch so far.
     pub(crate) fn epoch_ends(&self) -> &[f64] {
         &self.epoch_ends
@@ -445,7 +470,7 @@ pub(crate) struct Known {
     pub(crate) seconds: Option<f64>,
 }
 
-impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
+impl<M: EncoderDecoder + Clone + Into<AnyModel>> TrainHooks<M> for Watch<'_, '_> {
     type Error = Error;
 
     fn step_every(&self) -> u64 {
@@ -483,6 +508,11 @@ impl<M: EncoderDecoder> TrainHooks<M> for Watch<'_, '_> {
                     target: pinned.target.clone(),
                     weights: weights.index_axis_move(Axis(2), 0),
                 }));
+            }
+            if let Some((src_vocab, tgt_vocab)) = self.vocabs {
+                let model: AnyModel = model.clone().into();
+                let trained = Trained { run: &run, model: &model, src_vocab, tgt_vocab, examples: self.scored };
+                self.shared.training(&trained, report.step);
             }
         }
         Ok(())

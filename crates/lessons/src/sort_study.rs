@@ -546,7 +546,7 @@ struct StudyHooks<'w, 'a> {
     best: Option<(usize, StateDict)>,
 }
 
-impl<M: EncoderDecoder> TrainHooks<M> for StudyHooks<'_, '_> {
+impl<M: EncoderDecoder + Clone + Into<AnyModel>> TrainHooks<M> for StudyHooks<'_, '_> {
     type Error = Error;
 
     fn step_every(&self) -> u64 {
@@ -586,7 +586,8 @@ fn train_and_measure(
     // Entropy before training (epoch 0) starts the curve: near ln(len + 2), uniform.
     let entropy = mean_entropy(&model, val)?.into_iter().collect();
     let pinned = [Pinned::new(&case_sequence(settings, task)?, task.src_vocab(), task.tgt_vocab())?];
-    let mut hooks = StudyHooks { watch: observer.watch(&run, val, &pinned), val, entropy, best: None };
+    let watch = observer.watch(&run, val, &pinned).with_model(task.src_vocab(), task.tgt_vocab());
+    let mut hooks = StudyHooks { watch, val, entropy, best: None };
     let trained = train_model_hooked(&mut model, train, val, &config, None, &mut hooks)?;
     let measured_epoch = match hooks.best {
         Some((epoch, weights)) => {
@@ -595,7 +596,8 @@ fn train_and_measure(
         }
         None => trained.val_losses.len(),
     };
-    observer.trained(&Trained { run: &run, model: &model, src_vocab: task.src_vocab(), tgt_vocab: task.tgt_vocab() });
+    let (src_vocab, tgt_vocab) = (task.src_vocab(), task.tgt_vocab());
+    observer.trained(&Trained { run: &run, model: &model, src_vocab, tgt_vocab, examples: val });
     // Test sets from their own seed, the same for every model of this length.
     let mut rng = StdRng::seed_from_u64(settings.seed.wrapping_add(1000 + len as u64));
     let test = task.generate(settings.test_size, &mut rng);

@@ -510,10 +510,11 @@ fn fit(settings: &SuiteSettings, data: &Data, choice: ModelChoice, observer: &Sh
     config.control = observer.control();
     let phenomenon = data.task.phenomenon();
     let run = run_name(phenomenon, choice);
-    let mut watch = observer.watch(&run, &data.test, std::slice::from_ref(&data.pinned));
-    let trained = train_model_hooked(&mut model, &data.train, &data.val, &config, None, &mut watch)?;
     let (src_vocab, tgt_vocab) = (data.task.src_vocab(), data.task.tgt_vocab());
-    observer.trained(&Trained { run: &run, model: &model, src_vocab, tgt_vocab });
+    let mut watch =
+        observer.watch(&run, &data.test, std::slice::from_ref(&data.pinned)).with_model(src_vocab, tgt_vocab);
+    let trained = train_model_hooked(&mut model, &data.train, &data.val, &config, None, &mut watch)?;
+    observer.trained(&Trained { run: &run, model: &model, src_vocab, tgt_vocab, examples: &data.test });
     Ok(SuiteRun {
         phenomenon,
         config: choice,

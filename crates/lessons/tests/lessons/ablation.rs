@@ -4,6 +4,7 @@
 use crate::common::{Recorder, epochs, snapshots, steps};
 use lingo_lessons::{AblationResults, AblationSettings, Error, Event, TaskTraining, ablation};
 use lingo_nn::RunControl;
+use lingo_tensor::Module;
 
 /// A small ablation: dot and none, two epochs of four steps.
 fn small() -> AblationSettings {
@@ -178,4 +179,45 @@ fn the_transformers_layers_and_heads_are_settings_and_its_snapshots_show_each() 
     settings.training.heads = 3;
     let err = settings.check().unwrap_err();
     assert_eq!(err.to_string(), "invalid `hidden`: must be a multiple of the Transformer's 3 heads, got 16");
+}
+
+/// Keeps, for each model in training it hears of, its run, step and
+/// weights, and the weights those had when heard of.
+#[derive(Default)]
+struct Models {
+    heard: Vec<(String, u64, lingo_nn::AnyModel, Vec<f32>)>,
+    examples: usize,
+}
+
+impl lingo_lessons::observe::Observer for Models {
+    fn every(&self) -> lingo_lessons::observe::Every {
+        lingo_lessons::observe::Every { steps: 0, snapshots: 3, measures: false }
+    }
+
+    fn event(&mut self, _: &Event) {}
+
+    fn training(&mut self, model: &lingo_lessons::Trained<'_>, step: u64) {
+        let weights = model.model.params().iter().flat_map(|p| p.tensor().to_vec()).collect();
+        self.heard.push((model.run.to_string(), step, model.model.clone(), weights));
+        self.examples = model.examples.len();
+    }
+}
+
+#[test]
+fn an_observer_keeps_models_in_training_as_they_were() {
+    let mut models = Models::default();
+    ablation(&small().check().unwrap(), &mut models).unwrap();
+    // Every third of the eight steps, for the model with attention and the one without.
+    for run in ["none", "dot"] {
+        let steps: Vec<u64> = models.heard.iter().filter(|h| h.0 == run).map(|h| h.1).collect();
+        assert_eq!(steps, [3, 6], "{run}");
+    }
+    assert_eq!(models.examples, 16);
+    // A kept model did not change with the steps trained after it, and they changed the model.
+    for (run, step, model, weights) in &models.heard {
+        let now: Vec<f32> = model.params().iter().flat_map(|p| p.tensor().to_vec()).collect();
+        assert_eq!(&now, weights, "{run} at step {step}");
+    }
+    let dot: Vec<&Vec<f32>> = models.heard.iter().filter(|h| h.0 == "dot").map(|h| &h.3).collect();
+    assert_ne!(dot[0], dot[1]);
 }
