@@ -13,6 +13,10 @@
 //! | `POST /api/runs/{id}/{action}` | `pause`, `resume`, `step` or `stop` |
 //! | `POST /api/runs/{id}/lr` | scales the learning rate of the run's models from their next step: `{"scale": 0.5}` (1: as set) |
 //! | `POST /api/runs/{id}/save` | writes, inside the lab's directory, a model as a `model.ckpt` that `lingo translate` reads (`{"model": "dot", "checkpoint": "dot.ckpt"}`) and the run as a one-file HTML report (`{"report": "run.html"}`); `"overwrite": true` replaces a file |
+//! | `GET /api/models` | the models the explorer reads: each run's task models (in training or trained) with examples to type, and the `.ckpt` files in the lab's directory and its runs' folders |
+//! | `POST /api/explore` | translates a sentence: `{"model": {"run": 1, "model": "dot"}, "sentence": "...", "beam": 5, "probe": "uniform"}` (or `"model": {"checkpoint": "model.ckpt"}`); the translations, the beam trace, unknown words and every attention map, `(layers, heads, rows, cols)` per kind |
+//! | `POST /api/explore/score` | one cell worked through: `{"model", "sentence", "output": [ids], "kind": "cross", "layer": 0, "row": 1, "col": 2}` |
+//! | `POST /api/explore/probes` | a task model's validation loss and accuracies under every probe |
 //! | `GET /api/runs/{id}/figures/{name}.{svg,png}` | `loss`, `alignment`, `entropy`; `attention` and `heads` of `?model=dot` at `&step=N` (the last snapshot by default; `&layer=L&head=H`, from 1, for one head) |
 //!
 //! A refused request gets a 4xx status and `{"error": ..., "field": ...}`
@@ -36,6 +40,7 @@ use serde::Deserialize;
 
 use crate::Lab;
 use crate::error::ApiError;
+use crate::explore;
 use crate::figures::{self, Chart, Figure, Record};
 use crate::files;
 use crate::page;
@@ -59,6 +64,10 @@ pub(crate) fn router(lab: Lab) -> axum::Router {
         .route("/api/runs/{id}/save", post(save))
         .route("/api/runs/{id}/lr", post(scale_lr))
         .route("/api/runs/{id}/figures/{name}", get(figure))
+        .route("/api/models", get(models))
+        .route("/api/explore", post(explore))
+        .route("/api/explore/score", post(score))
+        .route("/api/explore/probes", post(probes))
         .route("/api/runs/{id}/{action}", post(act))
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
@@ -245,12 +254,43 @@ async fn act(
 /// A JSON body read as `T`: a bad field is named by its path, a body
 /// that is no object of the right shape by `request`.
 fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    std::str::from_utf8(body).map_err(|e| ApiError::bad_request("request", format!("not UTF-8: {e}")))?;
     let deserializer = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(deserializer).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || !path.starts_with(char::is_alphabetic) { "request".into() } else { path };
         ApiError::bad_request(&field, e.inner().to_string())
     })
+}
+
+async fn models(State(lab): State<Lab>) -> Json<serde_json::Value> {
+    Json(explore::models(&lab))
+}
+
+/// Runs `work` on `lab` off the server's thread (translating and probing
+/// take milliseconds to seconds), its answer as JSON.
+async fn blocking<T: serde::de::DeserializeOwned + Send + 'static>(
+    lab: Lab,
+    body: &[u8],
+    work: fn(&Lab, T) -> Result<serde_json::Value, ApiError>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let asked: T = read_json(body)?;
+    tokio::task::spawn_blocking(move || work(&lab, asked))
+        .await
+        .map_err(|e| ApiError::internal(format!("the work failed: {e}")))?
+        .map(Json)
+}
+
+async fn explore(State(lab): State<Lab>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
+    blocking(lab, &body, explore::explore).await
+}
+
+async fn score(State(lab): State<Lab>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
+    blocking(lab, &body, explore::score).await
+}
+
+async fn probes(State(lab): State<Lab>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
+    blocking(lab, &body, explore::probes).await
 }
 
 /// The learning-rate factors `POST /api/runs/{id}/lr` accepts, both ends

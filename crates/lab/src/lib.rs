@@ -8,7 +8,8 @@
 //! pauses, steps, resumes and stops them. The page, its scripts and its
 //! style sheet are compiled into the binary: nothing comes from the network.
 //!
-//! The API is in [`api`]; a run's life in [`runs`].
+//! The API is in [`api`]; a run's life in [`runs`]; the explorer, one
+//! typed sentence through a model, in [`explore`].
 //!
 //! ```
 //! use lingo_lab::Lab;
@@ -30,6 +31,7 @@
 
 pub mod api;
 mod error;
+pub mod explore;
 mod figures;
 pub mod files;
 mod page;
@@ -52,6 +54,8 @@ pub struct Lab(Arc<Inner>);
 struct Inner {
     dir: PathBuf,
     runs: Runs,
+    /// Checkpoints the explorer has read.
+    loaded: explore::Loaded,
     /// Turns true when the lab closes: streams end, the server returns.
     closing: watch::Sender<bool>,
 }
@@ -69,7 +73,12 @@ impl Lab {
             .canonicalize()
             .and_then(|d| if d.is_dir() { Ok(d) } else { Err(std::io::Error::other("not a directory")) })
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-        Ok(Lab(Arc::new(Inner { dir: canonical, runs: Runs::default(), closing: watch::Sender::new(false) })))
+        Ok(Lab(Arc::new(Inner {
+            dir: canonical,
+            runs: Runs::default(),
+            loaded: explore::Loaded::default(),
+            closing: watch::Sender::new(false),
+        })))
     }
 
     /// The directory the lab serves, absolute.
@@ -86,6 +95,10 @@ impl Lab {
     /// The lab's runs.
     pub fn runs(&self) -> &Runs {
         &self.0.runs
+    }
+
+    fn loaded(&self) -> &explore::Loaded {
+        &self.0.loaded
     }
 
     fn closing(&self) -> watch::Receiver<bool> {

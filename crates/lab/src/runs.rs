@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures_util::Stream;
+use lingo_data::AlignedExample;
 use lingo_lessons::{CheckedRequest, Error as LessonError, Event, Every, Observer, RunOptions, Trained};
 use lingo_nn::{RunControl, Translator};
 use serde::Serialize;
@@ -89,6 +90,22 @@ pub struct Run {
     trained: Mutex<BTreeMap<String, Kept>>,
     /// The last step heard of each model, by its run name (0 before its first).
     steps: Mutex<BTreeMap<String, u64>>,
+    /// Each task model the explorer reads, by its run name: as at its last
+    /// snapshot while it trains, then as trained.
+    models: Mutex<BTreeMap<String, Explorable>>,
+}
+
+/// A task model the explorer reads, with the examples its lesson holds out.
+#[derive(Clone)]
+pub struct Explorable {
+    /// The model, its vocabularies and their tokenizer.
+    pub translator: Arc<Translator>,
+    /// Held-out examples with gold alignments: what probes are measured on.
+    pub examples: Arc<[AlignedExample]>,
+    /// The step it is at: its last snapshot's, or its last once trained.
+    pub step: u64,
+    /// Whether its training has ended.
+    pub trained: bool,
 }
 
 /// A trained model as a run keeps it.
@@ -181,6 +198,21 @@ impl Run {
             let names: Vec<&str> = trained.keys().map(String::as_str).collect();
             let have = if names.is_empty() { "none yet".to_string() } else { names.join(", ") };
             ApiError::not_found("model", format!("no trained model {name:?} in run {}: {have}", self.id))
+        })
+    }
+
+    /// Every task model the explorer reads, by its run name.
+    pub fn models(&self) -> BTreeMap<String, Explorable> {
+        self.models.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The task model `name`, as [`models`](Self::models) lists it.
+    pub fn model(&self, name: &str) -> Result<Explorable, ApiError> {
+        let models = self.models.lock().unwrap_or_else(PoisonError::into_inner);
+        models.get(name).cloned().ok_or_else(|| {
+            let names: Vec<&str> = models.keys().map(String::as_str).collect();
+            let have = if names.is_empty() { "none yet".to_string() } else { names.join(", ") };
+            ApiError::not_found("model.model", format!("no model {name:?} to explore in run {}: {have}", self.id))
         })
     }
 
@@ -338,7 +370,16 @@ impl Observer for Watcher {
     fn trained(&mut self, model: &Trained<'_>) {
         // A task model always fits its own vocabularies; nothing is kept otherwise.
         if let Ok(translator) = model.translator() {
-            self.keep(model.run, Kept::Model(Arc::new(translator)));
+            let translator = Arc::new(translator);
+            self.keep(model.run, Kept::Model(Arc::clone(&translator)));
+            let step = self.run.steps.lock().unwrap_or_else(PoisonError::into_inner).get(model.run).copied();
+            self.explorable(model, translator, step.unwrap_or(0), true);
+        }
+    }
+
+    fn training(&mut self, model: &Trained<'_>, step: u64) {
+        if let Ok(translator) = model.translator() {
+            self.explorable(model, Arc::new(translator), step, false);
         }
     }
 }
@@ -346,6 +387,17 @@ impl Observer for Watcher {
 impl Watcher {
     fn keep(&self, run: &str, model: Kept) {
         self.run.trained.lock().unwrap_or_else(PoisonError::into_inner).insert(run.to_string(), model);
+    }
+
+    /// Puts `model` where the explorer reads it, its examples copied once per model.
+    fn explorable(&self, model: &Trained<'_>, translator: Arc<Translator>, step: u64, trained: bool) {
+        let mut models = self.run.models.lock().unwrap_or_else(PoisonError::into_inner);
+        let examples = match models.get(model.run) {
+            Some(kept) if kept.trained && !trained => return, // a late snapshot of a finished model
+            Some(kept) => Arc::clone(&kept.examples),
+            None => model.examples.into(),
+        };
+        models.insert(model.run.to_string(), Explorable { translator, examples, step, trained });
     }
 }
 
@@ -391,6 +443,7 @@ impl Runs {
             thread: Mutex::new(None),
             trained: Mutex::new(BTreeMap::new()),
             steps: Mutex::new(BTreeMap::new()),
+            models: Mutex::new(BTreeMap::new()),
         });
         let mut watcher = Watcher { run: Arc::clone(&run), every };
         let thread = std::thread::Builder::new()

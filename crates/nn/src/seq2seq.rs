@@ -615,10 +615,13 @@ impl Seq2Seq {
     pub fn explain(&self, example: &Example, cell: Cell) -> Result<ScoreSteps> {
         let attention =
             self.attention.as_ref().ok_or_else(|| invalid("kind", "a model without attention has no scores"))?;
-        if (cell.kind, cell.layer) != (AttentionKind::Cross, 0) {
+        if cell.kind != AttentionKind::Cross {
+            return Err(invalid("kind", format!("a recurrent model has cross-attention only, not {}", cell.kind)));
+        }
+        if cell.layer != 0 {
             return Err(invalid(
-                "kind",
-                format!("a recurrent model has one cross-attention layer, not {} layer {}", cell.kind, cell.layer + 1),
+                "layer",
+                format!("a recurrent model has one attention layer, not layer {}", cell.layer + 1),
             ));
         }
         let batch = Batch::from_examples(std::slice::from_ref(example))?;

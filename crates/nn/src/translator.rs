@@ -266,6 +266,25 @@ impl Translator {
         &self.tgt_vocab
     }
 
+    /// The same translator with its model's attention replaced by
+    /// `intervention` ([`EncoderDecoder::intervene`]; `None`: its own),
+    /// weights shared: a probe applied to what it translates.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// let uniform = translator.intervene(Some(lingo_attention::Intervention::Uniform));
+    /// let out = uniform.translate(&["a b"], &Default::default()).unwrap();
+    /// assert!(out[0].attention.as_ref().unwrap().iter().all(|&w| (w - 0.25).abs() < 1e-6));
+    /// ```
+    pub fn intervene(&self, intervention: Option<lingo_attention::Intervention>) -> Translator {
+        Translator {
+            model: self.model.intervene(intervention),
+            tokenizer: self.tokenizer.clone(),
+            src_vocab: self.src_vocab.clone(),
+            tgt_vocab: self.tgt_vocab.clone(),
+        }
+    }
+
     /// `text` as the source ids the model reads, `<sos> .. <eos>`.
     ///
     /// ```

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Server, without_times};
+use crate::common::{Server, library_models, without_times};
 use lingo_lessons::Request;
 use serde_json::{Value, json};
 
@@ -435,22 +435,6 @@ fn a_connection_stays_usable_after_a_request_whose_body_its_route_ignores() {
     assert_eq!(statuses, ["HTTP/1.1 404", "HTTP/1.1 200"], "{answers}");
 }
 
-/// Keeps every model a lesson trains, as the lab does.
-#[derive(Default)]
-struct Keep(Vec<(String, lingo_nn::Translator)>);
-
-impl lingo_lessons::Observer for Keep {
-    fn every(&self) -> lingo_lessons::Every {
-        lingo_lessons::Every::NOTHING
-    }
-
-    fn event(&mut self, _: &lingo_lessons::Event) {}
-
-    fn trained(&mut self, model: &lingo_lessons::Trained<'_>) {
-        self.0.push((model.run.to_string(), model.translator().unwrap()));
-    }
-}
-
 #[test]
 fn a_run_saves_a_checkpoint_lingo_translate_reads_and_a_report() {
     let server = Server::start();
@@ -467,11 +451,8 @@ fn a_run_saves_a_checkpoint_lingo_translate_reads_and_a_report() {
 
     // The checkpoint is the library's model for the same seed: the same translation, the same scores.
     let saved = lingo_nn::Translator::load(server.dir.path().join("models/dot.ckpt")).unwrap();
-    let mut keep = Keep::default();
-    let mut plain = request.clone();
-    plain.as_object_mut().unwrap().remove("watch");
-    Request::from_json(&plain.to_string()).unwrap().run(&mut keep).unwrap();
-    let library = &keep.0.iter().find(|(run, _)| run == "dot").unwrap().1;
+    let keep = library_models(&request);
+    let library = &keep.0.iter().find(|(run, _, _)| run == "dot").unwrap().1;
     let options = lingo_nn::TranslateOptions::default();
     let sentences = ["the cat eats", "a dog sees the bird"];
     let (ours, theirs) =

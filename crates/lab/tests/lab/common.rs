@@ -57,6 +57,14 @@ impl Server {
         (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {path}: {e}: {text:?}")))
     }
 
+    /// `POST path` with a body of any bytes: the status and the body as JSON.
+    pub fn post_bytes(&self, path: &str, body: &[u8]) -> (u16, Value) {
+        let mut response = self.agent.post(&self.url(path)).send(body).unwrap();
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap();
+        (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {path}: {e}: {text:?}")))
+    }
+
     /// Starts a run of `request` and returns its number.
     pub fn start_run(&self, request: &Value) -> u64 {
         let (status, run) = self.post("/api/runs", &request.to_string());
@@ -130,4 +138,30 @@ pub fn without_times(value: &Value) -> Value {
         Value::Array(items) => items.iter().map(without_times).collect(),
         other => other.clone(),
     }
+}
+
+/// Keeps every model a lesson trains, as the lab does, with the examples
+/// it held out.
+#[derive(Default)]
+pub struct Keep(pub Vec<(String, lingo_nn::Translator, Vec<lingo_data::AlignedExample>)>);
+
+impl lingo_lessons::Observer for Keep {
+    fn every(&self) -> lingo_lessons::Every {
+        lingo_lessons::Every::NOTHING
+    }
+
+    fn event(&mut self, _: &lingo_lessons::Event) {}
+
+    fn trained(&mut self, model: &lingo_lessons::Trained<'_>) {
+        self.0.push((model.run.to_string(), model.translator().unwrap(), model.examples.to_vec()));
+    }
+}
+
+/// The models `request` trains, without the lab: [`Keep`]'s.
+pub fn library_models(request: &Value) -> Keep {
+    let mut plain = request.clone();
+    plain.as_object_mut().unwrap().remove("watch");
+    let mut keep = Keep::default();
+    lingo_lessons::Request::from_json(&plain.to_string()).unwrap().run(&mut keep).unwrap();
+    keep
 }

@@ -117,7 +117,7 @@ fn cells_outside_the_maps_are_refused_by_name() {
     let cross = |layer, row, col| Cell { kind: AttentionKind::Cross, layer, row, col };
     let refused = |model: &AnyModel, cell| model.explain(&example(), cell).unwrap_err().to_string();
     assert!(refused(&rnn, Cell { kind: AttentionKind::EncoderSelf, ..cross(0, 0, 0) }).contains("encoder_self"));
-    assert!(refused(&rnn, cross(1, 0, 0)).contains("layer 2"));
+    assert!(refused(&rnn, cross(1, 0, 0)).contains("not layer 2"));
     assert!(refused(&rnn, cross(0, 5, 0)).contains("row 5 is outside the 5 rows"));
     assert!(refused(&transformer, cross(2, 0, 0)).contains("layer 2 is outside the 2 layers"));
     assert!(refused(&transformer, cross(0, 0, 6)).contains("source 6"));
