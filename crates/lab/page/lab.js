@@ -2,6 +2,7 @@
 // and watch its events arrive (server-sent events) as charts and heatmaps.
 // The whole setup lives in the URL, so a link reproduces it.
 
+import { loadModels as refreshExplorer, start as startExplorer } from "./explore.js";
 import { color, headGrid, heatmap, lineChart } from "./plots.js";
 
 /** Settings shown first for each lesson; the rest sit under "More settings". */
@@ -98,6 +99,8 @@ function writeUrl() {
     if (JSON.stringify(value) !== JSON.stringify(getPath(defaults, path))) params.set(path, Array.isArray(value) ? value.join(",") : String(value));
   }
   if (page.run !== null) params.set("run", page.run);
+  // The explorer's own keys stay.
+  for (const [key, value] of new URLSearchParams(location.hash.slice(1))) if (key.startsWith("x.")) params.set(key, value);
   history.replaceState(null, "", `#${params}`);
 }
 
@@ -275,6 +278,8 @@ function receive(event) {
       break;
     case "state":
       page.state = event.state;
+      // Held or ended, its models are worth exploring: the explorer lists them.
+      refreshExplorer();
       if (event.error) showError({ error: event.error, field: "request" });
       break;
   }
@@ -572,6 +577,7 @@ async function main() {
   if (run !== null) watch(run);
   writeUrl();
   schedule();
+  startExplorer();
 }
 
 main();

@@ -19,7 +19,7 @@ export function color(i) {
 }
 
 /** The tooltip every picture shares: `show(event, text)` puts it by the pointer. */
-const tip = {
+export const tip = {
   node: null,
   show(event, text) {
     if (!this.node) {
@@ -126,7 +126,7 @@ export function lineChart(svg, { series, xLabel, yLabel, yRange, percent, marks 
 }
 
 /** The heatmap colour of a weight in 0..1: white to deep blue, the same scale for every map. */
-function shade(w) {
+export function shade(w) {
   const t = Math.max(0, Math.min(1, w));
   const r = Math.round(247 - t * (247 - 8)), g = Math.round(251 - t * (251 - 48)), b = Math.round(255 - t * (255 - 107));
   return `rgb(${r},${g},${b})`;

@@ -17,6 +17,7 @@
 //! | `POST /api/explore` | translates a sentence: `{"model": {"run": 1, "model": "dot"}, "sentence": "...", "beam": 5, "probe": "uniform"}` (or `"model": {"checkpoint": "model.ckpt"}`); the translations, the beam trace, unknown words and every attention map, `(layers, heads, rows, cols)` per kind |
 //! | `POST /api/explore/score` | one cell worked through: `{"model", "sentence", "output": [ids], "kind": "cross", "layer": 0, "row": 1, "col": 2}` |
 //! | `POST /api/explore/probes` | a task model's validation loss and accuracies under every probe |
+//! | `POST /api/explore/figure` | a view of `/api/explore`'s answer drawn by the lab: `"figure": "attention"` (one map; `"kind"`, `"layer"`, `"head"` from 0, the mean of the heads without) or `"heads"`, `"format": "svg"` or `"png"` |
 //! | `GET /api/runs/{id}/figures/{name}.{svg,png}` | `loss`, `alignment`, `entropy`; `attention` and `heads` of `?model=dot` at `&step=N` (the last snapshot by default; `&layer=L&head=H`, from 1, for one head) |
 //!
 //! A refused request gets a 4xx status and `{"error": ..., "field": ...}`
@@ -68,6 +69,7 @@ pub(crate) fn router(lab: Lab) -> axum::Router {
         .route("/api/explore", post(explore))
         .route("/api/explore/score", post(score))
         .route("/api/explore/probes", post(probes))
+        .route("/api/explore/figure", post(explore_figure))
         .route("/api/runs/{id}/{action}", post(act))
         .fallback(not_found)
         .method_not_allowed_fallback(wrong_method)
@@ -291,6 +293,14 @@ async fn score(State(lab): State<Lab>, body: Bytes) -> Result<Json<serde_json::V
 
 async fn probes(State(lab): State<Lab>, body: Bytes) -> Result<Json<serde_json::Value>, ApiError> {
     blocking(lab, &body, explore::probes).await
+}
+
+async fn explore_figure(State(lab): State<Lab>, body: Bytes) -> Result<Response, ApiError> {
+    let asked: explore::FigureAsked = read_json(&body)?;
+    let (kind, bytes) = tokio::task::spawn_blocking(move || explore::figure(&lab, asked))
+        .await
+        .map_err(|e| ApiError::internal(format!("the drawing failed: {e}")))??;
+    Ok(([(CONTENT_TYPE, kind)], bytes).into_response())
 }
 
 /// The learning-rate factors `POST /api/runs/{id}/lr` accepts, both ends

@@ -18,7 +18,8 @@ use lingo_attention::{GoldLinks, ScoreSteps};
 use lingo_data::{AlignedExample, Example, SOS};
 use lingo_lessons::probes::probe_model;
 use lingo_nn::{AttentionKind, BeamConfig, Cell, EncoderDecoder, Inspection, Probe, TranslateOptions, Translator};
-use ndarray::Array4;
+use lingo_viz::HeatmapOptions;
+use ndarray::{Array4, Axis, s};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -191,6 +192,12 @@ fn probe_named(name: Option<&str>) -> Result<Probe, ApiError> {
 
 /// `POST /api/explore`: the sentence translated, with everything the page draws.
 pub(crate) fn explore(lab: &Lab, asked: Explore) -> Result<Value, ApiError> {
+    let (translator, seen, probe, model) = inspected(lab, &asked)?;
+    Ok(inspection_json(&translator, &seen, probe, &model))
+}
+
+/// The sentence `asked` names through its model, the probe applied.
+fn inspected(lab: &Lab, asked: &Explore) -> Result<(Arc<Translator>, Inspection, Probe, Resolved), ApiError> {
     if !(1..=MAX_BEAM).contains(&asked.beam) {
         return Err(ApiError::bad_request("beam", format!("must be 1 to {MAX_BEAM}, got {}", asked.beam)));
     }
@@ -206,7 +213,44 @@ pub(crate) fn explore(lab: &Lab, asked: Explore) -> Result<Value, ApiError> {
         ..TranslateOptions::default()
     };
     let seen = translator.inspect(&asked.sentence, &options).map_err(|e| ApiError::internal(e.to_string()))?;
-    Ok(inspection_json(&translator, &seen, probe, &model))
+    Ok((translator, seen, probe, model))
+}
+
+/// The rows and columns of `kind`'s maps: output tokens over the source,
+/// or a sequence over itself (the decoder's inputs as its columns).
+fn axes(seen: &Inspection, tgt_vocab: &lingo_data::Vocab, kind: AttentionKind) -> (Vec<String>, Vec<String>) {
+    let owned =
+        |ids: &[usize]| -> Vec<String> { tgt_vocab.decode(ids, false).into_iter().map(str::to_owned).collect() };
+    let (source, output) = (seen.translations[0].source_tokens.clone(), seen.translations[0].tokens.clone());
+    match kind {
+        AttentionKind::Cross => (output, source),
+        AttentionKind::EncoderSelf => (source.clone(), source),
+        AttentionKind::DecoderSelf => (output, owned(&seen.example.tgt[..seen.example.tgt.len() - 1])),
+    }
+}
+
+/// What `POST /api/explore/figure` asks: a view of [`Explore`]'s answer
+/// drawn by lingo-viz, as the command line draws its pictures.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FigureAsked {
+    model: ModelRef,
+    sentence: String,
+    #[serde(default = "default_beam")]
+    beam: usize,
+    #[serde(default)]
+    probe: Option<String>,
+    /// `attention` (one map) or `heads` (every layer and head).
+    figure: String,
+    /// `svg` or `png`.
+    format: String,
+    #[serde(default = "cross")]
+    kind: AttentionKind,
+    #[serde(default)]
+    layer: usize,
+    /// One head (from 0); the mean over heads without.
+    #[serde(default)]
+    head: Option<usize>,
 }
 
 /// An inspection as the page reads it.
@@ -254,16 +298,18 @@ fn map_json(maps: &Array4<f32>) -> Value {
     json!({ "dim": maps.shape(), "data": maps.iter().copied().collect::<Vec<f32>>() })
 }
 
-/// A model's kind, attention and place in training, for the page's captions.
+/// A model's kind, attention (its scorer and placement) and place in
+/// training, for the page's captions.
 fn describe(translator: &Translator, step: Option<(u64, bool)>) -> Value {
     let config = translator.model().config();
-    let attention = match &config {
-        lingo_nn::AnyConfig::Seq2Seq(c) => c.attention.map(|s| format!("{s} ({:?})", c.placement).to_lowercase()),
-        lingo_nn::AnyConfig::Transformer(c) => Some(format!("{} heads", c.heads)),
+    let (attention, placement) = match &config {
+        lingo_nn::AnyConfig::Seq2Seq(c) => (c.attention.map(|s| s.to_string()), Some(format!("{:?}", c.placement))),
+        lingo_nn::AnyConfig::Transformer(c) => (Some(format!("{} heads", c.heads)), None),
     };
     json!({
         "kind": config.kind(),
         "attention": attention,
+        "placement": placement,
         "step": step.map(|s| s.0),
         "trained": step.is_none_or(|s| s.1),
     })
@@ -408,4 +454,53 @@ fn checkpoints(root: &Path) -> Vec<String> {
     }
     found.sort();
     found
+}
+
+fn cross() -> AttentionKind {
+    AttentionKind::Cross
+}
+
+/// `POST /api/explore/figure`: the view as an SVG or PNG file, and its
+/// content type.
+pub(crate) fn figure(lab: &Lab, asked: FigureAsked) -> Result<(&'static str, Vec<u8>), ApiError> {
+    let FigureAsked { model, sentence, beam, probe, figure, format, kind, layer, head } = asked;
+    if !["svg", "png"].contains(&format.as_str()) {
+        return Err(ApiError::bad_request("format", format!("{format:?}: svg or png")));
+    }
+    let (translator, seen, probe, _) = inspected(lab, &Explore { model, sentence, beam, probe })?;
+    let maps = seen
+        .attention
+        .as_ref()
+        .and_then(|a| a.get(kind))
+        .ok_or_else(|| ApiError::bad_request("kind", format!("this model has no {kind} attention to draw")))?;
+    let (layers, heads, ..) = maps.dim();
+    if layer >= layers || head.is_some_and(|h| h >= heads) {
+        return Err(ApiError::bad_request("layer", format!("the model has {layers} layers of {heads} heads")));
+    }
+    let (rows, cols) = axes(&seen, translator.tgt_vocab(), kind);
+    let probed = if probe == Probe::Unchanged { String::new() } else { format!(", probe {probe}") };
+    let title = format!("{}{probed}", seen.translations[0].text);
+    let options = HeatmapOptions::default().title(title);
+    let draw_error = |e: lingo_viz::Error| ApiError::internal(format!("cannot draw it: {e}"));
+    let head_title = |l: usize, h: usize| format!("layer {} head {}", l + 1, h + 1);
+    let png = |image: Result<image::RgbImage, lingo_viz::Error>| crate::figures::png_bytes(&image.map_err(draw_error)?);
+    let bytes = match (figure.as_str(), format.as_str()) {
+        ("attention", format) => {
+            let one = match head {
+                Some(h) => maps.slice(s![layer, h, .., ..]).to_owned(),
+                None => maps.slice(s![layer, .., .., ..]).mean_axis(Axis(0)).expect("a head at least"),
+            };
+            let options = options.show_values(true);
+            match format {
+                "svg" => lingo_viz::attention_svg(one.view(), &cols, &rows, &options).map_err(draw_error)?.into_bytes(),
+                _ => png(lingo_viz::render_attention(one.view(), &cols, &rows, &options))?,
+            }
+        }
+        ("heads", "svg") => lingo_viz::attention_grid_svg(maps.view(), &cols, &rows, head_title, &options)
+            .map_err(draw_error)?
+            .into_bytes(),
+        ("heads", _) => png(lingo_viz::render_attention_grid(maps.view(), &cols, &rows, head_title, &options))?,
+        (other, _) => return Err(ApiError::bad_request("figure", format!("no figure {other:?}: attention or heads"))),
+    };
+    Ok((if format == "svg" { "image/svg+xml" } else { "image/png" }, bytes))
 }

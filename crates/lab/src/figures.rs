@@ -331,6 +331,11 @@ pub(crate) fn png(record: &Record, figure: &Figure) -> Result<Vec<u8>, ApiError>
         |w, s, t, o| lingo_viz::render_attention(w, s, t, o),
         |w, s, t, o| lingo_viz::render_attention_grid(w, s, t, head_title, o),
     )?;
+    png_bytes(&image)
+}
+
+/// `image` encoded as PNG.
+pub(crate) fn png_bytes(image: &image::RgbImage) -> Result<Vec<u8>, ApiError> {
     let mut bytes = Cursor::new(Vec::new());
     image
         .write_to(&mut bytes, image::ImageFormat::Png)

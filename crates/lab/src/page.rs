@@ -19,6 +19,11 @@ const ASSETS: &[Asset] = &[
     Asset { name: "lab.css", content_type: "text/css; charset=utf-8", body: include_str!("../page/lab.css") },
     Asset { name: "lab.js", content_type: "text/javascript; charset=utf-8", body: include_str!("../page/lab.js") },
     Asset { name: "plots.js", content_type: "text/javascript; charset=utf-8", body: include_str!("../page/plots.js") },
+    Asset {
+        name: "explore.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_str!("../page/explore.js"),
+    },
 ];
 
 const INDEX: &str = include_str!("../page/index.html");

@@ -185,3 +185,86 @@ fn the_page_trains_the_dot_run_and_replays_its_attention() {
     let events = server.events(id, "", None);
     assert!(events.iter().any(|(_, e)| e["event"] == "lr" && e["scale"] == 0.5));
 }
+
+#[test]
+fn the_explorer_translates_a_typed_sentence_links_works_a_score_through_and_probes() {
+    let Some(browser) = Browser::start() else { return };
+    let server = Server::start();
+    let request = json!({
+        "lesson": "ablation",
+        "settings": {"configs": ["none", "dot"], "train_size": 2000, "val_size": 32, "align_samples": 16,
+                     "training": {"epochs": 12, "batch_size": 32, "emb": 32, "hidden": 32}, "seed": 1},
+    });
+    let id = server.start_run(&request);
+    server.events(id, "", None); // to its end
+    let sentence = server.get_json("/api/models")["models"][0]["examples"][0].as_str().unwrap().to_string();
+    browser.call("POST", "/url", Some(json!({"url": server.url(&format!("/#x.model=run%3A{id}%3Adot"))})));
+    browser.wait_for("return document.getElementById('x-model').value.endsWith(':dot')", 20);
+
+    // Type a sentence and translate it.
+    browser
+        .eval(&format!("const s = document.getElementById('x-sentence'); s.value = {}; return null", json!(sentence)));
+    browser.click("#x-go");
+    browser.wait_for("return document.querySelectorAll('#x-main svg.map rect.cell').length > 0", 20);
+    let answer = server.post(
+        "/api/explore",
+        &json!({"model": {"run": id, "model": "dot"}, "sentence": sentence, "beam": 5}).to_string(),
+    );
+    assert_eq!(answer.0, 200);
+    let answer = answer.1;
+    assert_eq!(
+        browser.eval("return document.querySelector('#x-main .translation').textContent"),
+        answer["translations"][0]["text"]
+    );
+
+    // Hover an output token: the source tokens it reads above 0.1 light up, and only they.
+    let cols = answer["source"].as_array().unwrap().len();
+    let data: Vec<f64> =
+        answer["maps"]["cross"]["data"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let row = 1;
+    let lit = browser.eval(&format!(
+        "const label = document.querySelector('#x-main svg.links text.token[data-row=\"{row}\"]');
+         label.dispatchEvent(new MouseEvent('mouseenter', {{bubbles: true}}));
+         return [...document.querySelectorAll('#x-main svg.links text.token.on')].map(t => Number(t.dataset.col))"
+    ));
+    let want: Vec<usize> = (0..cols).filter(|&j| data[row * cols + j] >= 0.1).collect();
+    assert_eq!(lit, json!(want));
+    assert!(!want.is_empty());
+
+    // Click a cell: the score worked through adds up to the cell's weight.
+    let (r, c) = (1, want[0]);
+    browser.click(&format!("#x-main svg.map rect[data-row=\"{r}\"][data-col=\"{c}\"]"));
+    browser.wait_for("return document.getElementById('x-steps').dataset.weight !== undefined", 20);
+    let shown = browser.eval(&format!(
+        "const steps = document.getElementById('x-steps');
+         const cell = document.querySelector('#x-main svg.map rect[data-row=\"{r}\"][data-col=\"{c}\"]');
+         const bars = [...steps.querySelectorAll('.bar .bar-value')].map(b => Number(b.textContent));
+         return [Number(steps.dataset.weight), Number(cell.dataset.weight), bars.reduce((a, b) => a + b, 0),
+                 Number(steps.querySelector('.bar.chosen .bar-value').textContent), cell.classList.contains('chosen')]"
+    ));
+    let shown: Vec<f64> = shown.as_array().unwrap().iter().take(4).map(|v| v.as_f64().unwrap()).collect();
+    assert!((shown[0] - shown[1]).abs() < 1e-6, "the steps give {} for a cell of {}", shown[0], shown[1]);
+    assert!((shown[2] - 1.0).abs() < 1e-3, "the row's weights sum to {}", shown[2]);
+    assert!((shown[3] - shown[1]).abs() < 1e-4);
+    assert!((shown[1] - data[r * cols + c]).abs() < 1e-6);
+
+    // The beam tree: the winner's path spells the translation.
+    let path =
+        browser.eval("return [...document.querySelectorAll('#x-beam-tree .beam-node.winner')].map(n => n.textContent)");
+    assert_eq!(path, answer["translations"][0]["tokens"]);
+
+    // The uniform probe: the heatmap becomes uniform, in place.
+    browser.eval(
+        "const p = document.getElementById('x-probe'); p.value = 'uniform'; p.dispatchEvent(new Event('change')); return null",
+    );
+    browser.wait_for("return document.querySelector('#x-main .pane-model').textContent.includes('probe: uniform')", 20);
+    let weights = browser
+        .eval("return [...document.querySelectorAll('#x-main svg.map rect.cell')].map(r => Number(r.dataset.weight))");
+    let weights: Vec<f64> = weights.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert!(weights.iter().all(|w| (w - 1.0 / cols as f64).abs() < 1e-6), "{weights:?}");
+    browser.wait_for("return document.querySelectorAll('#x-probe-rows tr').length === 6", 60);
+    assert!(browser.eval("return location.hash").as_str().unwrap().contains("x.probe=uniform"));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    browser.screenshot(&dir.join("lab-explorer.png"));
+    eprintln!("screenshot: {}", dir.join("lab-explorer.png").display());
+}

@@ -65,6 +65,14 @@ impl Server {
         (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {path}: {e}: {text:?}")))
     }
 
+    /// `POST path` with `body`: the status, the content type and the body's bytes.
+    pub fn post_for_file(&self, path: &str, body: &str) -> (u16, String, Vec<u8>) {
+        let mut response = self.agent.post(&self.url(path)).send(body).unwrap();
+        let status = response.status().as_u16();
+        let kind = response.headers().get("content-type").map_or("", |v| v.to_str().unwrap()).to_string();
+        (status, kind, response.body_mut().read_to_vec().unwrap())
+    }
+
     /// Starts a run of `request` and returns its number.
     pub fn start_run(&self, request: &Value) -> u64 {
         let (status, run) = self.post("/api/runs", &request.to_string());

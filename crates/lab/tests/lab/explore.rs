@@ -270,6 +270,48 @@ fn shared() -> &'static Server {
 }
 
 #[test]
+fn each_view_downloads_as_svg_and_png_drawn_by_the_lab() {
+    let server = Server::start();
+    let (id, _) = trained_ablation(&server);
+    let sentence = server.get_json("/api/models")["models"][0]["examples"][0].clone();
+    let answer = explore(&server, json!({"model": {"run": id, "model": "dot"}, "sentence": sentence}));
+    for (figure, format, kind) in [
+        ("attention", "svg", "image/svg+xml"),
+        ("attention", "png", "image/png"),
+        ("heads", "svg", "image/svg+xml"),
+        ("heads", "png", "image/png"),
+    ] {
+        let body =
+            json!({"model": {"run": id, "model": "dot"}, "sentence": sentence, "figure": figure, "format": format});
+        let (status, got, bytes) = server.post_for_file("/api/explore/figure", &body.to_string());
+        assert_eq!((status, got.as_str()), (200, kind), "{figure}.{format}");
+        if format == "svg" {
+            let svg = String::from_utf8(bytes).unwrap();
+            roxmltree::Document::parse(&svg).unwrap();
+            // The map's own weights, to the SVG's three decimals; the translation is the map's title.
+            let first = floats(&answer["maps"]["cross"]["data"])[0];
+            assert!(svg.contains(&format!(": {first:.3}</title>")), "{figure}");
+            let title = answer["translations"][0]["text"].as_str().unwrap().replace('<', "&lt;").replace('>', "&gt;");
+            assert_eq!(svg.contains(&format!(">{title}</text>")), figure == "attention", "{figure}");
+        } else {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        }
+    }
+    for (body, field) in [
+        (json!({"figure": "beams", "format": "svg"}), "figure"),
+        (json!({"figure": "attention", "format": "gif"}), "format"),
+        (json!({"figure": "attention", "format": "svg", "kind": "encoder_self"}), "kind"),
+        (json!({"figure": "attention", "format": "svg", "layer": 1}), "layer"),
+    ] {
+        let mut body = body;
+        body["model"] = json!({"run": id, "model": "dot"});
+        body["sentence"] = sentence.clone();
+        let (status, err) = server.post("/api/explore/figure", &body.to_string());
+        assert_eq!((status, err["field"].as_str()), (400, Some(field)), "{body}: {err}");
+    }
+}
+
+#[test]
 fn a_model_in_training_is_explored_as_at_its_last_snapshot() {
     let server = Server::start();
     let request = json!({
