@@ -213,6 +213,7 @@ mod lines;
 mod report;
 mod svg;
 mod text;
+mod tree;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -224,6 +225,7 @@ pub use lines::{LineOptions, PALETTE, Series, plot_lines, render_lines};
 pub use report::Report;
 pub use svg::{attention_grid_svg, attention_svg, lines_svg, save_svg};
 pub use text::{CellStyle, SHADES, TextOptions, format_attention, format_table, shade};
+pub use tree::{NodeFate, SearchTree, TreeNode, render_search_tree, search_tree_svg};
 
 /// The examples of `docs/reports.md`, compiled and run as doctests so the
 /// guide cannot drift from the code.

@@ -46,7 +46,7 @@ impl Display for Escaped<'_> {
 }
 
 /// A colour as `#rrggbb`.
-struct Hex(Rgb<u8>);
+pub(crate) struct Hex(pub(crate) Rgb<u8>);
 
 impl Display for Hex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -57,7 +57,7 @@ impl Display for Hex {
 
 /// A coordinate or size rounded to a tenth of a pixel and written without
 /// a trailing `.0`, which keeps files small without visible loss.
-struct Num(f64);
+pub(crate) struct Num(pub(crate) f64);
 
 impl Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -93,7 +93,7 @@ impl Display for SizeAttr {
 /// The root element's start tag and a white background: `width × height`
 /// pixels with a matching `viewBox`, so the picture scales when a page
 /// shrinks it, and ink-coloured `font_size` text by default.
-fn open(out: &mut String, (width, height): (u64, u64), font_size: f64) {
+pub(crate) fn open(out: &mut String, (width, height): (u64, u64), font_size: f64) {
     put!(
         out,
         r#"<svg{SVG_NAMESPACE} width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{}" fill="{}">"#,
