@@ -364,15 +364,32 @@ impl BeamTrace {
     /// assert_eq!(trace.tokens(1, 1), [5, 8]);
     /// ```
     pub fn tokens(&self, step: usize, at: usize) -> Vec<usize> {
-        let mut tokens = vec![self.steps[step][at].token];
+        self.path(step, at).iter().enumerate().map(|(t, &k)| self.steps[t][k].token).collect()
+    }
+
+    /// Where candidate `at` of step `step` and the beams it continues stood:
+    /// their places in each step from the first (with [`find`](Self::find),
+    /// where a translation stood at every step of the search).
+    ///
+    /// ```
+    /// use lingo_nn::{BeamTrace, Candidate, Fate};
+    /// let c = |parent, token, fate| Candidate { parent, token, log_prob: 0.0, fate };
+    /// let trace = BeamTrace { steps: vec![
+    ///     vec![c(0, 5, Fate::Kept(0)), c(0, 6, Fate::Kept(1))],
+    ///     vec![c(0, 8, Fate::Pruned), c(1, 7, Fate::Kept(0))],
+    /// ] };
+    /// assert_eq!(trace.path(1, 1), [1, 1]); // 6 was second at step 1, 6 7 second at step 2
+    /// ```
+    pub fn path(&self, step: usize, at: usize) -> Vec<usize> {
+        let mut places = vec![at];
         let mut parent = self.steps[step][at].parent;
         for earlier in self.steps[..step].iter().rev() {
-            let kept = earlier.iter().find(|c| c.fate == Fate::Kept(parent)).expect("a parent was kept");
-            tokens.push(kept.token);
-            parent = kept.parent;
+            let kept = earlier.iter().position(|c| c.fate == Fate::Kept(parent)).expect("a parent was kept");
+            places.push(kept);
+            parent = earlier[kept].parent;
         }
-        tokens.reverse();
-        tokens
+        places.reverse();
+        places
     }
 
     /// Where `output` ended: its step and its place there (the candidate
