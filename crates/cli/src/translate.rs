@@ -55,6 +55,11 @@ pub struct TranslateArgs {
     /// pruned (one sentence only; with --json, as `beam_trace`)
     #[arg(long, requires = "sentence")]
     pub beam_trace: bool,
+    /// Also draw the beam search as a tree to this SVG file: each step's
+    /// kept and finished candidates with their log-probabilities, the
+    /// winner's path in bold (one sentence only; implies --beam-trace's search)
+    #[arg(long, requires = "sentence")]
+    pub beam_svg: Option<PathBuf>,
     /// Also write each sentence's argmax alignment to this file, one line per
     /// sentence in the input's order, as Pharaoh `i-j` word links (source word
     /// i, output word j, from 0)
@@ -154,7 +159,7 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
     if translator.encode(sentence).len() <= 2 {
         return Err(Error::invalid("sentence", format!("{sentence:?} has no tokens")));
     }
-    let (translation, trace) = if args.beam_trace {
+    let (translation, trace) = if args.beam_trace || args.beam_svg.is_some() {
         let (mut best, trace) = translator.translate_traced(sentence, &options(args, true))?;
         (best.swap_remove(0), Some(trace))
     } else {
@@ -163,9 +168,15 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
     let token = |id: usize| translator.tgt_vocab().decode(&[id], false).concat();
     out.say(&translation.text);
     let mut json = translation_json(sentence, &translation);
-    if let Some(trace) = &trace {
+    if let Some(trace) = trace.as_ref().filter(|_| args.beam_trace) {
         out.say(&format!("\n{}", format_trace(trace, args.search.beam, token)));
         json["beam_trace"] = trace_json(trace, token);
+    }
+    if let (Some(trace), Some(path)) = (&trace, &args.beam_svg) {
+        let tree = lingo::lessons::beam::beam_tree(trace, &translation, translator.tgt_vocab(), false);
+        let title = format!("{} (beam {})", translation.text, args.search.beam);
+        lingo::viz::save_svg(&lingo::viz::search_tree_svg(&tree, &title)?, path)?;
+        out.note(&format!("wrote {}", path.display()));
     }
     out.json(&json);
     if let Some(e) = out.stdout_lost() {

@@ -89,6 +89,7 @@
 #![warn(missing_docs)]
 
 pub mod ablation;
+pub mod beam;
 pub mod budget;
 pub mod corpus;
 mod error;

@@ -843,6 +843,22 @@ fn train_then_translate_end_to_end() {
     let text = stdout(&lingo_in(dir.path(), &args));
     assert!(text.contains("the beam search (3 beams), step by step:\nstep 1\n"), "{text}");
     assert!(text.contains("from beam 0  log p"), "{text}");
+    // --beam-svg: the same search as a tree, whose bold path spells the translation.
+    let drawn = lingo_in(dir.path(), &[&args[..6], &["--beam-svg", "beam.svg", "one six."]].concat());
+    assert!(drawn.status.success(), "{}", stderr(&drawn));
+    assert!(stdout(&drawn).contains("wrote beam.svg"), "{}", stdout(&drawn));
+    let svg = std::fs::read_to_string(dir.path().join("beam.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let bold: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.attribute("font-weight") == Some("bold"))
+        .map(|n| n.children().filter(|c| c.is_text()).map(|c| c.text().unwrap()).collect::<String>())
+        .collect();
+    let tokens = traced[0]["tokens"].as_array().unwrap();
+    assert_eq!(bold.len(), tokens.len());
+    for (node, token) in bold.iter().zip(tokens) {
+        assert!(node.starts_with(&format!("{} ", token.as_str().unwrap())), "{node} is not {token}");
+    }
 
     assert_one_line_error(&lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", "  "]), "sentence");
     translating_a_file_equals_translating_each_line_alone(dir.path());
