@@ -468,8 +468,8 @@ function drawBeam(answer) {
   const showPruned = $("x-pruned").checked;
   const name = (id) => answer.token_text[id] ?? String(id);
   const best = answer.translations[0];
-  // The winner's path: the candidate at each step whose tokens are the best translation's prefix.
-  const path = winnerPath(steps, best.ids);
+  // The winner's path: its candidate's place at each step (lingo-nn's `BeamTrace::path`).
+  const path = answer.winner ?? [];
   const colWidth = 96, rowHeight = 20, top = 22;
   const shown = steps.map((step) => step.map((c, at) => ({ ...c, at })).filter((c) => showPruned || c.fate !== "pruned" || path[steps.indexOf(step)] === c.at));
   const height = top + rowHeight * Math.max(1, ...shown.map((s) => s.length)) + 10;
@@ -507,21 +507,6 @@ function tokensOf(steps, t, at) {
     if (s > 0) at = steps[s - 1].findIndex((p) => p.fate?.kept === c.parent);
   }
   return tokens;
-}
-
-/** For each step, the index of the winner's candidate (or -1 past its end). */
-function winnerPath(steps, ids) {
-  const path = steps.map(() => -1);
-  const last = ids.length - 1;
-  if (last >= steps.length) return path;
-  const end = steps[last].findIndex((c, at) => c.fate !== "pruned" && tokensOf(steps, last, at).join() === ids.join());
-  if (end < 0) return path;
-  let at = end;
-  for (let t = last; t >= 0; t--) {
-    path[t] = at;
-    if (t > 0) at = steps[t - 1].findIndex((p) => p.fate?.kept === steps[t][at].parent);
-  }
-  return path;
 }
 
 // ---- probes
@@ -571,7 +556,7 @@ function drawProbes() {
 
 async function download(figure, format) {
   const head = state.view.head === "mean" ? null : state.view.head;
-  const body = { model: refOf($("x-model").value), sentence: $("x-sentence").value, beam: Number($("x-beam").value), probe: $("x-probe").value, figure, format, kind: state.view.kind, layer: state.view.layer, head };
+  const body = { model: refOf($("x-model").value), sentence: $("x-sentence").value, beam: Number($("x-beam").value), probe: $("x-probe").value, figure, format, kind: state.view.kind, layer: state.view.layer, head, pruned: $("x-pruned").checked };
   const response = await fetch("/api/explore/figure", { method: "POST", body: JSON.stringify(body) });
   if (!response.ok) {
     const answer = await response.json().catch(() => ({ error: response.statusText, field: "request" }));

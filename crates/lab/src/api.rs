@@ -17,7 +17,7 @@
 //! | `POST /api/explore` | translates a sentence: `{"model": {"run": 1, "model": "dot"}, "sentence": "...", "beam": 5, "probe": "uniform"}` (or `"model": {"checkpoint": "model.ckpt"}`); the translations, the beam trace, unknown words and every attention map, `(layers, heads, rows, cols)` per kind |
 //! | `POST /api/explore/score` | one cell worked through: `{"model", "sentence", "output": [ids], "kind": "cross", "layer": 0, "row": 1, "col": 2}` |
 //! | `POST /api/explore/probes` | a task model's validation loss and accuracies under every probe |
-//! | `POST /api/explore/figure` | a view of `/api/explore`'s answer drawn by the lab: `"figure": "attention"` (one map; `"kind"`, `"layer"`, `"head"` from 0, the mean of the heads without) or `"heads"`, `"format": "svg"` or `"png"` |
+//! | `POST /api/explore/figure` | a view of `/api/explore`'s answer drawn by the lab: `"figure": "attention"` (one map; `"kind"`, `"layer"`, `"head"` from 0, the mean of the heads without), `"heads"` or `"beam"` (the search as a tree; `"pruned": true` draws every candidate), `"format": "svg"` or `"png"` |
 //! | `GET /api/runs/{id}/figures/{name}.{svg,png}` | `loss`, `alignment`, `entropy`; `attention` and `heads` of `?model=dot` at `&step=N` (the last snapshot by default; `&layer=L&head=H`, from 1, for one head) |
 //!
 //! A refused request gets a 4xx status and `{"error": ..., "field": ...}`

@@ -16,8 +16,11 @@ use std::time::SystemTime;
 
 use lingo_attention::{GoldLinks, ScoreSteps};
 use lingo_data::{AlignedExample, Example, SOS};
+use lingo_lessons::beam::beam_tree;
 use lingo_lessons::probes::probe_model;
-use lingo_nn::{AttentionKind, BeamConfig, Cell, EncoderDecoder, Inspection, Probe, TranslateOptions, Translator};
+use lingo_nn::{
+    AttentionKind, BeamConfig, Cell, EncoderDecoder, Hypothesis, Inspection, Probe, TranslateOptions, Translator,
+};
 use lingo_viz::HeatmapOptions;
 use ndarray::{Array4, Axis, s};
 use serde::Deserialize;
@@ -240,7 +243,7 @@ pub(crate) struct FigureAsked {
     beam: usize,
     #[serde(default)]
     probe: Option<String>,
-    /// `attention` (one map) or `heads` (every layer and head).
+    /// `attention` (one map), `heads` (every layer and head) or `beam` (the search as a tree).
     figure: String,
     /// `svg` or `png`.
     format: String,
@@ -251,6 +254,9 @@ pub(crate) struct FigureAsked {
     /// One head (from 0); the mean over heads without.
     #[serde(default)]
     head: Option<usize>,
+    /// For `beam`: draw the pruned candidates too.
+    #[serde(default)]
+    pruned: bool,
 }
 
 /// An inspection as the page reads it.
@@ -279,6 +285,10 @@ fn inspection_json(translator: &Translator, seen: &Inspection, probe: Probe, mod
         })
         .collect();
     let gold = model.examples.iter().any(|e| e.src == seen.example.src);
+    // Where the best translation stood at each step of the search.
+    let best = &seen.translations[0];
+    let output = Hypothesis { tokens: best.ids.clone(), log_prob: best.log_prob, score: best.score, attention: None };
+    let winner = seen.trace.find(&output).map(|(step, at)| seen.trace.path(step, at));
     json!({
         "model": describe(translator, model.step),
         "probe": probe,
@@ -286,6 +296,7 @@ fn inspection_json(translator: &Translator, seen: &Inspection, probe: Probe, mod
         "unknown": seen.unknown,
         "translations": translations,
         "trace": seen.trace,
+        "winner": winner,
         "token_text": token_text,
         "inputs": inputs,
         "maps": maps,
@@ -463,11 +474,23 @@ fn cross() -> AttentionKind {
 /// `POST /api/explore/figure`: the view as an SVG or PNG file, and its
 /// content type.
 pub(crate) fn figure(lab: &Lab, asked: FigureAsked) -> Result<(&'static str, Vec<u8>), ApiError> {
-    let FigureAsked { model, sentence, beam, probe, figure, format, kind, layer, head } = asked;
+    let FigureAsked { model, sentence, beam, probe, figure, format, kind, layer, head, pruned } = asked;
     if !["svg", "png"].contains(&format.as_str()) {
         return Err(ApiError::bad_request("format", format!("{format:?}: svg or png")));
     }
     let (translator, seen, probe, _) = inspected(lab, &Explore { model, sentence, beam, probe })?;
+    let draw_error = |e: lingo_viz::Error| ApiError::internal(format!("cannot draw it: {e}"));
+    let png = |image: Result<image::RgbImage, lingo_viz::Error>| crate::figures::png_bytes(&image.map_err(draw_error)?);
+    let kind_of = |format: &str| if format == "svg" { "image/svg+xml" } else { "image/png" };
+    if figure == "beam" {
+        let tree = beam_tree(&seen.trace, &seen.translations[0], translator.tgt_vocab(), pruned);
+        let title = format!("{} (beam {beam})", seen.translations[0].text);
+        let bytes = match format.as_str() {
+            "svg" => lingo_viz::search_tree_svg(&tree, &title).map_err(draw_error)?.into_bytes(),
+            _ => png(lingo_viz::render_search_tree(&tree, &title))?,
+        };
+        return Ok((kind_of(&format), bytes));
+    }
     let maps = seen
         .attention
         .as_ref()
@@ -481,9 +504,7 @@ pub(crate) fn figure(lab: &Lab, asked: FigureAsked) -> Result<(&'static str, Vec
     let probed = if probe == Probe::Unchanged { String::new() } else { format!(", probe {probe}") };
     let title = format!("{}{probed}", seen.translations[0].text);
     let options = HeatmapOptions::default().title(title);
-    let draw_error = |e: lingo_viz::Error| ApiError::internal(format!("cannot draw it: {e}"));
     let head_title = |l: usize, h: usize| format!("layer {} head {}", l + 1, h + 1);
-    let png = |image: Result<image::RgbImage, lingo_viz::Error>| crate::figures::png_bytes(&image.map_err(draw_error)?);
     let bytes = match (figure.as_str(), format.as_str()) {
         ("attention", format) => {
             let one = match head {
@@ -500,7 +521,9 @@ pub(crate) fn figure(lab: &Lab, asked: FigureAsked) -> Result<(&'static str, Vec
             .map_err(draw_error)?
             .into_bytes(),
         ("heads", _) => png(lingo_viz::render_attention_grid(maps.view(), &cols, &rows, head_title, &options))?,
-        (other, _) => return Err(ApiError::bad_request("figure", format!("no figure {other:?}: attention or heads"))),
+        (other, _) => {
+            return Err(ApiError::bad_request("figure", format!("no figure {other:?}: attention, heads or beam")));
+        }
     };
-    Ok((if format == "svg" { "image/svg+xml" } else { "image/png" }, bytes))
+    Ok((kind_of(&format), bytes))
 }

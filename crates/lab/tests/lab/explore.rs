@@ -297,6 +297,26 @@ fn each_view_downloads_as_svg_and_png_drawn_by_the_lab() {
             assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
         }
     }
+    // The beam as a tree: its bold path spells the translation, pruned candidates only when asked.
+    for (pruned, png) in [(false, false), (true, false), (false, true)] {
+        let body = json!({"model": {"run": id, "model": "dot"}, "sentence": sentence, "figure": "beam",
+                          "format": if png { "png" } else { "svg" }, "pruned": pruned});
+        let (status, kind, bytes) = server.post_for_file("/api/explore/figure", &body.to_string());
+        assert_eq!(status, 200);
+        if png {
+            assert_eq!((kind.as_str(), &bytes[..4]), ("image/png", &b"\x89PNG"[..]));
+            continue;
+        }
+        let svg = String::from_utf8(bytes).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let bold: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.attribute("font-weight") == Some("bold"))
+            .map(|n| n.children().find(|c| c.is_text()).unwrap().text().unwrap().split(' ').next().unwrap())
+            .collect();
+        assert_eq!(json!(bold), answer["translations"][0]["tokens"]);
+        assert_eq!(svg.contains(", pruned</title>"), pruned);
+    }
     for (body, field) in [
         (json!({"figure": "beams", "format": "svg"}), "figure"),
         (json!({"figure": "attention", "format": "gif"}), "format"),
