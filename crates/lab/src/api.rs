@@ -257,8 +257,16 @@ async fn act(
 /// that is no object of the right shape by `request`.
 fn read_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     std::str::from_utf8(body).map_err(|e| ApiError::bad_request("request", format!("not UTF-8: {e}")))?;
-    let deserializer = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(deserializer).map_err(|e| {
+    named(serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)))
+}
+
+/// A JSON value read as `T`, a bad field named as [`read_json`] names it.
+pub(crate) fn from_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+    named(serde_path_to_error::deserialize(value))
+}
+
+fn named<T, E: std::fmt::Display>(read: Result<T, serde_path_to_error::Error<E>>) -> Result<T, ApiError> {
+    read.map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." || !path.starts_with(char::is_alphabetic) { "request".into() } else { path };
         ApiError::bad_request(&field, e.inner().to_string())
@@ -296,7 +304,7 @@ async fn probes(State(lab): State<Lab>, body: Bytes) -> Result<Json<serde_json::
 }
 
 async fn explore_figure(State(lab): State<Lab>, body: Bytes) -> Result<Response, ApiError> {
-    let asked: explore::FigureAsked = read_json(&body)?;
+    let asked = explore::FigureAsked::read(read_json(&body)?)?;
     let (kind, bytes) = tokio::task::spawn_blocking(move || explore::figure(&lab, asked))
         .await
         .map_err(|e| ApiError::internal(format!("the drawing failed: {e}")))??;

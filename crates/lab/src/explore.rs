@@ -27,7 +27,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::Lab;
-use crate::api::RUNS_DIR;
+use crate::api::{RUNS_DIR, from_value};
 use crate::error::ApiError;
 use crate::files;
 use crate::runs::Kept;
@@ -232,17 +232,18 @@ fn axes(seen: &Inspection, tgt_vocab: &lingo_data::Vocab, kind: AttentionKind) -
     }
 }
 
-/// What `POST /api/explore/figure` asks: a view of [`Explore`]'s answer
-/// drawn by lingo-viz, as the command line draws its pictures.
+/// What `POST /api/explore/figure` asks: an [`Explore`] request, and
+/// which view of its answer to draw with lingo-viz, as the command line
+/// draws its pictures.
+pub(crate) struct FigureAsked {
+    explore: Explore,
+    view: View,
+}
+
+/// The view of a [`FigureAsked`].
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct FigureAsked {
-    model: ModelRef,
-    sentence: String,
-    #[serde(default = "default_beam")]
-    beam: usize,
-    #[serde(default)]
-    probe: Option<String>,
+struct View {
     /// `attention` (one map), `heads` (every layer and head) or `beam` (the search as a tree).
     figure: String,
     /// `svg` or `png`.
@@ -257,6 +258,16 @@ pub(crate) struct FigureAsked {
     /// For `beam`: draw the pruned candidates too.
     #[serde(default)]
     pruned: bool,
+}
+
+impl FigureAsked {
+    /// The view's fields, the rest read as the explorer's request: each
+    /// strict about the fields it knows.
+    pub(crate) fn read(mut body: serde_json::Map<String, Value>) -> Result<FigureAsked, ApiError> {
+        const VIEW: [&str; 6] = ["figure", "format", "kind", "layer", "head", "pruned"];
+        let view = VIEW.iter().filter_map(|&k| body.remove_entry(k)).collect();
+        Ok(FigureAsked { explore: from_value(Value::Object(body))?, view: from_value(Value::Object(view))? })
+    }
 }
 
 /// An inspection as the page reads it.
@@ -474,11 +485,12 @@ fn cross() -> AttentionKind {
 /// `POST /api/explore/figure`: the view as an SVG or PNG file, and its
 /// content type.
 pub(crate) fn figure(lab: &Lab, asked: FigureAsked) -> Result<(&'static str, Vec<u8>), ApiError> {
-    let FigureAsked { model, sentence, beam, probe, figure, format, kind, layer, head, pruned } = asked;
+    let View { figure, format, kind, layer, head, pruned } = asked.view;
     if !["svg", "png"].contains(&format.as_str()) {
         return Err(ApiError::bad_request("format", format!("{format:?}: svg or png")));
     }
-    let (translator, seen, probe, _) = inspected(lab, &Explore { model, sentence, beam, probe })?;
+    let beam = asked.explore.beam;
+    let (translator, seen, probe, _) = inspected(lab, &asked.explore)?;
     let draw_error = |e: lingo_viz::Error| ApiError::internal(format!("cannot draw it: {e}"));
     let png = |image: Result<image::RgbImage, lingo_viz::Error>| crate::figures::png_bytes(&image.map_err(draw_error)?);
     let kind_of = |format: &str| if format == "svg" { "image/svg+xml" } else { "image/png" };
