@@ -130,11 +130,13 @@ async function translate() {
     say(`${main.answer.field}: ${main.answer.error}`, true);
     return;
   }
-  say(`answered in ${Math.round(performance.now() - started)} ms`);
   state.answer = main.answer;
   state.compared = compareKeys().map((k, i) => ({ key: k, answer: others[i].ok ? others[i].answer : null, error: others[i].ok ? null : others[i].answer }));
   fitView();
   draw();
+  const ms = performance.now() - started;
+  say(`answered and drawn in ${Math.round(ms)} ms`);
+  $("x-message").dataset.ms = ms;
   if (state.cell) explain(...state.cell);
   if ($("x-probe").value !== "unchanged") scoreProbes();
 }
@@ -375,6 +377,7 @@ function drawCompared() {
 // ---- one score, step by step
 
 async function explain(row, col) {
+  const started = performance.now();
   state.cell = [row, col];
   writeUrl();
   const answer = state.answer;
@@ -393,6 +396,7 @@ async function explain(row, col) {
   }
   if (!ok) return say(`${steps.field}: ${steps.error}`, true);
   drawSteps(steps, row, col);
+  $("x-steps").dataset.ms = performance.now() - started;
 }
 
 const fmt = (x) => (x === null || x === undefined ? "−∞" : Math.abs(x) >= 1e4 || (x !== 0 && Math.abs(x) < 1e-4) ? x.toExponential(3) : x.toFixed(4));

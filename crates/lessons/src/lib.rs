@@ -80,6 +80,9 @@
 //! The [`observe`] module describes the events, how often an observer hears
 //! them, and how it pauses or stops a lesson. Observers cost nothing when
 //! absent: with `&mut ()` nothing is measured that the results do not need.
+//! An observer also hears of each trained model and, with each snapshot,
+//! of a task model in training ([`Observer::training`]): `lingo lab`'s
+//! explorer translates with them. [`beam`] draws a beam search's trace.
 //!
 //! ## Determinism
 //!
