@@ -35,6 +35,16 @@ def post(base, path, body):
     return answer, 1000 * (time.perf_counter() - start)
 
 
+# Seconds between two interactions, as a person leaves them: the machine's
+# idle threads have gone back to sleep by the next one.
+PAUSE = 0.2
+
+
+def paused(ms):
+    time.sleep(PAUSE)
+    return ms
+
+
 def median_ms(samples):
     return round(statistics.median(samples), 1)
 
@@ -65,19 +75,25 @@ def main():
         models += [(c[:-5], f"ckpt:{c}", {"checkpoint": c}, args.sentence) for c in listed["checkpoints"]]
         print(f"{'model':<28} {'api':>7} {'page':>7} {'cell':>7} {'hover':>7} {'probe':>7} {'probes':>8}  (ms, medians of {args.rounds})")
         for label, key, ref, sentence in models:
-            api = [post(base, "/api/explore", {"model": ref, "sentence": sentence, "beam": 5})[1] for _ in range(args.rounds)]
+            api = [paused(post(base, "/api/explore", {"model": ref, "sentence": sentence, "beam": 5})[1]) for _ in range(args.rounds)]
             answer, _ = post(base, "/api/explore", {"model": ref, "sentence": sentence, "beam": 5})
             params = urllib.parse.urlencode({"x.model": key, "x.s": sentence, "x.beam": 5})
+            browser.call("POST", "/url", {"url": "about:blank"})  # a fresh page for each model
             browser.call("POST", "/url", {"url": f"{base}/#{params}"})
             browser.wait("document.getElementById('x-message').dataset.ms !== undefined", 60)
+            shown = browser.js("return document.querySelector('#x-main .translation').textContent")
+            if shown != (answer["translations"][0]["text"] or "(nothing)"):
+                raise SystemExit(f"{label}: the page shows {shown!r}, the API {answer['translations'][0]['text']!r}")
             page, cell, hover, probe = [], [], [], []
             has_map = "cross" in answer["maps"]
             for _ in range(args.rounds):
+                time.sleep(PAUSE)
                 browser.js("delete document.getElementById('x-message').dataset.ms; document.getElementById('x-go').click(); return null")
                 browser.wait("document.getElementById('x-message').dataset.ms !== undefined", 60)
                 page.append(float(browser.js("return document.getElementById('x-message').dataset.ms")))
                 if has_map:
                     rows, cols = answer["maps"]["cross"]["dim"][2:]
+                    time.sleep(PAUSE)
                     browser.js("delete document.getElementById('x-steps').dataset.ms; "
                                f"document.querySelector('#x-main svg.map rect[data-row=\"{rows // 2}\"][data-col=\"{cols // 2}\"]')"
                                ".dispatchEvent(new MouseEvent('click', {bubbles: true})); return null")
@@ -86,6 +102,7 @@ def main():
                     hover.append(float(browser.js(
                         "const t = performance.now(); document.querySelector('#x-main svg.links text.token[data-row=\"1\"]')"
                         ".dispatchEvent(new MouseEvent('mouseenter', {bubbles: true})); return performance.now() - t")))
+                    time.sleep(PAUSE)
                     browser.js("const p = document.getElementById('x-probe'); p.value = 'uniform'; "
                                "delete document.getElementById('x-message').dataset.ms; p.dispatchEvent(new Event('change')); return null")
                     browser.wait("document.getElementById('x-message').dataset.ms !== undefined", 60)

@@ -614,5 +614,10 @@ export async function start() {
     if ($("x-follow").checked) following = setInterval(() => { if (!state.busy && $("x-sentence").value) translate(); }, 1000);
   });
   drawDownloads();
+  // A link pasted into this tab's address bar: its model, sentence and view.
+  window.addEventListener("hashchange", async () => {
+    await loadModels(readUrl());
+    if ($("x-sentence").value && $("x-model").value) translate();
+  });
   if ($("x-sentence").value && $("x-model").value) translate();
 }
