@@ -196,6 +196,28 @@ impl TextTokenizer {
             TextTokenizer::Bpe(_) => "bpe",
         }
     }
+
+    /// One token as a person reads it in a picture: a word as it is; a BPE
+    /// piece without its end-of-word mark, and with `·` after a piece the
+    /// next one continues (`un·` `believ·` `able`). Specials stay as they are.
+    ///
+    /// ```
+    /// use lingo_data::{Bpe, BpeConfig, TextTokenizer, WordTokenizer};
+    /// let bpe = TextTokenizer::Bpe(Box::new(Bpe::learn(["hola"], &BpeConfig::default())));
+    /// assert_eq!([bpe.shown("ho"), bpe.shown("la</w>"), bpe.shown("<eos>")], ["ho·", "la", "<eos>"]);
+    /// assert_eq!(TextTokenizer::Word(WordTokenizer::new()).shown("la</w>"), "la</w>");
+    /// ```
+    pub fn shown(&self, token: &str) -> String {
+        match self {
+            TextTokenizer::Bpe(_) if !crate::SPECIALS.contains(&token) => {
+                match token.strip_suffix(crate::END_OF_WORD) {
+                    Some(word_end) => word_end.to_string(),
+                    None => format!("{token}·"),
+                }
+            }
+            _ => token.to_string(),
+        }
+    }
 }
 
 impl Tokenizer for TextTokenizer {
