@@ -173,7 +173,7 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
         json["beam_trace"] = trace_json(trace, token);
     }
     if let (Some(trace), Some(path)) = (&trace, &args.beam_svg) {
-        let tree = lingo::lessons::beam::beam_tree(trace, &translation, translator.tgt_vocab(), false);
+        let tree = lingo::lessons::beam::beam_tree(trace, &translation, translator, false);
         let title = format!("{} (beam {})", translation.text, args.search.beam);
         lingo::viz::save_svg(&lingo::viz::search_tree_svg(&tree, &title)?, path)?;
         out.note(&format!("wrote {}", path.display()));

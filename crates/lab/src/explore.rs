@@ -219,16 +219,35 @@ fn inspected(lab: &Lab, asked: &Explore) -> Result<(Arc<Translator>, Inspection,
     Ok((translator, seen, probe, model))
 }
 
-/// The rows and columns of `kind`'s maps: output tokens over the source,
-/// or a sequence over itself (the decoder's inputs as its columns).
-fn axes(seen: &Inspection, tgt_vocab: &lingo_data::Vocab, kind: AttentionKind) -> (Vec<String>, Vec<String>) {
-    let owned =
-        |ids: &[usize]| -> Vec<String> { tgt_vocab.decode(ids, false).into_iter().map(str::to_owned).collect() };
-    let (source, output) = (seen.translations[0].source_tokens.clone(), seen.translations[0].tokens.clone());
-    match kind {
-        AttentionKind::Cross => (output, source),
-        AttentionKind::EncoderSelf => (source.clone(), source),
-        AttentionKind::DecoderSelf => (output, owned(&seen.example.tgt[..seen.example.tgt.len() - 1])),
+/// Tokens as the page and the pictures show them: a BPE piece without its
+/// end-of-word mark ([`TextTokenizer::shown`](lingo_data::TextTokenizer::shown)).
+struct Shown<'a>(&'a Translator);
+
+impl Shown<'_> {
+    /// Target token `id`.
+    fn target(&self, id: usize) -> String {
+        self.0.tokenizer().shown(&self.0.tgt_vocab().decode(&[id], false).concat())
+    }
+
+    fn all(&self, tokens: &[String]) -> Vec<String> {
+        tokens.iter().map(|t| self.0.tokenizer().shown(t)).collect()
+    }
+
+    /// The rows and columns of `kind`'s maps: output tokens over the
+    /// source, or a sequence over itself (the decoder's inputs as its columns).
+    fn axes(&self, seen: &Inspection, kind: AttentionKind) -> (Vec<String>, Vec<String>) {
+        let best = &seen.translations[0];
+        let (source, output) = (self.all(&best.source_tokens), self.all(&best.tokens));
+        match kind {
+            AttentionKind::Cross => (output, source),
+            AttentionKind::EncoderSelf => (source.clone(), source),
+            AttentionKind::DecoderSelf => (output, self.inputs(seen)),
+        }
+    }
+
+    /// The decoder's inputs: `<sos>` and the best translation but its last token.
+    fn inputs(&self, seen: &Inspection) -> Vec<String> {
+        seen.example.tgt[..seen.example.tgt.len() - 1].iter().map(|&id| self.target(id)).collect()
     }
 }
 
@@ -272,22 +291,20 @@ impl FigureAsked {
 
 /// An inspection as the page reads it.
 fn inspection_json(translator: &Translator, seen: &Inspection, probe: Probe, model: &Resolved) -> Value {
-    let tgt_vocab = translator.tgt_vocab();
-    let token = |id: usize| tgt_vocab.decode(&[id], false).concat();
+    let shown = Shown(translator);
     let translations: Vec<Value> = seen
         .translations
         .iter()
         .map(|t| {
-            json!({ "text": t.text, "tokens": t.tokens, "ids": t.ids, "score": t.score,
+            json!({ "text": t.text, "tokens": shown.all(&t.tokens), "ids": t.ids, "score": t.score,
                     "log_prob": t.log_prob, "finished": t.finished })
         })
         .collect();
     // The trace names tokens by id; their text once each.
     let mut token_text = BTreeMap::new();
     for c in seen.trace.steps.iter().flatten() {
-        token_text.entry(c.token.to_string()).or_insert_with(|| token(c.token));
+        token_text.entry(c.token.to_string()).or_insert_with(|| shown.target(c.token));
     }
-    let inputs: Vec<String> = seen.example.tgt[..seen.example.tgt.len() - 1].iter().map(|&id| token(id)).collect();
     let maps: serde_json::Map<String, Value> = seen
         .attention
         .iter()
@@ -303,13 +320,13 @@ fn inspection_json(translator: &Translator, seen: &Inspection, probe: Probe, mod
     json!({
         "model": describe(translator, model.step),
         "probe": probe,
-        "source": seen.translations[0].source_tokens,
+        "source": shown.all(&seen.translations[0].source_tokens),
         "unknown": seen.unknown,
         "translations": translations,
         "trace": seen.trace,
         "winner": winner,
         "token_text": token_text,
-        "inputs": inputs,
+        "inputs": shown.inputs(seen),
         "maps": maps,
         "gold": gold,
     })
@@ -495,7 +512,7 @@ pub(crate) fn figure(lab: &Lab, asked: FigureAsked) -> Result<(&'static str, Vec
     let png = |image: Result<image::RgbImage, lingo_viz::Error>| crate::figures::png_bytes(&image.map_err(draw_error)?);
     let kind_of = |format: &str| if format == "svg" { "image/svg+xml" } else { "image/png" };
     if figure == "beam" {
-        let tree = beam_tree(&seen.trace, &seen.translations[0], translator.tgt_vocab(), pruned);
+        let tree = beam_tree(&seen.trace, &seen.translations[0], &translator, pruned);
         let title = format!("{} (beam {beam})", seen.translations[0].text);
         let bytes = match format.as_str() {
             "svg" => lingo_viz::search_tree_svg(&tree, &title).map_err(draw_error)?.into_bytes(),
@@ -512,7 +529,7 @@ pub(crate) fn figure(lab: &Lab, asked: FigureAsked) -> Result<(&'static str, Vec
     if layer >= layers || head.is_some_and(|h| h >= heads) {
         return Err(ApiError::bad_request("layer", format!("the model has {layers} layers of {heads} heads")));
     }
-    let (rows, cols) = axes(&seen, translator.tgt_vocab(), kind);
+    let (rows, cols) = Shown(&translator).axes(&seen, kind);
     let probed = if probe == Probe::Unchanged { String::new() } else { format!(", probe {probe}") };
     let title = format!("{}{probed}", seen.translations[0].text);
     let options = HeatmapOptions::default().title(title);

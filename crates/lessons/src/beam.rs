@@ -2,12 +2,12 @@
 //! its tokens as text and the winner's path marked, for `lingo translate
 //! --beam-svg` and the lab's downloads.
 
-use lingo_data::Vocab;
-use lingo_nn::{BeamTrace, Fate, Hypothesis, Translation};
+use lingo_nn::{BeamTrace, Fate, Hypothesis, Translation, Translator};
 use lingo_viz::{NodeFate, SearchTree, TreeNode};
 
 /// `trace` as a tree whose path is where `best` stood at each step; tokens
-/// are `tgt_vocab`'s. Without `pruned`, only the kept and finished
+/// are `translator`'s target tokens as pictures show them
+/// ([`TextTokenizer::shown`](lingo_data::TextTokenizer::shown)). Without `pruned`, only the kept and finished
 /// candidates are drawn (every pruned one is a leaf, and a step can have
 /// beam² of them).
 ///
@@ -16,11 +16,11 @@ use lingo_viz::{NodeFate, SearchTree, TreeNode};
 /// let search = lingo_nn::BeamConfig { beam_size: 2, ..Default::default() };
 /// let options = lingo_nn::TranslateOptions { search, ..Default::default() };
 /// let (best, trace) = translator.translate_traced("a b", &options).unwrap();
-/// let tree = lingo_lessons::beam::beam_tree(&trace, &best[0], translator.tgt_vocab(), false);
+/// let tree = lingo_lessons::beam::beam_tree(&trace, &best[0], &translator, false);
 /// let path: Vec<&str> = tree.path.iter().zip(&tree.steps).filter_map(|(at, step)| Some(step[(*at)?].label.as_str())).collect();
 /// assert_eq!(path, best[0].tokens);
 /// ```
-pub fn beam_tree(trace: &BeamTrace, best: &Translation, tgt_vocab: &Vocab, pruned: bool) -> SearchTree {
+pub fn beam_tree(trace: &BeamTrace, best: &Translation, translator: &Translator, pruned: bool) -> SearchTree {
     let output = Hypothesis { tokens: best.ids.clone(), log_prob: best.log_prob, score: best.score, attention: None };
     let winner = trace.find(&output).map(|(step, at)| trace.path(step, at)).unwrap_or_default();
     let mut steps: Vec<Vec<TreeNode>> = Vec::with_capacity(trace.steps.len());
@@ -45,7 +45,7 @@ pub fn beam_tree(trace: &BeamTrace, best: &Translation, tgt_vocab: &Vocab, prune
                 Fate::Finished { .. } => NodeFate::Finished,
                 Fate::Pruned => NodeFate::Pruned,
             };
-            let label = tgt_vocab.decode(&[c.token], false).concat();
+            let label = translator.tokenizer().shown(&translator.tgt_vocab().decode(&[c.token], false).concat());
             column.push(TreeNode { parent: slots[c.parent], label, value: c.log_prob, fate });
         }
         steps.push(column);
