@@ -14,13 +14,13 @@ chromedriver:
   - the uniform probe applied to the page redrawn;
 and, from Python, the same requests to the API alone, and every probe's
 validation scores (once per model and step; the page keeps them).
-Prints medians of --rounds runs of each, in milliseconds, and writes the
-page's screenshots with --screenshots DIR. Needs a release build:
-`cargo build --release --bin lingo`.
+Prints medians of --rounds runs of each, in milliseconds. Needs a release
+build (`cargo build --release --bin lingo`), /usr/bin/chromium and
+/usr/bin/chromedriver.
 
     python3 benches/lab/explore.py --checkpoint eng-spa-dot=real-dot/model.ckpt \\
         --checkpoint eng-spa-transformer=real-transformer/model.ckpt \\
-        --sentence "We should leave the house before it starts to rain." --rounds 20 --screenshots docs/gallery
+        --sentence "We should leave the house before it starts to rain." --rounds 20
 """
 import argparse, json, os, shutil, signal, statistics, subprocess, tempfile, time, urllib.parse, urllib.request
 
@@ -55,7 +55,6 @@ def main():
     parser.add_argument("--checkpoint", action="append", default=[], help="NAME=PATH, copied into the lab's folder as NAME.ckpt")
     parser.add_argument("--sentence", default="We should leave the house before it starts to rain.")
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--screenshots")
     args = parser.parse_args()
 
     folder = tempfile.mkdtemp()
@@ -116,8 +115,6 @@ def main():
             show = lambda xs: f"{median_ms(xs):>7}" if xs else f"{'–':>7}"
             print(f"{label:<28} {show(api)} {show(page)} {show(cell)} {show(hover)} {show(probe)} {probes if probes is not None else '–':>8}"
                   f"  {answer['translations'][0]['text']!r}")
-            if args.screenshots and has_map:
-                browser.screenshot(os.path.join(args.screenshots, f"lab-explore-{label.replace(' ', '-')}.png"))
     finally:
         browser.close()
         lab.send_signal(signal.SIGTERM)

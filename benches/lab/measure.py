@@ -127,7 +127,7 @@ def lab_round(lingo, browser, configs, shots=None):
         results = next(e for e in events if e["event"] == "finished")["results"]
         seconds = {run["config"]: run["seconds"] for run in results["runs"]}
         page = sum(len(urllib.request.urlopen(url + path).read())
-                   for path in ["", "assets/lab.js", "assets/plots.js", "assets/lab.css"])
+                   for path in ["", "assets/lab.js", "assets/explore.js", "assets/plots.js", "assets/lab.css"])
         if shots:
             # The finished page, then the scrubber at the run's fifth epoch: the anti-diagonal forming.
             browser.screenshot(os.path.join(shots, "lab-ablation.png"))
