@@ -49,6 +49,12 @@ pub struct HeadSteps {
     pub scores: Vec<f32>,
     /// `softmax(scores)`: this head's weights over the row.
     pub weights: Vec<f32>,
+    /// Each position's value as the head weighs it: `v_s`, or this head's
+    /// slice of `W_v v_s` (multi_head).
+    pub values: Vec<Vec<f32>>,
+    /// `Σ_s w_s v_s`: this head's context (for multi_head, before the heads
+    /// are concatenated and projected by `W_o`).
+    pub context: Vec<f32>,
 }
 
 impl Attention {
@@ -110,19 +116,15 @@ impl Attention {
         let q = query.to_vec();
         let key_rows: Vec<Vec<f32>> = keys.rows().into_iter().map(|k| k.to_vec()).collect();
         let value_rows: Vec<Vec<f32>> = values.rows().into_iter().map(|v| v.to_vec()).collect();
-        let (heads, context) = match &self.weights {
+        let heads = match &self.weights {
             Weights::None => {
                 let scale = if config.scorer == Scorer::ScaledDot { 1.0 / (config.key_dim as f32).sqrt() } else { 1.0 };
-                let head = dot_head(&q, &key_rows, source, scale, hidden);
-                let context = weigh(&head.weights, &value_rows);
-                (vec![head], context)
+                vec![dot_head(&q, &key_rows, value_rows, source, scale, hidden)]
             }
             Weights::General { w } => {
                 let w = rows(w.tensor());
                 let projected: Vec<Vec<f32>> = keys.rows().into_iter().map(|k| apply(&w, k)).collect();
-                let head = dot_head(&q, &projected, source, 1.0, hidden);
-                let context = weigh(&head.weights, &value_rows);
-                (vec![head], context)
+                vec![dot_head(&q, &projected, value_rows, source, 1.0, hidden)]
             }
             Weights::Additive { w_q, w_k, v } => {
                 let (w_q, w_k) = (rows(w_q.tensor()), rows(w_k.tensor()));
@@ -135,17 +137,18 @@ impl Attention {
                 let scores: Vec<f32> = (0..src_len)
                     .map(|s| if hidden(s) { f32::NEG_INFINITY } else { terms(&sum(&k_proj[s])).iter().sum() })
                     .collect();
-                let head = HeadSteps {
+                let weights = softmax(&scores);
+                vec![HeadSteps {
                     key: k_proj[source].clone(),
                     hidden: Some(sum(&k_proj[source])),
                     terms: terms(&sum(&k_proj[source])),
                     scale: 1.0,
-                    weights: softmax(&scores),
+                    context: weigh(&weights, &value_rows),
+                    weights,
                     scores,
                     query: q_proj,
-                };
-                let context = weigh(&head.weights, &value_rows);
-                (vec![head], context)
+                    values: value_rows,
+                }]
             }
             Weights::MultiHead { w_q, w_k, w_v, w_o } => {
                 let q_proj = apply(&rows(w_q.tensor()), query);
@@ -157,7 +160,8 @@ impl Attention {
                 return Ok(ScoreSteps::multi_head(&q_proj, &k_proj, &v_proj, heads, padded, source, project));
             }
         };
-        Ok(ScoreSteps { scorer: config.scorer, source, weights: heads[0].weights.clone(), heads, context })
+        let (weights, context) = (heads[0].weights.clone(), heads[0].context.clone());
+        Ok(ScoreSteps { scorer: config.scorer, source, weights, heads, context })
     }
 }
 
@@ -194,9 +198,9 @@ impl ScoreSteps {
         let heads: Vec<HeadSteps> = (0..heads)
             .map(|h| {
                 let head_keys: Vec<Vec<f32>> = keys.iter().map(|k| slice(k, h)).collect();
-                let head = dot_head(&slice(query, h), &head_keys, source, 1.0 / (d as f32).sqrt(), hidden);
                 let head_values: Vec<Vec<f32>> = values.iter().map(|v| slice(v, h)).collect();
-                concat.extend(weigh(&head.weights, &head_values));
+                let head = dot_head(&slice(query, h), &head_keys, head_values, source, 1.0 / (d as f32).sqrt(), hidden);
+                concat.extend_from_slice(&head.context);
                 head
             })
             .collect();
@@ -207,20 +211,31 @@ impl ScoreSteps {
     }
 }
 
-/// A dot-product head: `query · key_s · scale` for every position `s`.
-fn dot_head(query: &[f32], keys: &[Vec<f32>], source: usize, scale: f32, hidden: impl Fn(usize) -> bool) -> HeadSteps {
+/// A dot-product head: `query · key_s · scale` for every position `s`,
+/// and the weighted sum of `values`.
+fn dot_head(
+    query: &[f32],
+    keys: &[Vec<f32>],
+    values: Vec<Vec<f32>>,
+    source: usize,
+    scale: f32,
+    hidden: impl Fn(usize) -> bool,
+) -> HeadSteps {
     let terms = |k: &[f32]| -> Vec<f32> { query.iter().zip(k).map(|(q, k)| q * k).collect() };
     let scores: Vec<f32> = (0..keys.len())
         .map(|s| if hidden(s) { f32::NEG_INFINITY } else { terms(&keys[s]).iter().sum::<f32>() * scale })
         .collect();
+    let weights = softmax(&scores);
     HeadSteps {
         query: query.to_vec(),
         key: keys[source].clone(),
         hidden: None,
         terms: terms(&keys[source]),
         scale,
-        weights: softmax(&scores),
+        context: weigh(&weights, &values),
+        weights,
         scores,
+        values,
     }
 }
 

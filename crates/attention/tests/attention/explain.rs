@@ -53,6 +53,16 @@ fn every_number_of_a_row_is_the_layers_own() {
                         for s in length..src_len {
                             assert_eq!((head.scores[s], head.weights[s]), (f32::NEG_INFINITY, 0.0));
                         }
+                        // The head's context is its weights on its values, position by position.
+                        assert_eq!(head.values.len(), src_len);
+                        for (i, &c) in head.context.iter().enumerate() {
+                            let sum: f32 = head.weights.iter().zip(&head.values).map(|(w, v)| w * v[i]).sum();
+                            assert!((sum - c).abs() < 1e-5, "{scorer} head {h} context {i}");
+                        }
+                    }
+                    // One head's context is the layer's.
+                    if steps.heads.len() == 1 {
+                        assert_eq!(steps.heads[0].context, steps.context);
                     }
                     assert_eq!(steps.heads.len(), scorer.heads(), "{scorer}");
                 }
