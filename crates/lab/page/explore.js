@@ -455,8 +455,26 @@ function drawSteps(steps, row, col) {
     bars.appendChild(bar);
   });
   if (heads > 1) add("p", `The map's ${state.view.head === "mean" ? "mean of the heads" : `head ${shown + 1}`}: ${fmt(state.view.head === "mean" ? steps.weights[col] : h.weights[col])}; every head's weight here: ${steps.heads.map((x) => x.weights[col].toFixed(4)).join(", ")}.`, "formula");
-  const context = steps.context;
-  add("p", `context = Σ_s w_s v_s${heads > 1 || state.answer.model.kind === "transformer" ? ", through W_o" : ""} (${context.length} numbers): ${context.slice(0, 8).map(fmt).join(", ")}${context.length > 8 ? ", …" : ""}`, "formula");
+  // The weighted sum that makes the context: each position's value times its weight, summed, first dimensions shown.
+  const dims = Math.min(4, h.context.length);
+  add("p", `context = Σ_s w_s v_s (${h.context.length} numbers; the first ${dims} here):`, "formula");
+  const sums = document.createElement("table");
+  sums.className = "steps";
+  const heading = sums.createTHead().insertRow();
+  for (const name of ["s", "w_s", ...Array.from({ length: dims }, (_, i) => `v_s,${i + 1}`)]) heading.appendChild(Object.assign(document.createElement("th"), { textContent: name }));
+  const rowsBody = sums.createTBody();
+  h.values.forEach((v, j) => {
+    if (h.scores[j] === null) return;
+    const line = rowsBody.insertRow();
+    if (j === col) line.className = "chosen";
+    [cols[j], fmt(h.weights[j]), ...v.slice(0, dims).map(fmt)].forEach((text) => { line.insertCell().textContent = text; });
+  });
+  const summed = sums.createTFoot().insertRow();
+  ["Σ w_s v_s", "", ...h.context.slice(0, dims).map(fmt)].forEach((text) => { summed.insertCell().textContent = text; });
+  box.appendChild(sums);
+  if (heads > 1 || state.answer.model.kind === "transformer") {
+    add("p", `The ${heads > 1 ? "heads' contexts, side by side," : "context"} through W_o: the layer's output (${steps.context.length} numbers): ${steps.context.slice(0, 6).map(fmt).join(", ")}, …`, "formula");
+  }
   add("p", `The ${h.terms.length} terms of the sum, one per dimension:`, "hint");
   add("div", undefined, "steps-scroll").appendChild(table);
   box.dataset.weight = String(state.view.head === "mean" ? steps.weights[col] : h.weights[col]);

@@ -410,7 +410,7 @@ fn steps_json(steps: &ScoreSteps) -> Value {
         .map(|h| {
             let scores: Vec<Option<f32>> = h.scores.iter().map(|&s| s.is_finite().then_some(s)).collect();
             json!({ "query": h.query, "key": h.key, "hidden": h.hidden, "terms": h.terms, "scale": h.scale,
-                    "scores": scores, "weights": h.weights })
+                    "scores": scores, "weights": h.weights, "values": h.values, "context": h.context })
         })
         .collect();
     json!({
