@@ -1,7 +1,7 @@
 //! [`Attention`]: a scorer with its parameters, and [`Prepared`] sources for
 //! step-by-step decoding.
 
-use lingo_tensor::{Module, Param, RnnWeights, Tensor, init};
+use lingo_tensor::{Param, RnnWeights, Tensor, init};
 use ndarray::{Array2, ArrayD, IxDyn};
 use rand::Rng;
 
@@ -351,26 +351,16 @@ impl Attention {
     }
 }
 
-impl Module for Attention {
-    /// The parameters in the order of the table in [`Attention`]'s docs.
-    fn params(&self) -> Vec<&Param> {
-        match &self.weights {
-            Weights::None => vec![],
-            Weights::General { w } => vec![w],
-            Weights::Additive { w_q, w_k, v } => vec![w_q, w_k, v],
-            Weights::MultiHead { w_q, w_k, w_v, w_o } => vec![w_q, w_k, w_v, w_o],
-        }
+// The parameters in the order of the table in [`Attention`]'s docs.
+lingo_tensor::module!(
+    Attention,
+    match self.weights {
+        Weights::None => [],
+        Weights::General { w } => [w],
+        Weights::Additive { w_q, w_k, v } => [w_q, w_k, v],
+        Weights::MultiHead { w_q, w_k, w_v, w_o } => [w_q, w_k, w_v, w_o],
     }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        match &mut self.weights {
-            Weights::None => vec![],
-            Weights::General { w } => vec![w],
-            Weights::Additive { w_q, w_k, v } => vec![w_q, w_k, v],
-            Weights::MultiHead { w_q, w_k, w_v, w_o } => vec![w_q, w_k, w_v, w_o],
-        }
-    }
-}
+);
 
 /// What [`Prepared::attend`] does with the queries.
 #[derive(Debug, Clone)]

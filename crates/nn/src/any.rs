@@ -16,7 +16,7 @@
 
 use lingo_attention::Intervention;
 use lingo_data::Batch;
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::{Module, Tensor};
 use ndarray::{Array2, Array3, Array5};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -176,21 +176,13 @@ impl std::fmt::Debug for AnyModel {
     }
 }
 
-impl Module for AnyModel {
-    fn params(&self) -> Vec<&Param> {
-        match self {
-            AnyModel::Seq2Seq(m) => m.params(),
-            AnyModel::Transformer(m) => m.params(),
-        }
+lingo_tensor::module!(
+    AnyModel,
+    match self {
+        AnyModel::Seq2Seq(model) => [model],
+        AnyModel::Transformer(model) => [model],
     }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        match self {
-            AnyModel::Seq2Seq(m) => m.params_mut(),
-            AnyModel::Transformer(m) => m.params_mut(),
-        }
-    }
-}
+);
 
 /// What every decoder step of either kind reads from the source.
 #[derive(Debug, Clone)]

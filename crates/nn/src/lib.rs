@@ -85,23 +85,12 @@
 //!
 //! ```
 //! use lingo_nn::{Embedding, Init, Linear, Mode, Rnn, RnnConfig, RnnKind};
-//! use lingo_tensor::{Module, Param};
+//! use lingo_tensor::Module;
 //! use rand::{SeedableRng, rngs::StdRng};
 //!
 //! struct Tagger { embedding: Embedding, rnn: Rnn, out: Linear }
-//!
-//! impl Module for Tagger {
-//!     // The stable order optimizers and checkpoints rely on.
-//!     fn params(&self) -> Vec<&Param> {
-//!         [self.embedding.params(), self.rnn.params(), self.out.params()].concat()
-//!     }
-//!     fn params_mut(&mut self) -> Vec<&mut Param> {
-//!         let mut all = self.embedding.params_mut();
-//!         all.extend(self.rnn.params_mut());
-//!         all.extend(self.out.params_mut());
-//!         all
-//!     }
-//! }
+//! // Its parameters, in the stable order optimizers and checkpoints rely on.
+//! lingo_tensor::module!(Tagger { embedding, rnn, out });
 //!
 //! let mut rng = StdRng::seed_from_u64(0);          // the seed fixes every weight
 //! let init = Init::default();

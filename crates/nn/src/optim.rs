@@ -333,17 +333,14 @@ impl Optimizer {
     ///
     /// ```
     /// use lingo_nn::{Algorithm, Optimizer};
-    /// use lingo_tensor::{Module, Param};
-    /// struct W(Param);
-    /// impl Module for W {
-    ///     fn params(&self) -> Vec<&Param> { vec![&self.0] }
-    ///     fn params_mut(&mut self) -> Vec<&mut Param> { vec![&mut self.0] }
-    /// }
-    /// let mut w = W(Param::new("w", ndarray::arr1(&[1.0_f32, -2.0]).into_dyn()));
-    /// let grads = w.0.tensor().sum_all().backward().unwrap();      // g = [1, 1]
+    /// use lingo_tensor::Param;
+    /// struct W { w: Param }
+    /// lingo_tensor::module!(W { w });
+    /// let mut w = W { w: Param::new("w", ndarray::arr1(&[1.0_f32, -2.0]).into_dyn()) };
+    /// let grads = w.w.tensor().sum_all().backward().unwrap();      // g = [1, 1]
     /// let mut sgd = Optimizer::new(Algorithm::sgd(0.0), 0.5).unwrap();
     /// let stats = sgd.step(&mut w, &grads).unwrap();
-    /// assert_eq!(w.0.tensor().to_vec(), vec![0.5, -2.5]);         // θ - η·g
+    /// assert_eq!(w.w.tensor().to_vec(), vec![0.5, -2.5]);         // θ - η·g
     /// assert!((stats.grad_norm - 2.0_f32.sqrt()).abs() < 1e-6);
     /// ```
     pub fn step(&mut self, model: &mut dyn Module, grads: &Gradients) -> Result<StepStats> {
@@ -611,14 +608,11 @@ fn sum_of_squares(g: &ArrayD<f32>) -> f64 {
 /// `√(Σ_p Σ_i g_pi²)` (parameters without a gradient count as zero).
 ///
 /// ```
-/// use lingo_tensor::{Module, Param};
-/// struct W(Param);
-/// impl Module for W {
-///     fn params(&self) -> Vec<&Param> { vec![&self.0] }
-///     fn params_mut(&mut self) -> Vec<&mut Param> { vec![&mut self.0] }
-/// }
-/// let w = W(Param::new("w", ndarray::ArrayD::zeros(vec![2])));
-/// let grads = w.0.tensor().mul_scalar(3.0).sum_all().backward().unwrap();  // g = [3, 3]
+/// use lingo_tensor::Param;
+/// struct W { w: Param }
+/// lingo_tensor::module!(W { w });
+/// let w = W { w: Param::new("w", ndarray::ArrayD::zeros(vec![2])) };
+/// let grads = w.w.tensor().mul_scalar(3.0).sum_all().backward().unwrap();  // g = [3, 3]
 /// assert!((lingo_nn::grad_norm(&w, &grads) - 18.0_f32.sqrt()).abs() < 1e-6);
 /// ```
 pub fn grad_norm(model: &dyn Module, grads: &Gradients) -> f32 {

@@ -34,7 +34,7 @@
 
 use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Intervention, Prepared, ScoreSteps, Scorer};
 use lingo_data::{Batch, Example, PAD};
-use lingo_tensor::{Module, Param, SeqInput, Tensor};
+use lingo_tensor::{Param, SeqInput, Tensor};
 use ndarray::{Array2, Array3, Array5, Axis, Ix2, Ix3, Ix4};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -859,31 +859,7 @@ fn rnn_input<'t>(
     }
 }
 
-impl Module for Seq2Seq {
-    fn params(&self) -> Vec<&Param> {
-        let mut p = self.src_embedding.params();
-        p.extend(self.encoder.params());
-        p.extend(self.bridge.iter().flat_map(Module::params));
-        p.extend(self.tgt_embedding.params());
-        p.extend(self.decoder.params());
-        p.extend(self.attention.iter().flat_map(Module::params));
-        p.extend(self.combine.iter().flat_map(Module::params));
-        p.extend(self.out.params());
-        p
-    }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        let mut p = self.src_embedding.params_mut();
-        p.extend(self.encoder.params_mut());
-        p.extend(self.bridge.iter_mut().flat_map(Module::params_mut));
-        p.extend(self.tgt_embedding.params_mut());
-        p.extend(self.decoder.params_mut());
-        p.extend(self.attention.iter_mut().flat_map(Module::params_mut));
-        p.extend(self.combine.iter_mut().flat_map(Module::params_mut));
-        p.extend(self.out.params_mut());
-        p
-    }
-}
+lingo_tensor::module!(Seq2Seq { src_embedding, encoder, bridge, tgt_embedding, decoder, attention, combine, out });
 
 impl Forward {
     /// The attention weights as a plain `(batch, tgt_len, src_len)` array,

@@ -49,7 +49,7 @@
 
 use lingo_attention::{Intervention, ScoreSteps};
 use lingo_data::{Batch, Example, PAD};
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::{Param, Tensor};
 use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix2, Ix4, RemoveAxis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -957,63 +957,23 @@ fn stack_layers(layers: Vec<ArrayD<f32>>) -> Result<Array5<f32>> {
     Ok(stacked.permuted_axes([0, 2, 1, 3, 4]).as_standard_layout().into_owned())
 }
 
-impl Module for Transformer {
-    fn params(&self) -> Vec<&Param> {
-        let mut p: Vec<&Param> = self.src_embedding.iter().flat_map(Module::params).collect();
-        p.extend(self.src_positions.params());
-        for layer in &self.encoder {
-            p.extend(layer.self_attn.params());
-            p.extend(layer.ff.linear1.params());
-            p.extend(layer.ff.linear2.params());
-            p.extend(layer.norm1.params());
-            p.extend(layer.norm2.params());
-        }
-        p.extend(self.encoder_norm.params());
-        p.extend(self.tgt_embedding.params());
-        p.extend(self.tgt_positions.params());
-        for layer in &self.decoder {
-            p.extend(layer.self_attn.params());
-            p.extend(layer.cross_attn.params());
-            p.extend(layer.ff.linear1.params());
-            p.extend(layer.ff.linear2.params());
-            p.extend(layer.norm1.params());
-            p.extend(layer.norm2.params());
-            p.extend(layer.norm3.params());
-        }
-        p.extend(self.decoder_norm.params());
-        p.extend(self.out_weight.iter());
-        p.push(&self.out_bias);
-        p
-    }
+lingo_tensor::module!(FeedForward { linear1, linear2 });
+lingo_tensor::module!(EncoderLayer { self_attn, ff, norm1, norm2 });
+lingo_tensor::module!(DecoderLayer { self_attn, cross_attn, ff, norm1, norm2, norm3 });
 
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        let mut p: Vec<&mut Param> = self.src_embedding.iter_mut().flat_map(Module::params_mut).collect();
-        p.extend(self.src_positions.params_mut());
-        for layer in &mut self.encoder {
-            p.extend(layer.self_attn.params_mut());
-            p.extend(layer.ff.linear1.params_mut());
-            p.extend(layer.ff.linear2.params_mut());
-            p.extend(layer.norm1.params_mut());
-            p.extend(layer.norm2.params_mut());
-        }
-        p.extend(self.encoder_norm.params_mut());
-        p.extend(self.tgt_embedding.params_mut());
-        p.extend(self.tgt_positions.params_mut());
-        for layer in &mut self.decoder {
-            p.extend(layer.self_attn.params_mut());
-            p.extend(layer.cross_attn.params_mut());
-            p.extend(layer.ff.linear1.params_mut());
-            p.extend(layer.ff.linear2.params_mut());
-            p.extend(layer.norm1.params_mut());
-            p.extend(layer.norm2.params_mut());
-            p.extend(layer.norm3.params_mut());
-        }
-        p.extend(self.decoder_norm.params_mut());
-        p.extend(self.out_weight.iter_mut());
-        p.push(&mut self.out_bias);
-        p
-    }
-}
+// The order of `nn.Transformer`'s state dict: a checkpoint's and the optimizer's.
+lingo_tensor::module!(Transformer {
+    src_embedding,
+    src_positions,
+    encoder,
+    encoder_norm,
+    tgt_embedding,
+    tgt_positions,
+    decoder,
+    decoder_norm,
+    out_weight,
+    out_bias,
+});
 
 impl ModelConfig for TransformerConfig {
     type Model = Transformer;

@@ -105,7 +105,7 @@ pub use error::{Error, Result};
 pub use gemm::{SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
 pub use gradcheck::{FusedCheck, GradCheck, GradReport, check_fused, check_gradients};
 pub use ops::CrossEntropy;
-pub use param::{Module, Param};
+pub use param::{HasParams, Module, Param};
 pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
 pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
 pub use rnn::{RnnWeights, SeqInput};

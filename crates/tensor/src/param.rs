@@ -130,20 +130,20 @@ impl Param {
 /// Anything that owns parameters: layers and whole models.
 ///
 /// `params` lists every parameter exactly once, in a stable order (the order
-/// a checkpoint stores them and an optimizer keeps its state in).
+/// a checkpoint stores them and an optimizer keeps its state in), and
+/// `params_mut` the same ones in the same order. A struct lists the fields
+/// that hold them once, with [`module!`](crate::module), which writes both.
 ///
 /// ```
 /// use lingo_tensor::{Module, Param};
-/// struct Affine { weight: Param, bias: Param }
-/// impl Module for Affine {
-///     fn params(&self) -> Vec<&Param> { vec![&self.weight, &self.bias] }
-///     fn params_mut(&mut self) -> Vec<&mut Param> { vec![&mut self.weight, &mut self.bias] }
-/// }
+/// struct Affine { weight: Param, bias: Option<Param> }
+/// lingo_tensor::module!(Affine { weight, bias });
 /// let m = Affine {
 ///     weight: Param::new("weight", ndarray::ArrayD::zeros(vec![3, 2])),
-///     bias: Param::new("bias", ndarray::ArrayD::zeros(vec![3])),
+///     bias: Some(Param::new("bias", ndarray::ArrayD::zeros(vec![3]))),
 /// };
 /// assert_eq!(m.num_params(), 9);
+/// assert_eq!(m.params().iter().map(|p| p.name()).collect::<Vec<_>>(), ["weight", "bias"]);
 /// ```
 pub trait Module {
     /// Every parameter, in a stable order.
@@ -156,4 +156,127 @@ pub trait Module {
     fn num_params(&self) -> usize {
         self.params().iter().map(|p| p.tensor().len()).sum()
     }
+}
+
+/// What a field of a [`Module`] can be to hold parameters: a [`Param`], a
+/// module, or an `Option`, `Vec` or array of them. [`module!`](crate::module)
+/// collects a struct's fields through it.
+pub trait HasParams {
+    /// Appends its parameters to `out`, in order.
+    fn collect<'a>(&'a self, out: &mut Vec<&'a Param>);
+
+    /// Appends them mutably, in the same order.
+    fn collect_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Param>);
+}
+
+impl HasParams for Param {
+    fn collect<'a>(&'a self, out: &mut Vec<&'a Param>) {
+        out.push(self);
+    }
+
+    fn collect_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Param>) {
+        out.push(self);
+    }
+}
+
+impl<M: Module> HasParams for M {
+    fn collect<'a>(&'a self, out: &mut Vec<&'a Param>) {
+        out.extend(self.params());
+    }
+
+    fn collect_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Param>) {
+        out.extend(self.params_mut());
+    }
+}
+
+impl<T: HasParams> HasParams for Option<T> {
+    fn collect<'a>(&'a self, out: &mut Vec<&'a Param>) {
+        self.iter().for_each(|x| x.collect(out));
+    }
+
+    fn collect_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Param>) {
+        self.iter_mut().for_each(|x| x.collect_mut(out));
+    }
+}
+
+impl<T: HasParams> HasParams for Vec<T> {
+    fn collect<'a>(&'a self, out: &mut Vec<&'a Param>) {
+        self.iter().for_each(|x| x.collect(out));
+    }
+
+    fn collect_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Param>) {
+        self.iter_mut().for_each(|x| x.collect_mut(out));
+    }
+}
+
+impl<T: HasParams, const N: usize> HasParams for [T; N] {
+    fn collect<'a>(&'a self, out: &mut Vec<&'a Param>) {
+        self.iter().for_each(|x| x.collect(out));
+    }
+
+    fn collect_mut<'a>(&'a mut self, out: &mut Vec<&'a mut Param>) {
+        self.iter_mut().for_each(|x| x.collect_mut(out));
+    }
+}
+
+/// [`Module`] for a struct from the fields that hold its parameters, in
+/// the order listed (a field of a field as `ff.linear1`): each field a
+/// [`Param`], a module, or an `Option`, `Vec` or array of them ([`HasParams`]).
+/// Both `params` and `params_mut` come from the one list. A struct
+/// without parameters lists none: `module!(Dropout {})`.
+///
+/// An enum (or a struct whose parameters sit in an enum field) lists
+/// them per variant, matching `self` or one of its fields; each arm's
+/// bindings are the holders, in order:
+///
+/// ```
+/// use lingo_tensor::{Module, Param};
+/// enum Scale { Fixed(f32), Learned { gain: Param, shift: Param } }
+/// lingo_tensor::module!(Scale, match self {
+///     Scale::Fixed(_) => [],
+///     Scale::Learned { gain, shift } => [gain, shift],
+/// });
+/// let learned = Scale::Learned { gain: Param::new("g", ndarray::ArrayD::ones(vec![2])), shift: Param::new("s", ndarray::ArrayD::zeros(vec![2])) };
+/// assert_eq!((learned.num_params(), Scale::Fixed(2.0).num_params()), (4, 0));
+/// ```
+///
+/// See [`Module`] for a struct.
+#[macro_export]
+macro_rules! module {
+    ($type:ty, match self $(. $field:ident)* { $($pattern:pat => [$($held:ident),* $(,)?]),* $(,)? }) => {
+        impl $crate::Module for $type {
+            fn params(&self) -> Vec<&$crate::Param> {
+                let mut out = Vec::new();
+                match &(*self) $(. $field)* {
+                    $( $pattern => { $( $crate::HasParams::collect($held, &mut out); )* } )*
+                }
+                out
+            }
+
+            fn params_mut(&mut self) -> Vec<&mut $crate::Param> {
+                let mut out = Vec::new();
+                match &mut (*self) $(. $field)* {
+                    $( $pattern => { $( $crate::HasParams::collect_mut($held, &mut out); )* } )*
+                }
+                out
+            }
+        }
+    };
+    ($type:ty { $($($field:ident).+),* $(,)? }) => {
+        impl $crate::Module for $type {
+            fn params(&self) -> Vec<&$crate::Param> {
+                #[allow(unused_mut)]
+                let mut out = Vec::new();
+                $( $crate::HasParams::collect(&self.$($field).+, &mut out); )*
+                out
+            }
+
+            fn params_mut(&mut self) -> Vec<&mut $crate::Param> {
+                #[allow(unused_mut)]
+                let mut out = Vec::new();
+                $( $crate::HasParams::collect_mut(&mut self.$($field).+, &mut out); )*
+                out
+            }
+        }
+    };
 }

@@ -1,6 +1,6 @@
 //! Inverted dropout.
 
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::Tensor;
 
 use super::Mode;
 use crate::error::{Result, config};
@@ -70,12 +70,4 @@ impl Dropout {
     }
 }
 
-impl Module for Dropout {
-    fn params(&self) -> Vec<&Param> {
-        Vec::new()
-    }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        Vec::new()
-    }
-}
+lingo_tensor::module!(Dropout {});

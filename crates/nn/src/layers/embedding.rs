@@ -1,6 +1,6 @@
 //! Token embeddings: `E[id]`, one learned row per vocabulary entry.
 
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::{Param, Tensor};
 use ndarray::{ArrayView, Dimension};
 use rand::RngCore;
 
@@ -153,12 +153,4 @@ impl Embedding {
     }
 }
 
-impl Module for Embedding {
-    fn params(&self) -> Vec<&Param> {
-        vec![&self.weight]
-    }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        vec![&mut self.weight]
-    }
-}
+lingo_tensor::module!(Embedding { weight });

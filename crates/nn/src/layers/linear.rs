@@ -1,6 +1,6 @@
 //! The affine map `y = x·Wᵀ + b`.
 
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::{Param, Tensor};
 use rand::RngCore;
 
 use super::{param_name, positive};
@@ -118,12 +118,4 @@ impl Linear {
     }
 }
 
-impl Module for Linear {
-    fn params(&self) -> Vec<&Param> {
-        std::iter::once(&self.weight).chain(&self.bias).collect()
-    }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        std::iter::once(&mut self.weight).chain(&mut self.bias).collect()
-    }
-}
+lingo_tensor::module!(Linear { weight, bias });

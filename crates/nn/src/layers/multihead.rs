@@ -14,7 +14,7 @@
 
 use lingo_attention::{AttentionOutput, Intervention, ScoreSteps, dot_product_attention, plain};
 use lingo_tensor::init::xavier_uniform;
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::{Param, Tensor};
 use ndarray::{Array2, ArrayD, ArrayView1, ArrayView2, Axis, Ix2, IxDyn};
 
 use super::{Linear, Mode, param_name, positive};
@@ -366,16 +366,4 @@ impl MultiheadAttention {
     }
 }
 
-impl Module for MultiheadAttention {
-    fn params(&self) -> Vec<&Param> {
-        let mut p = vec![&self.in_proj_weight, &self.in_proj_bias];
-        p.extend(self.out_proj.params());
-        p
-    }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        let mut p = vec![&mut self.in_proj_weight, &mut self.in_proj_bias];
-        p.extend(self.out_proj.params_mut());
-        p
-    }
-}
+lingo_tensor::module!(MultiheadAttention { in_proj_weight, in_proj_bias, out_proj });

@@ -1,6 +1,6 @@
 //! Layer normalization over the last axis, with a learned scale and shift.
 
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::{Param, Tensor};
 use ndarray::{ArrayD, IxDyn};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -82,12 +82,4 @@ impl LayerNorm {
     }
 }
 
-impl Module for LayerNorm {
-    fn params(&self) -> Vec<&Param> {
-        vec![&self.weight, &self.bias]
-    }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        vec![&mut self.weight, &mut self.bias]
-    }
-}
+lingo_tensor::module!(LayerNorm { weight, bias });

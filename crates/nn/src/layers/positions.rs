@@ -10,7 +10,7 @@
 //! `PE(pos + k)` is a fixed linear map of `PE(pos)` for every offset `k`:
 //! attention can learn relative positions from absolute ones.
 
-use lingo_tensor::{Module, Param, Tensor};
+use lingo_tensor::Tensor;
 use ndarray::{Array2, ArrayD, Axis, IxDyn};
 use serde::{Deserialize, Serialize};
 
@@ -178,18 +178,10 @@ impl Positions {
     }
 }
 
-impl Module for Positions {
-    fn params(&self) -> Vec<&Param> {
-        match self {
-            Positions::Sinusoidal { .. } => Vec::new(),
-            Positions::Learned(embedding) => embedding.params(),
-        }
+lingo_tensor::module!(
+    Positions,
+    match self {
+        Positions::Sinusoidal { .. } => [],
+        Positions::Learned(embedding) => [embedding],
     }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        match self {
-            Positions::Sinusoidal { .. } => Vec::new(),
-            Positions::Learned(embedding) => embedding.params_mut(),
-        }
-    }
-}
+);

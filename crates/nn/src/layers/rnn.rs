@@ -20,7 +20,7 @@
 //! after its last valid step. Final states are ordered as PyTorch's,
 //! index `layer · D + direction`.
 
-use lingo_tensor::{Module, Param, RnnWeights, SeqInput, Tensor, gru_sequence, lstm_sequence};
+use lingo_tensor::{Param, RnnWeights, SeqInput, Tensor, gru_sequence, lstm_sequence};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -412,12 +412,4 @@ impl Rnn {
     }
 }
 
-impl Module for Rnn {
-    fn params(&self) -> Vec<&Param> {
-        self.cells.iter().flatten().collect()
-    }
-
-    fn params_mut(&mut self) -> Vec<&mut Param> {
-        self.cells.iter_mut().flatten().collect()
-    }
-}
+lingo_tensor::module!(Rnn { cells });
