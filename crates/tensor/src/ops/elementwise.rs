@@ -163,6 +163,18 @@ impl Tensor {
         Tensor::from_op("log", self.data().mapv(f32::ln), vec![self.clone()], |b| vec![Some(b.grad / b.input(0))])
     }
 
+    /// Square root elementwise. `∂/∂x = 1/(2√x) = 1/(2·out)`.
+    ///
+    /// ```
+    /// let a = lingo_tensor::Tensor::from_vec(vec![4.0], &[1]).unwrap();
+    /// assert_eq!(a.sqrt().to_vec(), vec![2.0]);
+    /// ```
+    pub fn sqrt(&self) -> Tensor {
+        Tensor::from_op("sqrt", self.data().mapv(f32::sqrt), vec![self.clone()], |b| {
+            vec![Some(Zip::from(b.grad).and(b.out).map_collect(|&g, &y| g / (2.0 * y)))]
+        })
+    }
+
     /// Hyperbolic tangent elementwise. `∂/∂x = 1 - tanh²(x) = 1 - out²`.
     ///
     /// ```

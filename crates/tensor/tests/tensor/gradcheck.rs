@@ -67,6 +67,7 @@ proptest! {
         check(|t| Ok(t[0].add_scalar(0.7)), &[x.clone()])?;
         check(|t| Ok(t[0].mul_scalar(-1.5)), &[x])?;
         check(|t| Ok(t[0].log()), &[values(&shape, 0.5, 3.0, seed)])?;
+        check(|t| Ok(t[0].sqrt()), &[values(&shape, 0.5, 3.0, seed)])?;
         check(|t| Ok(t[0].relu()), &[off_zero(&shape, seed)])?;
         check(|t| Ok(t[0].gelu()), &[values(&shape, -3.0, 3.0, seed)])?;
         check(|t| Ok(t[0].gelu_tanh()), &[values(&shape, -3.0, 3.0, seed)])?;
