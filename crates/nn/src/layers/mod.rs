@@ -20,7 +20,7 @@ pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use linear::Linear;
 pub use multihead::{HeadsOutput, MultiheadAttention, Projected};
-pub use norm::LayerNorm;
+pub use norm::{LayerNorm, layer_norm};
 pub use positions::{PositionKind, Positions, sinusoidal_positions};
 pub use rnn::{Rnn, RnnConfig, RnnKind, RnnOutput, RnnState};
 

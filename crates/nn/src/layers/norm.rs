@@ -9,9 +9,38 @@ use super::{param_name, positive};
 use crate::error::{Result, config};
 use crate::init::{Init, Weights};
 
+/// Layer normalization over the last axis, composed from tensor ops: the
+/// version to read. For each row `x` of `d` features,
+///
+/// ```text
+/// μ = (1/d) Σ_i x_i        σ² = (1/d) Σ_i (x_i − μ)²
+/// y = γ ⊙ (x − μ) / √(σ² + ε) + β
+/// ```
+///
+/// and the tape differentiates it. [`Tensor::layer_norm`] computes the same
+/// numbers as one op with a hand-written backward, row-blocked; the tests
+/// hold it to this, forward and every gradient.
+///
+/// ```
+/// use lingo_tensor::Tensor;
+/// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[1, 4]).unwrap();
+/// let (gamma, beta) = (Tensor::ones(&[4]), Tensor::zeros(&[4]));
+/// let plain = lingo_nn::layers::layer_norm(&x, &gamma, &beta, 1e-5).unwrap().to_vec();
+/// let fused = x.layer_norm(&gamma, &beta, 1e-5).unwrap().to_vec();
+/// assert!(plain.iter().zip(&fused).all(|(a, b)| (a - b).abs() < 1e-6));
+/// ```
+pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<Tensor> {
+    let features = [x.ndim() - 1];
+    let mean = x.mean(&features, true)?;
+    let centred = x.sub(&mean)?;
+    let variance = centred.mul(&centred)?.mean(&features, true)?;
+    let normalized = centred.div(&variance.add_scalar(eps).sqrt())?;
+    Ok(normalized.mul(gamma)?.add(beta)?)
+}
+
 /// PyTorch's `nn.LayerNorm(dim, eps)`: `weight (dim)` (γ, initially 1) and
 /// `bias (dim)` (β, initially 0), named `{prefix}.weight` and `{prefix}.bias`;
-/// [`Tensor::layer_norm`] gives the math.
+/// [`layer_norm`] gives the math, [`Tensor::layer_norm`] runs it.
 ///
 /// ```
 /// use lingo_nn::LayerNorm;

@@ -379,3 +379,31 @@ fn a_transformer_heads_row_worked_through_is_the_layers_own() {
         }
     }
 }
+
+#[test]
+fn the_plain_layer_norm_is_the_fused_ones_forward_and_every_gradient() {
+    use rand::Rng;
+    let mut r = rng(9);
+    for shape in [vec![3, 7], vec![2, 4, 16], vec![1, 64]] {
+        let d = *shape.last().unwrap();
+        let n: usize = shape.iter().product();
+        let mut draw =
+            |len: usize, scale: f32| -> Vec<f32> { (0..len).map(|_| r.random_range(-scale..scale)).collect() };
+        let x = Tensor::variable(ndarray::ArrayD::from_shape_vec(shape.clone(), draw(n, 3.0)).unwrap());
+        let gamma = Tensor::variable(ndarray::ArrayD::from_shape_vec(vec![d], draw(d, 1.5)).unwrap());
+        let beta = Tensor::variable(ndarray::ArrayD::from_shape_vec(vec![d], draw(d, 0.5)).unwrap());
+        // A weighted sum of the outputs, so every gradient differs from position to position.
+        let weights = Tensor::new(ndarray::ArrayD::from_shape_vec(shape.clone(), draw(n, 1.0)).unwrap());
+        let plain = lingo_nn::layers::layer_norm(&x, &gamma, &beta, 1e-5).unwrap();
+        let fused = x.layer_norm(&gamma, &beta, 1e-5).unwrap();
+        let gap = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(gap(&plain.to_vec(), &fused.to_vec()) < 1e-5, "{shape:?} forward");
+        let grads_plain = plain.mul(&weights).unwrap().sum_all().backward().unwrap();
+        let grads_fused = fused.mul(&weights).unwrap().sum_all().backward().unwrap();
+        for (name, t) in [("x", &x), ("gamma", &gamma), ("beta", &beta)] {
+            let (p, f) = (grads_plain.get(t).unwrap(), grads_fused.get(t).unwrap());
+            let (p, f): (Vec<f32>, Vec<f32>) = (p.iter().copied().collect(), f.iter().copied().collect());
+            assert!(gap(&p, &f) < 1e-4, "{shape:?} d{name}: {}", gap(&p, &f));
+        }
+    }
+}
