@@ -321,7 +321,7 @@ fn inspection_json(translator: &Translator, seen: &Inspection, probe: Probe, mod
         "model": describe(translator, model.step),
         "probe": probe,
         "source": shown.all(&seen.translations[0].source_tokens),
-        "unknown": seen.unknown,
+        "unknown": seen.unknown.iter().map(|(at, token)| (at, translator.tokenizer().shown(token))).collect::<Vec<_>>(),
         "translations": translations,
         "trace": seen.trace,
         "winner": winner,

@@ -359,3 +359,30 @@ fn a_model_in_training_is_explored_as_at_its_last_snapshot() {
     assert!(answer["model"]["step"].as_u64().unwrap() >= dot["step"].as_u64().unwrap());
     assert_eq!(server.post(&format!("/api/runs/{id}/stop"), "").0, 200);
 }
+
+#[test]
+fn a_subword_models_tokens_and_unknown_words_are_shown_as_people_read_them() {
+    use lingo_data::{Bpe, BpeConfig, TextTokenizer, Vocab, VocabConfig};
+    use rand::SeedableRng;
+    let server = Server::start();
+    let text = ["the cats sleep", "the dogs sleep", "cats and dogs"];
+    let bpe = TextTokenizer::Bpe(Box::new(Bpe::learn(text, &BpeConfig { merges: 12, ..BpeConfig::default() })));
+    let vocab = Vocab::build(text, &bpe, &VocabConfig::default());
+    let config = lingo_nn::Seq2SeqConfig {
+        attention: Some("dot".parse().unwrap()),
+        emb_dim: 8,
+        hidden_dim: 8,
+        ..lingo_nn::Seq2SeqConfig::new(vocab.len(), vocab.len())
+    };
+    let model = lingo_nn::Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
+    let translator = lingo_nn::Translator::new(model, bpe, vocab.clone(), vocab).unwrap();
+    translator.save(server.dir.path().join("bpe.ckpt")).unwrap();
+    let answer = explore(&server, json!({"model": {"checkpoint": "bpe.ckpt"}, "sentence": "the cats zzz"}));
+    let shown = |v: &Value| v.as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let source = shown(&answer["source"]);
+    assert!(source.iter().all(|t| !t.contains("</w>")), "{source:?}");
+    assert_eq!(source[1], "the");
+    // `zzz` is no piece of the vocabulary: named as typed, its end-of-word mark dropped.
+    assert!(answer["unknown"].as_array().unwrap().iter().all(|u| !u[1].as_str().unwrap().contains("</w>")), "{answer}");
+    assert!(!answer["unknown"].as_array().unwrap().is_empty());
+}
