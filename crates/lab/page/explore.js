@@ -219,6 +219,8 @@ function drawPane(box, answer, view, main) {
   box.querySelector(".no-attention").hidden = Boolean(map);
   const svg = box.querySelector("svg.map");
   const links = box.querySelector("svg.links");
+  // A model without attention has nothing to draw: no empty frames either.
+  for (const drawing of [svg, links]) drawing.style.display = map ? "" : "none";
   if (!map) {
     svg.replaceChildren();
     links.replaceChildren();
