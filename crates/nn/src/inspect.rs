@@ -163,3 +163,8 @@ pub(crate) fn check_row(cell: &Cell, rows: usize) -> Result<()> {
     }
     Ok(())
 }
+
+/// The rows of a one-example tensor `(1, len, features)`, as `(len, features)`.
+pub(crate) fn only_row(t: &lingo_tensor::Tensor) -> ndarray::Array2<f32> {
+    t.data().index_axis(Axis(0), 0).into_dimensionality::<ndarray::Ix2>().expect("3-D").to_owned()
+}

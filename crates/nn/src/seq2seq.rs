@@ -35,13 +35,13 @@
 use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Intervention, Prepared, ScoreSteps, Scorer};
 use lingo_data::{Batch, Example, PAD};
 use lingo_tensor::{Param, SeqInput, Tensor};
-use ndarray::{Array2, Array3, Array5, Axis, Ix2, Ix3, Ix4};
+use ndarray::{Array2, Array3, Array5, Axis, Ix3, Ix4};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, config as invalid};
 use crate::init::{Init, Weights};
-use crate::inspect::{AttentionKind, Cell, check_row};
+use crate::inspect::{AttentionKind, Cell, check_row, only_row};
 use crate::layers::{Dropout, Embedding, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
 use crate::model::{
     EncoderDecoder, ModelConfig, SelectRows, Step, copies_of, field_differences, from_saved, output_loss,
@@ -641,9 +641,7 @@ impl Seq2Seq {
             };
             Ok::<_, crate::Error>((encoded.enc_out, queries))
         })?;
-        // The only sentence's rows, `(len, features)`.
-        let rows = |t: &Tensor| t.data().index_axis(Axis(0), 0).into_dimensionality::<Ix2>().expect("3-D").to_owned();
-        let (enc_out, queries) = (rows(&enc_out), rows(&queries));
+        let (enc_out, queries) = (only_row(&enc_out), only_row(&queries));
         check_row(&cell, queries.nrows())?;
         Ok(attention.explain(queries.row(cell.row), enc_out.view(), enc_out.view(), None, cell.col)?)
     }

@@ -50,13 +50,13 @@
 use lingo_attention::{Intervention, ScoreSteps};
 use lingo_data::{Batch, Example, PAD};
 use lingo_tensor::{Param, Tensor};
-use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix2, Ix4, RemoveAxis};
+use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix4, RemoveAxis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, config as invalid};
 use crate::init::{Init, Weights};
-use crate::inspect::{AttentionKind, Cell, check_row};
+use crate::inspect::{AttentionKind, Cell, check_row, only_row};
 use crate::layers::{
     Dropout, Embedding, HeadsOutput, LayerNorm, Linear, Mode, MultiheadAttention, PositionKind, Positions,
 };
@@ -775,13 +775,6 @@ impl Transformer {
     /// assert_eq!(steps.weights[2], 0.0); // row 1 cannot read position 2: the causal mask
     /// ```
     pub fn explain(&self, example: &Example, cell: Cell) -> Result<ScoreSteps> {
-        let batch = Batch::from_examples(std::slice::from_ref(example))?;
-        let own = self.intervene(None);
-        let (encoded, decoded) = lingo_tensor::no_grad(|| {
-            let encoded = own.encode_source(&batch.src, &batch.src_lens, Mode::Eval)?;
-            let decoded = own.decoded_features(encoded.clone(), &batch.tgt_in, &batch.tgt_lens, Mode::Eval)?;
-            Ok::<_, crate::Error>((encoded, decoded))
-        })?;
         let layers = match cell.kind {
             AttentionKind::EncoderSelf => self.encoder.len(),
             _ => self.decoder.len(),
@@ -792,19 +785,25 @@ impl Transformer {
                 format!("layer {} is outside the {layers} layers of {}", cell.layer, cell.kind),
             ));
         }
-        // The only sentence's rows, `(len, d)`.
-        let rows = |t: &Tensor| t.data().index_axis(Axis(0), 0).into_dimensionality::<Ix2>().expect("3-D").to_owned();
+        let batch = Batch::from_examples(std::slice::from_ref(example))?;
+        let own = self.intervene(None);
+        let encoded = lingo_tensor::no_grad(|| own.encode_source(&batch.src, &batch.src_lens, Mode::Eval))?;
+        // The decoder runs only for the decoder's attentions.
+        let decoded = || {
+            lingo_tensor::no_grad(|| own.decoded_features(encoded.clone(), &batch.tgt_in, &batch.tgt_lens, Mode::Eval))
+        };
+        let l = cell.layer;
         let (attn, query, memory) = match cell.kind {
             AttentionKind::EncoderSelf => {
-                let x = rows(&encoded.reads[cell.layer]);
-                (&self.encoder[cell.layer].self_attn, x.clone(), x)
+                let x = only_row(&encoded.reads[l]);
+                (&self.encoder[l].self_attn, x.clone(), x)
             }
             AttentionKind::DecoderSelf => {
-                let x = rows(&decoded.reads[cell.layer].0);
-                (&self.decoder[cell.layer].self_attn, x.clone(), x)
+                let x = only_row(&decoded()?.reads[l].0);
+                (&self.decoder[l].self_attn, x.clone(), x)
             }
             AttentionKind::Cross => {
-                (&self.decoder[cell.layer].cross_attn, rows(&decoded.reads[cell.layer].1), rows(&encoded.enc_out))
+                (&self.decoder[l].cross_attn, only_row(&decoded()?.reads[l].1), only_row(&encoded.enc_out))
             }
         };
         check_row(&cell, query.nrows())?;
