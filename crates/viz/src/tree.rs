@@ -66,6 +66,8 @@ struct Layout {
     nodes: Vec<Vec<(f32, f32, f32)>>,
     /// Each step's heading: its x.
     headings: Vec<f32>,
+    /// The headings' centre line.
+    heading_y: f32,
 }
 
 /// A node's text: its label and score.
@@ -119,7 +121,8 @@ fn checked_layout(tree: &SearchTree, title: &str) -> Result<Layout, Error> {
     if (width as u64).saturating_mul(height as u64) > MAX_PIXELS {
         return Err(Error::TooLarge { width: width as u64, height: height as u64, max_pixels: MAX_PIXELS });
     }
-    Ok(Layout { size: (width as u32, height as u32), title_y: MARGIN + SIZE, root, nodes, headings })
+    let heading_y = top - 0.8 * SIZE;
+    Ok(Layout { size: (width as u32, height as u32), title_y: MARGIN + SIZE, root, nodes, headings, heading_y })
 }
 
 /// Every edge: from the parent's right end to the node's start, its fate and whether it is on the winner's path.
@@ -182,9 +185,8 @@ pub fn render_search_tree(tree: &SearchTree, title: &str) -> Result<RgbImage, Er
             ink.paint(&mut canvas, if winner { WINNER } else { color(fate, false) });
         }
     }
-    let heading_y = layout.nodes.first().and_then(|n| n.first()).map_or(0.0, |n| n.2 - ROW / 2.0 - 0.8 * SIZE);
     for (t, &x) in layout.headings.iter().enumerate() {
-        let baseline = centered_baseline(heading_y, 0.85 * SIZE);
+        let baseline = centered_baseline(layout.heading_y, 0.85 * SIZE);
         draw_text(
             &mut canvas,
             &format!("step {}", t + 1),
@@ -260,13 +262,13 @@ pub fn search_tree_svg(tree: &SearchTree, title: &str) -> Result<String, Error> 
             );
         }
     }
-    let heading_y = layout.nodes.first().and_then(|n| n.first()).map_or(0.0, |n| n.2 - ROW / 2.0 - 0.5 * SIZE);
+    let heading_baseline = layout.heading_y + 0.3 * SIZE;
     for (t, &x) in layout.headings.iter().enumerate() {
         put!(
             out,
             r#"<text x="{}" y="{}" font-size="{}" fill="{}">step {}</text>"#,
             Num(x.into()),
-            Num(heading_y.into()),
+            Num(heading_baseline.into()),
             Num((0.85 * SIZE).into()),
             Hex(PRUNED),
             t + 1
