@@ -9,48 +9,23 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{lingo_command, tiny_corpus};
+use crate::common::{lingo_command, tiny_corpus, tiny_steps};
 use lingo::nn::{AnyConfig, Checkpoint, TrainedModel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 /// Many one-step rounds, each ending with checkpoints: a kill can land
 /// before the first save, in a round, or in the middle of a save.
-const TRAIN: &[&str] = &[
-    "train",
-    "--data",
-    "numbers.tsv",
-    "--out",
-    "run",
-    "--test-size",
-    "4",
-    "--valid-size",
-    "4",
-    "--rounds",
-    "40",
-    "--round-size",
-    "8",
-    "--batch-size",
-    "8",
-    "--emb",
-    "8",
-    "--hidden",
-    "8",
-    "--vocab-size",
-    "50",
-    "--time-budget",
-    "1000",
-    "--threads",
-    "1",
-    "--json",
-    "--average",
-    "3",
-];
+fn train_args() -> Vec<&'static str> {
+    let mut args = tiny_steps("40");
+    args.extend(["--json", "--average", "3"]);
+    args
+}
 
 const KILLS: usize = 12;
 
 fn train(dir: &Path, resume: bool) -> std::process::Command {
-    let mut command = lingo_command(dir, TRAIN);
+    let mut command = lingo_command(dir, &train_args());
     if resume {
         command.arg("--resume");
     }

@@ -6,40 +6,14 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::common::{lingo_command, stderr, tiny_corpus};
+use crate::common::{lingo_command, stderr, tiny_corpus, tiny_steps};
 
 /// A run of a few one-step rounds on the tiny corpus, into `run/`.
-const TRAIN: &[&str] = &[
-    "train",
-    "--data",
-    "numbers.tsv",
-    "--out",
-    "run",
-    "--test-size",
-    "4",
-    "--valid-size",
-    "4",
-    "--rounds",
-    "3",
-    "--round-size",
-    "8",
-    "--batch-size",
-    "8",
-    "--emb",
-    "8",
-    "--hidden",
-    "8",
-    "--vocab-size",
-    "50",
-    "--time-budget",
-    "1000",
-    "--threads",
-    "1",
-    "--average",
-    "1",
-    "--beam",
-    "1",
-];
+fn train_args() -> Vec<&'static str> {
+    let mut args = tiny_steps("3");
+    args.extend(["--average", "1", "--beam", "1"]);
+    args
+}
 
 /// A temporary directory holding the tiny corpus as `numbers.tsv`.
 fn workdir() -> tempfile::TempDir {
@@ -48,10 +22,11 @@ fn workdir() -> tempfile::TempDir {
     dir
 }
 
-/// `lingo train` in `dir`: TRAIN with the flags of `extra` instead of its own.
+/// `lingo train` in `dir`: [`train_args`] with the flags of `extra` instead of its own.
 fn train(dir: &Path, extra: &[&str]) -> Command {
-    let mut args = vec![TRAIN[0]];
-    for pair in TRAIN[1..].chunks(2) {
+    let all = train_args();
+    let mut args = vec![all[0]];
+    for pair in all[1..].chunks(2) {
         if !extra.contains(&pair[0]) {
             args.extend(pair);
         }

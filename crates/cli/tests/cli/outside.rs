@@ -732,34 +732,10 @@ fn sort_study_time_epochs_reports_one_time_per_epoch_and_nothing_else() {
 fn train_then_translate_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     tiny_corpus(&dir.path().join("numbers.tsv"));
-    let train = lingo_in(
-        dir.path(),
-        &[
-            "train",
-            "--json",
-            "--data",
-            "numbers.tsv",
-            "--out",
-            "run",
-            "--test-size",
-            "4",
-            "--valid-size",
-            "4",
-            "--rounds",
-            "2",
-            "--emb",
-            "8",
-            "--hidden",
-            "8",
-            "--vocab-size",
-            "50",
-            "--time-budget",
-            "30",
-            "--show",
-            "2",
-            "--export-splits",
-        ],
-    );
+    let mut args = crate::common::tiny_train("2");
+    args.extend(["--json", "--emb", "8", "--hidden", "8", "--vocab-size", "50", "--time-budget", "30"]);
+    args.extend(["--show", "2", "--export-splits"]);
+    let train = lingo_in(dir.path(), &args);
     // One line per round as it ends, then the result.
     let lines = json_lines(&train);
     let (result, rounds) = lines.split_last().unwrap();

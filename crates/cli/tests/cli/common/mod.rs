@@ -52,6 +52,16 @@ pub fn tiny_train(rounds: &str) -> Vec<&str> {
     args
 }
 
+/// [`tiny_train`] in one-step rounds (8 pairs, one batch) of a model of 8
+/// features and a 50-token vocabulary, on one thread, with a budget no
+/// run reaches: its numbers depend on nothing but the seed.
+pub fn tiny_steps(rounds: &str) -> Vec<&str> {
+    let mut args = tiny_train(rounds);
+    args.extend(["--round-size", "8", "--batch-size", "8", "--emb", "8", "--hidden", "8", "--vocab-size", "50"]);
+    args.extend(["--time-budget", "1000", "--threads", "1"]);
+    args
+}
+
 /// A tiny made-up corpus: the 36 pairs of two numbers spelled in English
 /// and Spanish.
 pub fn tiny_corpus(path: &Path) {
