@@ -26,7 +26,8 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use lingo_attention::{Attention, AttentionConfig, Scorer};
-use lingo_tensor::{Tensor, gemm};
+use lingo_kernels::gemm;
+use lingo_tensor::Tensor;
 use ndarray::{Array2, ArrayD};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -76,7 +77,7 @@ impl Workload {
     }
 }
 
-/// One `(n × n) · (n × n)` product through `lingo_tensor::gemm` (matrixmultiply).
+/// One `(n × n) · (n × n)` product through `lingo_kernels::gemm` (matrixmultiply).
 struct Reference {
     a: Array2<f32>,
     c: Array2<f32>,
@@ -102,7 +103,7 @@ impl Reference {
 /// ceiling every product's rate is a share of. `None` without AVX2 and FMA.
 fn fma_peak_gflops() -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
-    if lingo_tensor::cpu::avx2_fma() {
+    if lingo_kernels::cpu::avx2_fma() {
         const STEPS: usize = 1 << 20;
         // SAFETY: both target features were just detected.
         let secs = median_seconds(|| {
@@ -149,7 +150,7 @@ mod timing;
 use timing::median_seconds;
 
 fn main() {
-    lingo_tensor::keep_freed_memory(); // as the `lingo` binary does: freed buffers are reused, not faulted in again
+    lingo_kernels::memory::keep_freed_memory(); // as the `lingo` binary does: freed buffers are reused, not faulted in again
     // Criterion reads the same filter; `summary...` matches none of its names.
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     // `summary=NAME` asks for one workload by its whole name (`dot/...` is part of `scaled_dot/...`).

@@ -73,7 +73,7 @@ impl Workload {
 }
 
 fn main() {
-    lingo_tensor::keep_freed_memory(); // as the `lingo` binary does
+    lingo_kernels::memory::keep_freed_memory(); // as the `lingo` binary does
     let summary_only = std::env::args().skip(1).any(|a| a.starts_with("summary"));
     let workloads: Vec<Workload> = SIZES.iter().map(|&d| Workload::new(d)).collect();
     if !summary_only {

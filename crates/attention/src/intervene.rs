@@ -25,7 +25,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use lingo_tensor::{Tensor, gemm_new};
+use lingo_kernels::gemm_new;
+use lingo_tensor::Tensor;
 use ndarray::{Array3, Array4, ArrayView4, Axis, s};
 use rand::SeedableRng;
 use rand::rngs::StdRng;

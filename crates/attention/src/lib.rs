@@ -80,7 +80,7 @@
 //! Each scorer's score, masked softmax and weighted sum is one node in the
 //! graph, with its backward written by hand (the derivations sit beside the
 //! code, in `src/kernel/dot.rs` and `src/kernel/additive.rs`). The products
-//! go through `lingo_tensor::gemm` (`matrixmultiply`, or its own
+//! go through `lingo_kernels::gemm` (`matrixmultiply`, or its own
 //! dot-product tiles for `Q·Kᵀ`-shaped ones) on strided views, so heads and transposes are never
 //! copied; batch entries are shared between threads by rayon when there is
 //! enough work, with the same bits for any number of threads. The projections

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use lingo_tensor::fastmath::{exp_slice, vectorized};
+use lingo_kernels::math::{exp_slice, vectorized};
 use ndarray::{Array2, Array3};
 
 use crate::error::{Result, mismatch};

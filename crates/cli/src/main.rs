@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     };
     // Training frees and allocates the same large buffers at every step:
     // keep freed memory for reuse rather than faulting in fresh pages.
-    lingo::tensor::keep_freed_memory();
+    lingo::kernels::memory::keep_freed_memory();
     // A bug must not greet the user with a backtrace either: one line, exit 101.
     std::panic::set_hook(Box::new(|info| {
         let message = info

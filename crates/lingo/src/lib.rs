@@ -12,6 +12,8 @@
 
 #![warn(missing_docs)]
 
+/// The fast kernels under the core, each beside its plain reference ([`lingo_kernels`]).
+pub use lingo_kernels as kernels;
 /// The tensor and reverse-mode autograd core ([`lingo_tensor`]).
 pub use lingo_tensor as tensor;
 

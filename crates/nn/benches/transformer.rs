@@ -102,7 +102,7 @@ fn median_ms(reps: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    lingo_tensor::keep_freed_memory(); // as the `lingo` binary does
+    lingo_kernels::memory::keep_freed_memory(); // as the `lingo` binary does
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let json = args.iter().any(|a| a == "--json");
     let filter = args.iter().find(|a| !a.starts_with("--")).cloned().unwrap_or_default();

@@ -63,7 +63,7 @@ impl Hypothesis {
 ///
 /// Only the normaliser needs the whole row; the `k` best of `log p` are
 /// those of `z`, so no row of log-probabilities is written. Rows are shared
-/// between threads (the exponentials are `lingo_tensor::fastmath`'s), each
+/// between threads (the exponentials are `lingo_kernels::math`'s), each
 /// row one thread's, so the bits do not depend on the thread count.
 fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: usize) -> Vec<Vec<(f32, usize)>> {
     let logits = logits.view().into_dimensionality::<ndarray::Ix2>().expect("step logits are 2-D");
@@ -75,7 +75,7 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
             let Some(base) = *base else { continue };
             let row = logits.row(chunk * 8 + i);
             let row = row.as_slice().expect("a standard-layout row");
-            *best = top_k(row, lingo_tensor::fastmath::log_sum_exp(row, &mut scratch), base, k);
+            *best = top_k(row, lingo_kernels::math::log_sum_exp(row, &mut scratch), base, k);
         }
     });
     out

@@ -45,8 +45,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use lingo_tensor::fastmath::vectorized;
-use lingo_tensor::{Gradients, Module, Param, cpu};
+use lingo_kernels::cpu;
+use lingo_kernels::math::vectorized;
+use lingo_tensor::{Gradients, Module, Param};
 use ndarray::ArrayD;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -122,7 +122,7 @@ mod timing;
 use timing::median_seconds;
 
 fn main() {
-    lingo_tensor::keep_freed_memory(); // as the `lingo` binary does: freed buffers are reused, not faulted in again
+    lingo_kernels::memory::keep_freed_memory(); // as the `lingo` binary does: freed buffers are reused, not faulted in again
     let mut c = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(1))

@@ -17,9 +17,9 @@ use std::collections::{HashMap, HashSet};
 
 use ndarray::{ArrayD, Zip};
 
-use crate::cpu;
 use crate::error::{Result, bad_shape, mismatch};
 use crate::tensor::{Backward, BackwardMulti, Rule, Tensor, TensorId};
+use lingo_kernels::cpu;
 
 /// The gradients of one backward pass, keyed by tensor identity.
 ///

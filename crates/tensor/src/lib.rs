@@ -36,8 +36,9 @@
 //!   saved values, which is what decoding wants; [`enable_grad`] switches it
 //!   back on for work that needs gradients, whatever its thread's scope.
 //! * [`Param`] and [`Module`] give weights stable names and a stable order.
-//! * Other crates add fused ops the same way, through [`Tensor::from_op`]
-//!   and the [`gemm`] kernel.
+//! * Other crates add fused ops the same way, through [`Tensor::from_op`];
+//!   the fast inner loops (products, vectorized activations, lane
+//!   reductions) are [`lingo_kernels`]', called by name.
 //!
 //! ## The ops
 //!
@@ -46,7 +47,7 @@
 //! | arithmetic (broadcasting) | [`add`](Tensor::add), [`sub`](Tensor::sub), [`mul`](Tensor::mul), [`div`](Tensor::div), [`neg`](Tensor::neg), [`add_scalar`](Tensor::add_scalar), [`mul_scalar`](Tensor::mul_scalar) |
 //! | activations | [`exp`](Tensor::exp), [`log`](Tensor::log), [`tanh`](Tensor::tanh), [`sigmoid`](Tensor::sigmoid), [`relu`](Tensor::relu), [`gelu`](Tensor::gelu), [`gelu_tanh`](Tensor::gelu_tanh), [`softmax`](Tensor::softmax), [`log_softmax`](Tensor::log_softmax) |
 //! | normalization | [`layer_norm`](Tensor::layer_norm) over the last axis, [`add_layer_norm`](Tensor::add_layer_norm) (the residual add and the norm as one op) |
-//! | products | [`matmul`](Tensor::matmul) (plain and batched), [`linear`](Tensor::linear); all through [`gemm`]: tiles of its own for the layouts these models use most (on CPUs with AVX-512, packed panels for every product of some size), `matrixmultiply` for the rest; [`gemm_uninit`] and [`gemm_new`] write fresh results without zeroing them first |
+//! | products | [`matmul`](Tensor::matmul) (plain and batched), [`linear`](Tensor::linear); all through [`lingo_kernels::gemm()`] |
 //! | reductions | [`sum`](Tensor::sum), [`mean`](Tensor::mean), [`sum_all`](Tensor::sum_all), [`mean_all`](Tensor::mean_all) |
 //! | shapes | [`reshape`](Tensor::reshape), [`unsqueeze`](Tensor::unsqueeze), [`permute`](Tensor::permute), [`transpose`](Tensor::transpose), [`cat`](Tensor::cat), [`stack`](Tensor::stack), [`narrow`](Tensor::narrow), [`split`](Tensor::split) |
 //! | indexing | [`index_select`](Tensor::index_select), [`embedding`](Tensor::embedding), [`masked_fill`](Tensor::masked_fill) |
@@ -67,31 +68,16 @@
 //! ## Determinism
 //!
 //! Every random choice takes an explicit RNG. Given the same inputs, the ops
-//! compute the same bits on every run and for any number of threads:
-//! [`gemm`] splits a large product between threads by output blocks, so
-//! each output element is always summed by one thread in the same order, and
-//! no op reduces across threads. The bits can differ between CPUs (the GEMM
-//! kernel is chosen at run time by the CPU's features) and between builds
-//! with and without the `avx512` feature.
-//!
-//! ## Features
-//!
-//! - `avx512` (default): `matrixmultiply` uses its AVX-512 kernel (16×16
-//!   tiles) on CPUs that have it, its AVX2 one (8×8) otherwise. (On those
-//!   CPUs lingo's own panel tiles take most products; `matrixmultiply` is
-//!   left with results whose rows are not contiguous.) Turn it off
-//!   (`default-features = false`) to use the AVX2 kernel everywhere; both
-//!   were measured on these models' sizes (`docs/performance.md`, "Which
-//!   GEMM kernel").
+//! compute the same bits on every run and for any number of threads: each
+//! kernel sums every result in one order fixed by the sizes
+//! ([`lingo_kernels`], "Determinism"), and no op reduces across threads.
+//! The bits can differ between CPUs (kernels are chosen at run time by the
+//! CPU's features).
 
 #![warn(missing_docs)]
 
-mod alloc;
 mod backprop;
-pub mod cpu;
 mod error;
-pub mod fastmath;
-mod gemm;
 mod gradcheck;
 pub mod init;
 mod ops;
@@ -99,10 +85,8 @@ mod param;
 pub mod rnn;
 mod tensor;
 
-pub use alloc::keep_freed_memory;
 pub use backprop::Gradients;
 pub use error::{Error, Result};
-pub use gemm::{SMALL_MACS, dot8, gemm, gemm_new, gemm_uninit};
 pub use gradcheck::{FusedCheck, GradCheck, GradReport, check_fused, check_gradients};
 pub use ops::CrossEntropy;
 pub use param::{HasParams, Module, Param};

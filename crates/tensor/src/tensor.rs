@@ -24,7 +24,7 @@ use ndarray_rand::rand_distr::{Normal, Uniform};
 use rand::Rng;
 
 use crate::error::{Result, bad_arg, bad_shape};
-use crate::gemm::Panels;
+use lingo_kernels::gemm::Panels;
 
 /// A process-wide unique identity of a tensor; gradients are stored by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

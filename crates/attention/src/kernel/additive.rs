@@ -35,8 +35,10 @@
 //! and then over the batch in order, so the bits do not depend on threads.
 //! Positions hidden by the causal mask are skipped outright.
 
-use lingo_tensor::fastmath::tanh_slice;
-use lingo_tensor::{BackwardMulti, Tensor, dot8, gemm, gemm_uninit, will_record};
+use lingo_kernels::lanes::dot as dot8;
+use lingo_kernels::math::tanh_slice;
+use lingo_kernels::{gemm, gemm_uninit};
+use lingo_tensor::{BackwardMulti, Tensor, will_record};
 use ndarray::{Array2, Array3, ArrayD, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{

@@ -53,8 +53,9 @@
 //! work between threads without changing its bits), so the results do not
 //! depend on the thread count.
 
+use lingo_kernels::gemm;
 use lingo_tensor::rnn::gru::{step_backward, step_forward};
-use lingo_tensor::{BackwardMulti, RnnWeights, Tensor, gemm, will_record};
+use lingo_tensor::{BackwardMulti, RnnWeights, Tensor, will_record};
 use ndarray::{Array2, Array3, ArrayD, ArrayView2, Axis, concatenate, s};
 
 use super::additive::{KEEP_HIDDEN, hidden, query_grads, query_weights};

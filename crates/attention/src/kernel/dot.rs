@@ -33,8 +33,10 @@
 
 use std::mem::MaybeUninit;
 
-use lingo_tensor::fastmath::vectorized;
-use lingo_tensor::{BackwardMulti, Tensor, dot8, gemm, gemm_uninit, will_record};
+use lingo_kernels::lanes::dot as dot8;
+use lingo_kernels::math::vectorized;
+use lingo_kernels::{gemm, gemm_uninit};
+use lingo_tensor::{BackwardMulti, Tensor, will_record};
 use ndarray::{
     Array3, ArrayD, ArrayView2, ArrayView3, ArrayViewMut2, Axis, Ix2, Slice, SliceInfo, SliceInfoElem, Zip, s,
 };

@@ -25,7 +25,8 @@ pub(crate) mod additive;
 pub(crate) mod bahdanau;
 pub(crate) mod dot;
 
-use lingo_tensor::{Tensor, cpu};
+use lingo_kernels::cpu;
+use lingo_tensor::Tensor;
 use std::mem::MaybeUninit;
 
 use ndarray::{

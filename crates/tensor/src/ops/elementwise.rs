@@ -8,8 +8,8 @@ use rand::Rng;
 
 use super::{broadcast_shape, sum_to};
 use crate::error::{Result, bad_arg};
-use crate::fastmath;
 use crate::tensor::Tensor;
+use lingo_kernels::math as fastmath;
 
 /// Element `i`'s draw for dropout under `key`: two rounds of Wellons's
 /// `lowbias32` integer hash, keyed by each half of `key`. 32-bit multiplies,

@@ -14,8 +14,9 @@ use ndarray::{Array2, ArrayD, Axis, CowArray, Ix2};
 use rayon::prelude::*;
 
 use crate::error::{Result, bad_arg, mismatch};
-use crate::gemm::gemm_new;
 use crate::tensor::{Tensor, will_record};
+use lingo_kernels::gemm::gemm_new;
+use lingo_kernels::lanes;
 
 /// Options of [`Tensor::cross_entropy`], as in PyTorch's `nn.CrossEntropyLoss`.
 ///
@@ -147,7 +148,7 @@ impl Tensor {
     /// they are left out before the product, and their `dx` rows are 0.
     /// Each row's loss is computed by one thread and the losses are summed
     /// in row order, so the bits do not depend on the thread count. The
-    /// exponentials are the vectorized ones of [`fastmath`](crate::fastmath)
+    /// exponentials are the vectorized ones of [`math`](lingo_kernels::math)
     /// (about 2·10⁻⁷ relative error), so the result may differ from the
     /// composed ops in the last bits.
     ///
@@ -300,8 +301,8 @@ fn softmax_row(row: &mut [f32], bias: Option<&[f32]>, y: usize, eps: f32, classe
     let (max, sum_z) = max_and_sum(row);
     let z_y = row[y];
     row.iter_mut().for_each(|z| *z -= max);
-    crate::fastmath::exp_slice(row);
-    let sum = f64::from(lane_sum(row));
+    lingo_kernels::math::exp_slice(row);
+    let sum = f64::from(lanes::sum(row));
     let inv = (1.0 / sum) as f32;
     row.iter_mut().for_each(|p| *p *= inv);
     let (max, log_sum) = (f64::from(max), sum.ln());
@@ -313,33 +314,13 @@ fn softmax_row(row: &mut [f32], bias: Option<&[f32]>, y: usize, eps: f32, classe
     if loss < 0.0 { 0.0 } else { loss }
 }
 
-/// The largest element (eight running maxima: exact in any order) and the
-/// sum of all elements in `f64` (eight running sums in a fixed order).
+/// The largest element and the sum of all elements in `f64`, in one pass
+/// of eight lanes (the maximum is exact in any order; the sum's order is fixed).
 fn max_and_sum(xs: &[f32]) -> (f32, f64) {
-    let (mut max, mut sum) = ([f32::NEG_INFINITY; 8], [0.0_f64; 8]);
-    let chunks = xs.chunks_exact(8);
-    let tail = chunks.remainder();
-    for chunk in chunks {
-        for i in 0..8 {
-            max[i] = max[i].max(chunk[i]);
-            sum[i] += f64::from(chunk[i]);
-        }
-    }
-    let tail_max = tail.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-    let tail_sum: f64 = tail.iter().map(|&v| f64::from(v)).sum();
-    (max.into_iter().fold(tail_max, f32::max), sum.iter().sum::<f64>() + tail_sum)
-}
-
-/// Σ xs in eight running `f32` sums, added in a fixed order (vectorizes;
-/// the same bits for the same slice).
-fn lane_sum(xs: &[f32]) -> f32 {
-    let mut acc = [0.0_f32; 8];
-    let chunks = xs.chunks_exact(8);
-    let tail: f32 = chunks.remainder().iter().sum();
-    for chunk in chunks {
-        for i in 0..8 {
-            acc[i] += chunk[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
+    lanes::fold(
+        xs,
+        (f32::NEG_INFINITY, 0.0),
+        |(m, s), x| (m.max(x), s + f64::from(x)),
+        |(m, s), (n, t)| (m.max(n), s + t),
+    )
 }

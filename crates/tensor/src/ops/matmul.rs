@@ -1,4 +1,4 @@
-//! Matrix products through [`gemm`](crate::gemm): plain, batched, and the
+//! Matrix products through [`gemm`](lingo_kernels::gemm()): plain, batched, and the
 //! fused affine map of a linear layer.
 //!
 //! For `C = A·B` the backward rules are `dA = dC·Bᵀ` and `dB = Aᵀ·dC`; the
@@ -7,8 +7,8 @@
 use ndarray::{Array2, Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
 
 use crate::error::{Result, bad_shape, mismatch};
-use crate::gemm::{gemm, gemm_new, gemm_with_panels};
 use crate::tensor::{Tensor, is_grad_enabled};
+use lingo_kernels::gemm::{gemm, gemm_new, gemm_with_panels};
 
 /// Views a 2-D or 3-D array as `(batch, rows, cols)`; a 2-D one has batch 1.
 fn as_batched(a: &ArrayD<f32>) -> ArrayView3<'_, f32> {

@@ -38,8 +38,8 @@ use super::{
     weight_grads,
 };
 use crate::error::Result;
-use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::{BackwardMulti, Tensor, flat_vec};
+use lingo_kernels::math::{sigmoid_slice, tanh_slice};
 
 /// What [`gru_sequence`] returns.
 #[derive(Debug, Clone)]

@@ -37,8 +37,8 @@ use super::{
     step_rows_mut, weight_grads,
 };
 use crate::error::Result;
-use crate::fastmath::{sigmoid_slice, tanh_slice};
 use crate::tensor::{BackwardMulti, Tensor, flat_vec};
+use lingo_kernels::math::{sigmoid_slice, tanh_slice};
 
 /// What [`lstm_sequence`] returns.
 #[derive(Debug, Clone)]

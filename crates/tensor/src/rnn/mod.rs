@@ -70,8 +70,8 @@ pub mod plain;
 use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 
 use crate::error::{Result, bad_arg, mismatch};
-use crate::gemm::{Prepared, gemm, gemm_prepared};
 use crate::tensor::{Tensor, flat_vec};
+use lingo_kernels::gemm::{Prepared, gemm, gemm_prepared};
 
 /// The four parameters of one direction of one recurrent layer, in PyTorch's
 /// layout: `weight_ih (G·H, I)`, `weight_hh (G·H, H)`, `bias_ih (G·H)`,
@@ -269,7 +269,7 @@ pub(crate) fn gemm_rows(
 /// give the same bits.
 pub(crate) fn recurrent_weight_t(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepared<'_> {
     let w_hh_t = if steps > 1 {
-        CowArray::from(crate::gemm::row_major(w_hh.reversed_axes()))
+        CowArray::from(lingo_kernels::gemm::row_major(w_hh.reversed_axes()))
     } else {
         CowArray::from(w_hh.reversed_axes())
     };

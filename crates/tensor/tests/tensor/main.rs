@@ -2,7 +2,6 @@
 //! not one per file): a module per part, named as the part it tests.
 
 mod autograd;
-mod gemm;
 mod gradcheck;
 mod init;
 mod output_layer;

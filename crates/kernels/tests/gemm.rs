@@ -5,8 +5,8 @@
 
 use std::mem::MaybeUninit;
 
-use lingo_tensor::cpu::GEMM_MACS;
-use lingo_tensor::{SMALL_MACS, gemm, gemm_uninit};
+use lingo_kernels::cpu::GEMM_MACS;
+use lingo_kernels::{SMALL_MACS, gemm, gemm_uninit};
 use ndarray::{Array2, ArrayView2};
 
 fn reference(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: &Array2<f32>) -> Array2<f64> {
@@ -201,7 +201,7 @@ fn row_major_right_operands_are_summed_in_the_documented_order() {
 /// tests of their summation order are skipped without them).
 fn tiles_used() -> bool {
     #[cfg(target_arch = "x86_64")]
-    let used = lingo_tensor::cpu::avx2_fma();
+    let used = lingo_kernels::cpu::avx2_fma();
     #[cfg(not(target_arch = "x86_64"))]
     let used = false;
     if !used {

@@ -20,7 +20,7 @@
 //! keeps each sum in one thread and one order, so none changes the bits.
 //!
 //! ```
-//! use lingo_tensor::cpu;
+//! use lingo_kernels::cpu;
 //! assert!(!cpu::share(1, cpu::GEMM_MACS));             // far below the threshold
 //! let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
 //! assert!(!pool.install(|| cpu::share(usize::MAX, 0))); // already on a pool thread
@@ -29,7 +29,7 @@
 /// Whether this CPU has AVX2.
 ///
 /// ```
-/// let _lanes = if lingo_tensor::cpu::avx2() { 8 } else { 4 };
+/// let _lanes = if lingo_kernels::cpu::avx2() { 8 } else { 4 };
 /// ```
 pub fn avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -41,7 +41,7 @@ pub fn avx2() -> bool {
 /// Whether this CPU has AVX2 and FMA, which the AVX2 tile kernels need.
 ///
 /// ```
-/// assert!(!lingo_tensor::cpu::avx2_fma() || lingo_tensor::cpu::avx2());
+/// assert!(!lingo_kernels::cpu::avx2_fma() || lingo_kernels::cpu::avx2());
 /// ```
 pub fn avx2_fma() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -53,7 +53,7 @@ pub fn avx2_fma() -> bool {
 /// Whether this CPU has AVX-512 (the foundation set), which the panel tiles need.
 ///
 /// ```
-/// let _tile_width = if lingo_tensor::cpu::avx512() { 32 } else { 16 };
+/// let _tile_width = if lingo_kernels::cpu::avx512() { 32 } else { 16 };
 /// ```
 pub fn avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -67,7 +67,7 @@ pub fn avx512() -> bool {
 /// `work ≥ threshold` (see the [module docs](self)).
 ///
 /// ```
-/// use lingo_tensor::cpu;
+/// use lingo_kernels::cpu;
 /// let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
 /// assert!(!pool.install(|| cpu::share(usize::MAX, 0)));   // inside a pool
 /// ```

@@ -12,10 +12,12 @@
 //! bits. The relative error is about 2·10⁻⁷ (a couple of ulps); the tests
 //! below hold it to 1e-6 against the standard library over the whole range.
 
+use crate::lanes;
+
 /// `eˣ`, accurate to a couple of ulps; inputs are clamped to `[-87.3, 88.7]`
 /// (results below the smallest normal float are returned as about `1e-38`).
 #[inline(always)]
-pub(crate) fn exp(x: f32) -> f32 {
+pub fn exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     // ln 2 split in two so n·ln2 is exact in the first part.
     const LN2_HI: f32 = 0.693_359_4;
@@ -40,14 +42,14 @@ pub(crate) fn exp(x: f32) -> f32 {
 
 /// `σ(x) = 1 / (1 + e⁻ˣ)`.
 #[inline(always)]
-pub(crate) fn sigmoid(x: f32) -> f32 {
+pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + exp(-x))
 }
 
 /// `tanh(x) = sign(x) · (1 - e) / (1 + e)` with `e = e^{-2|x|} ≤ 1`, which
 /// cannot overflow.
 #[inline(always)]
-pub(crate) fn tanh(x: f32) -> f32 {
+pub fn tanh(x: f32) -> f32 {
     let e = exp(-2.0 * x.abs());
     ((1.0 - e) / (1.0 + e)).copysign(x)
 }
@@ -58,7 +60,7 @@ pub(crate) fn tanh(x: f32) -> f32 {
 /// Recipes*, 2nd ed., §6.2); with f32 rounding, `erf` is within 5·10⁻⁷ of
 /// the true value everywhere. No branches: it vectorizes like the others.
 #[inline(always)]
-pub(crate) fn erf(x: f32) -> f32 {
+pub fn erf(x: f32) -> f32 {
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
     let p = -1.265_512_2
@@ -73,7 +75,7 @@ pub(crate) fn erf(x: f32) -> f32 {
 
 /// Applies `σ` to every element of `xs`.
 #[inline]
-pub(crate) fn sigmoid_slice(xs: &mut [f32]) {
+pub fn sigmoid_slice(xs: &mut [f32]) {
     map_in_place(xs, sigmoid);
 }
 
@@ -81,7 +83,7 @@ pub(crate) fn sigmoid_slice(xs: &mut [f32]) {
 ///
 /// ```
 /// let mut xs = [0.0_f32, 0.5, -3.0];
-/// lingo_tensor::fastmath::tanh_slice(&mut xs);
+/// lingo_kernels::math::tanh_slice(&mut xs);
 /// assert_eq!(xs[0], 0.0);
 /// assert!((xs[1] - 0.5_f32.tanh()).abs() < 2e-7 && (xs[2] - (-3.0_f32).tanh()).abs() < 2e-7);
 /// ```
@@ -95,7 +97,7 @@ pub fn tanh_slice(xs: &mut [f32]) {
 ///
 /// ```
 /// let mut xs = [0.0_f32, 1.0, -100.0];
-/// lingo_tensor::fastmath::exp_slice(&mut xs);
+/// lingo_kernels::math::exp_slice(&mut xs);
 /// assert_eq!(xs[0], 1.0);
 /// assert!((xs[1] - 1.0_f32.exp()).abs() <= 1e-6 * xs[1] && xs[2] < 1e-37);
 /// ```
@@ -114,32 +116,17 @@ pub fn exp_slice(xs: &mut [f32]) {
 /// let mut scratch = Vec::new();
 /// let z = [1.0_f32, 2.0, 3.0];
 /// let direct = z.iter().map(|v| v.exp()).sum::<f32>().ln();
-/// assert!((lingo_tensor::fastmath::log_sum_exp(&z, &mut scratch) - direct).abs() < 1e-6);
-/// assert_eq!(lingo_tensor::fastmath::log_sum_exp(&[1000.0, 1000.0], &mut scratch), 1000.0 + 2_f32.ln());
+/// assert!((lingo_kernels::math::log_sum_exp(&z, &mut scratch) - direct).abs() < 1e-6);
+/// assert_eq!(lingo_kernels::math::log_sum_exp(&[1000.0, 1000.0], &mut scratch), 1000.0 + 2_f32.ln());
 /// ```
 pub fn log_sum_exp(xs: &[f32], scratch: &mut Vec<f32>) -> f32 {
     vectorized(|| {
-        let max = in_lanes(xs, f32::NEG_INFINITY, f32::max);
+        let max = lanes::max(xs);
         scratch.clear();
         scratch.extend(xs.iter().map(|&x| x - max));
         map_each(scratch, exp);
-        in_lanes(scratch, 0.0, |a, b| a + b).ln() + max
+        lanes::sum(scratch).ln() + max
     })
-}
-
-/// `xs` folded with `f` in eight lanes (element `i` into lane `i mod 8`),
-/// then the lanes and the remainder in order: a reduction that vectorizes.
-#[inline(always)]
-fn in_lanes(xs: &[f32], init: f32, f: impl Fn(f32, f32) -> f32) -> f32 {
-    let mut acc = [init; 8];
-    let chunks = xs.chunks_exact(8);
-    let tail = chunks.remainder().iter().fold(init, |a, &x| f(a, x));
-    for chunk in chunks {
-        for i in 0..8 {
-            acc[i] = f(acc[i], chunk[i]);
-        }
-    }
-    f(acc.into_iter().fold(init, &f), tail)
 }
 
 /// `x ← f(x)` over a slice, compiled for AVX2 when the CPU has it (see [`vectorized`]).
@@ -164,7 +151,7 @@ fn map_in_place(xs: &mut [f32], f: impl Fn(f32) -> f32) {
 ///
 /// ```
 /// let xs = vec![1.5_f32; 1000];
-/// let total: f32 = lingo_tensor::fastmath::vectorized(|| xs.iter().map(|x| x * 2.0).sum());
+/// let total: f32 = lingo_kernels::math::vectorized(|| xs.iter().map(|x| x * 2.0).sum());
 /// assert_eq!(total, 3000.0);
 /// ```
 #[inline(always)]

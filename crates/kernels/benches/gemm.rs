@@ -1,4 +1,4 @@
-//! `cargo bench -p lingo-tensor --bench gemm`: `lingo_tensor::gemm` on the
+//! `cargo bench -p lingo-kernels --bench gemm`: `lingo_kernels::gemm` on the
 //! products of the default translation model (`lingo train`: batches of 64,
 //! embeddings 256, hidden 384, about 5,000 target tokens), against one
 //! `matrixmultiply::sgemm` call on the same operands, in the same run.
@@ -75,7 +75,7 @@ fn main() {
         let mut out = out.clone();
         group.throughput(Throughput::Elements((2 * a.nrows() * a.ncols() * b.ncols()) as u64));
         group.bench_function(format!("lingo/{name}"), |bench| {
-            bench.iter(|| pool.install(|| lingo_tensor::gemm(1.0, black_box(a.view()), b.view(), 0.0, out.view_mut())))
+            bench.iter(|| pool.install(|| lingo_kernels::gemm(1.0, black_box(a.view()), b.view(), 0.0, out.view_mut())))
         });
         group.bench_function(format!("matrixmultiply/{name}"), |bench| {
             bench.iter(|| pool.install(|| sgemm(black_box(a.view()), b.view(), out.view_mut())))
@@ -90,7 +90,7 @@ fn main() {
         let mut out = out.clone();
         let flops = 2.0 * (a.nrows() * a.ncols() * b.ncols()) as f64;
         let lingo = flops
-            / median_seconds(|| pool.install(|| lingo_tensor::gemm(1.0, a.view(), b.view(), 0.0, out.view_mut())))
+            / median_seconds(|| pool.install(|| lingo_kernels::gemm(1.0, a.view(), b.view(), 0.0, out.view_mut())))
             / 1e9;
         let plain = flops / median_seconds(|| pool.install(|| sgemm(a.view(), b.view(), out.view_mut()))) / 1e9;
         let dims = format!("{}×{}×{}", a.nrows(), a.ncols(), b.ncols());

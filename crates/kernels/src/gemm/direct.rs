@@ -3,6 +3,8 @@
 
 use ndarray::{ArrayView2, ArrayViewMut2};
 
+use crate::lanes;
+
 /// The direct loops for small products (`Path::Direct`, which checked that
 /// one of the two memory layouts they need is present).
 pub(super) fn gemm(
@@ -36,30 +38,9 @@ pub(super) fn gemm(
             let a_i = a_i.to_slice().expect("unit column stride");
             for (b_j, c_ij) in b.columns().into_iter().zip(c_i.iter_mut()) {
                 let b_j = b_j.to_slice().expect("unit row stride");
-                let dot = alpha * dot8(a_i, b_j);
+                let dot = alpha * lanes::dot(a_i, b_j);
                 *c_ij = if beta == 0.0 { dot } else { beta * *c_ij + dot };
             }
         }
     }
-}
-
-/// `Σ_p x_p y_p` with eight partial sums so the loop vectorizes (one running
-/// sum would make every addition wait for the one before); the order is
-/// fixed, so the bits are too. The slices must have the same length.
-///
-/// ```
-/// let x: Vec<f32> = (1..=10).map(|i| i as f32).collect();
-/// assert_eq!(lingo_tensor::dot8(&x, &x), 385.0); // 1² + … + 10²
-/// ```
-pub fn dot8(x: &[f32], y: &[f32]) -> f32 {
-    debug_assert_eq!(x.len(), y.len(), "dot8 needs slices of one length");
-    let mut acc = [0.0_f32; 8];
-    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    let tail: f32 = xc.remainder().iter().zip(yc.remainder()).map(|(a, b)| a * b).sum();
-    for (xs, ys) in xc.zip(yc) {
-        for i in 0..8 {
-            acc[i] += xs[i] * ys[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
 }

@@ -3,20 +3,20 @@
 //!
 //! Because every path reads strides, a transposed operand (`Aᵀ` is `A` with
 //! its two strides swapped) costs nothing: backward passes such as
-//! `dA = dC·Bᵀ` never copy. [`Path::of`] picks one path per product, by its
+//! `dA = dC·Bᵀ` never copy. `Path::of` picks one path per product, by its
 //! size and memory layout, once for the whole product:
 //!
 //! | path | takes | why |
 //! |---|---|---|
-//! | [`direct`] | at most two rows, or at most [`SMALL_MACS`] multiply-adds | packing costs more than the arithmetic |
-//! | [`panel_tiles`] | on AVX-512 CPUs, the rest with `C`'s rows contiguous | 16 lanes, `B` packed once per block |
-//! | [`dot_tiles`] | `A`'s rows and `B`'s columns contiguous (`Q·Kᵀ`, `x·Wᵀ`) | no copy: each result is a dot product of two rows |
-//! | [`row_tiles`] | `B`'s rows (or, after a row-major copy, columns) and `C`'s rows contiguous (`dĥ·W_hh`, `dYᵀ·X`) | no packing: broadcast multiply-adds along `B`'s rows |
-//! | [`packed`] | everything else | `matrixmultiply`, which packs both operands |
+//! | `direct.rs` | at most two rows, or at most [`SMALL_MACS`] multiply-adds | packing costs more than the arithmetic |
+//! | `panel_tiles.rs` | on AVX-512 CPUs, the rest with `C`'s rows contiguous | 16 lanes, `B` packed once per block |
+//! | `dot_tiles.rs` | `A`'s rows and `B`'s columns contiguous (`Q·Kᵀ`, `x·Wᵀ`) | no copy: each result is a dot product of two rows |
+//! | `row_tiles.rs` | `B`'s rows (or, after a row-major copy, columns) and `C`'s rows contiguous (`dĥ·W_hh`, `dYᵀ·X`) | no packing: broadcast multiply-adds along `B`'s rows |
+//! | `packed.rs` | everything else | `matrixmultiply`, which packs both operands |
 //!
 //! Each path's own limits are constants in its module. Every path sums
 //! each element in a fixed order, so results do not depend on the thread
-//! count ([`shared`] splits a large product by blocks of `C`, never along
+//! count (`shared` splits a large product by blocks of `C`, never along
 //! `k`); the row tiles and the panel tiles sum in the order of
 //! `matrixmultiply`'s FMA kernels and give their bits, while the direct
 //! loops and the dot tiles may differ from them in the last bits.
@@ -25,7 +25,7 @@
 //! step of a sequence) is packed once for all of them ([`Prepared`], with
 //! [`gemm_prepared`]), with the same bits. [`gemm_uninit`] writes into
 //! memory not yet written, sparing a fresh result its zeroing pass; the
-//! blocked paths see their result as a raw block ([`Out`]) and, with
+//! blocked paths see their result as a raw block (`Out`) and, with
 //! `β = 0`, never read an element before writing it.
 //!
 //! `cargo bench -p lingo-tensor --bench gemm` measures the model's largest
@@ -45,7 +45,6 @@ mod packed;
 mod panel_tiles;
 mod row_tiles;
 
-pub use direct::dot8;
 use out::Out;
 
 use crate::cpu;
@@ -64,7 +63,7 @@ use crate::cpu;
 /// use ndarray::{arr2, Array2};
 /// let a = arr2(&[[1.0_f32, 2.0], [3.0, 4.0]]);
 /// let mut c = Array2::<f32>::ones((2, 2));
-/// lingo_tensor::gemm(1.0, a.view(), a.t(), 1.0, c.view_mut());   // c = a·aᵀ + c
+/// lingo_kernels::gemm(1.0, a.view(), a.t(), 1.0, c.view_mut());   // c = a·aᵀ + c
 /// assert_eq!(c, arr2(&[[6.0, 12.0], [12.0, 26.0]]));
 /// ```
 pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
@@ -98,7 +97,7 @@ pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f3
 /// use ndarray::{arr2, Array2};
 /// let a = arr2(&[[1.0_f32, 2.0], [3.0, 4.0]]);
 /// let mut fresh = Array2::<f32>::uninit((2, 2));
-/// let c = lingo_tensor::gemm_uninit(1.0, a.view(), a.t(), fresh.view_mut());
+/// let c = lingo_kernels::gemm_uninit(1.0, a.view(), a.t(), fresh.view_mut());
 /// assert_eq!(c, arr2(&[[5.0, 11.0], [11.0, 25.0]]));
 /// ```
 pub fn gemm_uninit<'c>(
@@ -133,7 +132,7 @@ pub fn gemm_uninit<'c>(
 ///
 /// ```
 /// let a = ndarray::arr2(&[[1.0_f32, 2.0], [3.0, 4.0]]);
-/// assert_eq!(lingo_tensor::gemm_new(2.0, a.view(), a.t()), ndarray::arr2(&[[10.0, 22.0], [22.0, 50.0]]));
+/// assert_eq!(lingo_kernels::gemm_new(2.0, a.view(), a.t()), ndarray::arr2(&[[10.0, 22.0], [22.0, 50.0]]));
 /// ```
 pub fn gemm_new(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> Array2<f32> {
     let mut c = Array2::uninit((a.nrows(), b.ncols()));
@@ -144,49 +143,43 @@ pub fn gemm_new(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> A
 
 /// A right operand prepared once for many products with it (a recurrent
 /// weight meets every step of a sequence): kept as it is, and on a CPU with
-/// AVX-512 also copied into the panels [`Kernel::Panels`] reads, so that no
+/// AVX-512 also copied into the panels of the AVX-512 path, so that no
 /// product with it packs it again. Products with it by [`gemm_prepared`]
 /// have the bits of [`gemm`] with the plain operand.
 #[derive(Debug)]
-pub(crate) struct Prepared<'b> {
+pub struct Prepared<'b> {
     plain: CowArray<'b, f32, Ix2>,
     panels: Option<panel_tiles::Packed>,
 }
 
 impl<'b> Prepared<'b> {
     /// `b`, with its panels when it will meet more than one product.
-    pub(crate) fn new(b: CowArray<'b, f32, Ix2>, products: usize) -> Prepared<'b> {
+    pub fn new(b: CowArray<'b, f32, Ix2>, products: usize) -> Prepared<'b> {
         let panels = if products > 1 { panel_tiles::Packed::new(b.view()) } else { None };
         Prepared { plain: b, panels }
     }
 
     /// The operand as a view.
-    pub(crate) fn view(&self) -> ArrayView2<'_, f32> {
+    pub fn view(&self) -> ArrayView2<'_, f32> {
         self.plain.view()
     }
 }
 
 /// [`gemm`] with a [`Prepared`] right operand: the same product and bits,
 /// without packing `b` when the product takes the panel path.
-pub(crate) fn gemm_prepared(
-    alpha: f32,
-    a: ArrayView2<'_, f32>,
-    b: &Prepared<'_>,
-    beta: f32,
-    c: ArrayViewMut2<'_, f32>,
-) {
+pub fn gemm_prepared(alpha: f32, a: ArrayView2<'_, f32>, b: &Prepared<'_>, beta: f32, c: ArrayViewMut2<'_, f32>) {
     gemm_with_panels(alpha, a, b.view(), || b.panels.as_ref(), beta, c);
 }
 
 /// `b (k, n)` in the panels the AVX-512 path reads, made once and read by
 /// many products: a weight keeps its own for inference (`Tensor::linear`).
-pub(crate) use panel_tiles::Packed as Panels;
+pub use panel_tiles::Packed as Panels;
 
 /// [`gemm`], reading `b`'s panels from `panels` when the product takes the
 /// panel path (and asking for them only then): the same product and bits.
 /// `panels` must give `b` packed ([`Panels::new`]), or `None` to pack as
 /// [`gemm`] does.
-pub(crate) fn gemm_with_panels<'p>(
+pub fn gemm_with_panels<'p>(
     alpha: f32,
     a: ArrayView2<'_, f32>,
     b: ArrayView2<'_, f32>,
@@ -216,7 +209,7 @@ pub(crate) fn gemm_with_panels<'p>(
 /// `b (k, n)`, whose columns are contiguous, copied into a row-major array
 /// by the transpose the row tiles use (a recurrent layer copies `W_hhᵀ`
 /// once per sequence this way).
-pub(crate) fn row_major(b: ArrayView2<'_, f32>) -> Array2<f32> {
+pub fn row_major(b: ArrayView2<'_, f32>) -> Array2<f32> {
     row_tiles::transposed(b)
 }
 

@@ -80,7 +80,7 @@ thread_local! {
 /// A right operand `B (k, n)` packed once, every block along `k`, for many
 /// products with it: a recurrent weight meets every step of a sequence.
 #[derive(Debug)]
-pub(crate) struct Packed {
+pub struct Packed {
     dim: (usize, usize),
     /// Block after block along `k`; in each, `⌈n / NR⌉` panels of `kc × NR`.
     data: Vec<f32>,
@@ -90,7 +90,13 @@ pub(crate) struct Packed {
 
 impl Packed {
     /// `b` in panels, or `None` on a CPU this path does not run on.
-    pub(crate) fn new(b: ArrayView2<'_, f32>) -> Option<Packed> {
+    ///
+    /// ```
+    /// let b = ndarray::Array2::<f32>::ones((3, 40));
+    /// let panels = lingo_kernels::gemm::Panels::new(b.view());
+    /// assert_eq!(panels.is_some(), lingo_kernels::cpu::avx512());
+    /// ```
+    pub fn new(b: ArrayView2<'_, f32>) -> Option<Packed> {
         if !crate::cpu::avx512() {
             return None;
         }
@@ -106,7 +112,14 @@ impl Packed {
     }
 
     /// The shape of `B`.
-    pub(crate) fn dim(&self) -> (usize, usize) {
+    ///
+    /// ```
+    /// let b = ndarray::Array2::<f32>::ones((3, 40));
+    /// if let Some(panels) = lingo_kernels::gemm::Panels::new(b.view()) {
+    ///     assert_eq!(panels.dim(), (3, 40));
+    /// }
+    /// ```
+    pub fn dim(&self) -> (usize, usize) {
         self.dim
     }
 
