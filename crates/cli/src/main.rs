@@ -39,6 +39,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // LINGO_KERNELS chooses the fast kernels or their plain references; a
+    // bad value is the user's to fix, so it gets one line, not a panic later.
+    if let Err(e) = lingo::kernels::Kernels::from_env() {
+        print_err(&format!("error: {e}"));
+        return ExitCode::from(2);
+    }
     // Training frees and allocates the same large buffers at every step:
     // keep freed memory for reuse rather than faulting in fresh pages.
     lingo::kernels::memory::keep_freed_memory();

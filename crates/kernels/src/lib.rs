@@ -11,9 +11,25 @@
 //! | [`gemm`](mod@gemm) | `C ← α·A·B + β·C` for views of any strides: direct loops, tiles and packed panels, threads for large products |
 //! | [`math`] | `exp`, `σ`, `tanh` and `erf` as straight-line polynomials that vectorize |
 //! | [`lanes`] | sums, maxima and dot products in eight lanes, in a fixed order |
+//! | [`softmax`] | a row's softmax, and the masked one of the attention kernels, with its backward |
 //! | [`cpu`] | which instructions this CPU has, and when work is worth sharing between threads |
+//! | [`dropout`] | dropout masks from a counter-based hash |
+//! | [`optim`] | SGD and Adam updates over a parameter's elements |
 //! | [`memory`] | the allocator setting that keeps freed buffers for reuse |
 //!
+//! ## Fast and reference
+//!
+//! Every kernel has a plain reference version beside the fast one: a loop
+//! written to be read, with the math in its doc comment
+//! ([`gemm::reference::gemm`], [`math::Reference`], the running fold of
+//! [`lanes`]). The fast versions run by default; `LINGO_KERNELS=reference`
+//! runs every reference instead, for the whole process ([`Kernels`]), so
+//! any lingo program can be run on the code a reader reads, and timed both
+//! ways. The tests hold each fast kernel to its reference: bit for bit
+//! where the operations are the same by construction (the dropout mask,
+//! the optimizer updates, a slice kernel against its scalar function), to
+//! a stated tolerance where the order of a sum or a polynomial differs.
+
 //! ## Determinism
 //!
 //! Every kernel sums each result in one order that depends only on the
@@ -35,9 +51,14 @@
 #![warn(missing_docs)]
 
 pub mod cpu;
+pub mod dropout;
 pub mod gemm;
 pub mod lanes;
 pub mod math;
 pub mod memory;
+pub mod optim;
+pub mod softmax;
+mod switch;
 
 pub use gemm::{SMALL_MACS, gemm, gemm_new, gemm_uninit};
+pub use switch::{Kernels, active, reference};

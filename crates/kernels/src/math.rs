@@ -1,99 +1,209 @@
-//! `exp`, `σ`, `tanh` and `erf` for `f32` that the compiler can vectorize.
+//! `exp`, `σ`, `tanh`, `erf` and the activations built from them, on slices.
 //!
-//! Why: in a recurrent step the GEMM is fast, and the five transcendental
-//! functions per hidden unit (three `σ`, two `tanh` for an LSTM) were most of
-//! the remaining time, because the standard library's `expf` is a scalar
-//! call the compiler cannot turn into SIMD. These versions are straight-line
-//! arithmetic (no calls, no branches), so loops over slices of them vectorize.
+//! Each function here is written once, generic over the [`Scalars`] it is
+//! built from: [`Fast`], straight-line polynomials that the compiler
+//! vectorizes, or [`Reference`], the standard library's functions. The
+//! slice kernels ([`exp_slice`], [`gelu_slice`], ...) run the one the
+//! [switch](crate::Kernels) chose.
 //!
-//! The math (Cephes' `expf`): write `x = n·ln 2 + r` with `n` the nearest
-//! integer to `x / ln 2` and `|r| ≤ ln 2 / 2`; then `eˣ = 2ⁿ · eʳ`, with `eʳ`
-//! from a degree-7 polynomial and `2ⁿ` built directly in the float's exponent
-//! bits. The relative error is about 2·10⁻⁷ (a couple of ulps); the tests
-//! below hold it to 1e-6 against the standard library over the whole range.
+//! Why fast ones: in a recurrent step the GEMM is fast, and the five
+//! transcendental functions per hidden unit (three `σ`, two `tanh` for an
+//! LSTM) were most of the remaining time, because the standard library's
+//! `expf` is a scalar call the compiler cannot turn into SIMD.
+//!
+//! The fast `eˣ` (Cephes' `expf`): write `x = n·ln 2 + r` with `n` the
+//! nearest integer to `x / ln 2` and `|r| ≤ ln 2 / 2`; then `eˣ = 2ⁿ · eʳ`,
+//! with `eʳ` from a degree-7 polynomial and `2ⁿ` built directly in the
+//! float's exponent bits. Its relative error is about 2·10⁻⁷ (a couple of
+//! ulps); the tests hold every fast function to its reference over the
+//! whole range.
 
 use crate::lanes;
 
-/// `eˣ`, accurate to a couple of ulps; inputs are clamped to `[-87.3, 88.7]`
-/// (results below the smallest normal float are returned as about `1e-38`).
-#[inline(always)]
-pub fn exp(x: f32) -> f32 {
-    const LOG2E: f32 = std::f32::consts::LOG2_E;
-    // ln 2 split in two so n·ln2 is exact in the first part.
-    const LN2_HI: f32 = 0.693_359_4;
-    const LN2_LO: f32 = -2.121_944_4e-4;
-    // Adding and subtracting 1.5·2²³ rounds to the nearest integer with plain adds.
-    const ROUND: f32 = 12_582_912.0;
-    let x = x.clamp(-87.3, 88.7);
-    let shifted = x * LOG2E + ROUND;
-    let n = shifted - ROUND;
-    let r = x - n * LN2_HI - n * LN2_LO;
-    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r + 1.666_666_5e-1)
-        * r
-        + 0.5;
-    let e_r = p * r * r + r + 1.0;
-    // 2ⁿ, built in the exponent field. `n` as an integer is read from the bits
-    // of `shifted` (its low mantissa bits hold ROUND + n), because a float to
-    // int `as` cast saturates and would not vectorize.
-    let n_int = shifted.to_bits().wrapping_sub(ROUND.to_bits());
-    let two_n = f32::from_bits(n_int.wrapping_add(127) << 23);
-    e_r * two_n
-}
-
-/// `σ(x) = 1 / (1 + e⁻ˣ)`.
-#[inline(always)]
-pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + exp(-x))
-}
-
-/// `tanh(x) = sign(x) · (1 - e) / (1 + e)` with `e = e^{-2|x|} ≤ 1`, which
-/// cannot overflow.
-#[inline(always)]
-pub fn tanh(x: f32) -> f32 {
-    let e = exp(-2.0 * x.abs());
-    ((1.0 - e) / (1.0 + e)).copysign(x)
-}
-
-/// `erf(x) = sign(x) · (1 - erfc(|x|))`, with `erfc(z) ≈ t · e^{-z² + P(t)}`,
-/// `t = 1 / (1 + z/2)` and `P` a degree-9 polynomial fitted to a relative
-/// error below 1.2·10⁻⁷ for every `z ≥ 0` (Press et al., *Numerical
-/// Recipes*, 2nd ed., §6.2); with f32 rounding, `erf` is within 5·10⁻⁷ of
-/// the true value everywhere. No branches: it vectorizes like the others.
-#[inline(always)]
-pub fn erf(x: f32) -> f32 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let p = -1.265_512_2
-        + t * (1.000_023_7
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_204 + t * (1.488_515_9 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    (1.0 - t * exp(-z * z + p)).copysign(x)
-}
-
-/// Applies `σ` to every element of `xs`.
-#[inline]
-pub fn sigmoid_slice(xs: &mut [f32]) {
-    map_in_place(xs, sigmoid);
-}
-
-/// Applies `tanh` to every element of `xs`, vectorized (see the module docs).
+/// The scalar functions every kernel of this module is built from.
 ///
 /// ```
-/// let mut xs = [0.0_f32, 0.5, -3.0];
-/// lingo_kernels::math::tanh_slice(&mut xs);
-/// assert_eq!(xs[0], 0.0);
-/// assert!((xs[1] - 0.5_f32.tanh()).abs() < 2e-7 && (xs[2] - (-3.0_f32).tanh()).abs() < 2e-7);
+/// use lingo_kernels::math::{Fast, Reference, Scalars};
+/// assert!((Fast::exp(1.0) - Reference::exp(1.0)).abs() < 1e-6);
+/// assert_eq!(Reference::sigmoid(0.0), 0.5);
 /// ```
-#[inline]
-pub fn tanh_slice(xs: &mut [f32]) {
-    map_in_place(xs, tanh);
+pub trait Scalars {
+    /// `eˣ`.
+    fn exp(x: f32) -> f32;
+    /// `tanh x`.
+    fn tanh(x: f32) -> f32;
+    /// `erf x = 2/√π ∫₀ˣ e^{-t²} dt`.
+    fn erf(x: f32) -> f32;
+    /// `σ(x) = 1 / (1 + e⁻ˣ)`.
+    #[inline(always)]
+    fn sigmoid(x: f32) -> f32 {
+        1.0 / (1.0 + Self::exp(-x))
+    }
 }
 
-/// Applies `eˣ` to every element of `xs`, vectorized (see the module docs);
-/// for softmax rows in fused kernels of other crates.
+/// Straight-line polynomials: no calls, no branches, so loops of them vectorize.
+///
+/// ```
+/// use lingo_kernels::math::{Fast, Scalars};
+/// assert_eq!(Fast::tanh(0.0), 0.0);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Fast;
+
+impl Scalars for Fast {
+    /// `eˣ` accurate to a couple of ulps; inputs are clamped to `[-87.3, 88.7]`
+    /// (results below the smallest normal float are returned as about `1e-38`).
+    #[inline(always)]
+    fn exp(x: f32) -> f32 {
+        const LOG2E: f32 = std::f32::consts::LOG2_E;
+        // ln 2 split in two so n·ln2 is exact in the first part.
+        const LN2_HI: f32 = 0.693_359_4;
+        const LN2_LO: f32 = -2.121_944_4e-4;
+        // Adding and subtracting 1.5·2²³ rounds to the nearest integer with plain adds.
+        const ROUND: f32 = 12_582_912.0;
+        let x = x.clamp(-87.3, 88.7);
+        let shifted = x * LOG2E + ROUND;
+        let n = shifted - ROUND;
+        let r = x - n * LN2_HI - n * LN2_LO;
+        let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+            + 1.666_666_5e-1)
+            * r
+            + 0.5;
+        let e_r = p * r * r + r + 1.0;
+        // 2ⁿ, built in the exponent field. `n` as an integer is read from the bits
+        // of `shifted` (its low mantissa bits hold ROUND + n), because a float to
+        // int `as` cast saturates and would not vectorize.
+        let n_int = shifted.to_bits().wrapping_sub(ROUND.to_bits());
+        let two_n = f32::from_bits(n_int.wrapping_add(127) << 23);
+        e_r * two_n
+    }
+
+    /// `tanh(x) = sign(x) · (1 - e) / (1 + e)` with `e = e^{-2|x|} ≤ 1`, which
+    /// cannot overflow.
+    #[inline(always)]
+    fn tanh(x: f32) -> f32 {
+        let e = Fast::exp(-2.0 * x.abs());
+        ((1.0 - e) / (1.0 + e)).copysign(x)
+    }
+
+    /// `erf(x) = sign(x) · (1 - erfc(|x|))`, with `erfc(z) ≈ t · e^{-z² + P(t)}`,
+    /// `t = 1 / (1 + z/2)` and `P` a degree-9 polynomial fitted to a relative
+    /// error below 1.2·10⁻⁷ for every `z ≥ 0` (Press et al., *Numerical
+    /// Recipes*, 2nd ed., §6.2); with f32 rounding, within 5·10⁻⁷ of the
+    /// true value everywhere.
+    #[inline(always)]
+    fn erf(x: f32) -> f32 {
+        let z = x.abs();
+        let t = 1.0 / (1.0 + 0.5 * z);
+        let p = -1.265_512_2
+            + t * (1.000_023_7
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_204 + t * (1.488_515_9 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+        (1.0 - t * Fast::exp(-z * z + p)).copysign(x)
+    }
+}
+
+/// The standard library's `exp` and `tanh`, and `erf` summed from its
+/// series in `f64`: slow, and plainly right.
+///
+/// ```
+/// use lingo_kernels::math::{Reference, Scalars};
+/// assert!((Reference::erf(1.0) - 0.842_700_8).abs() < 1e-7);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Reference;
+
+impl Scalars for Reference {
+    fn exp(x: f32) -> f32 {
+        x.exp()
+    }
+
+    fn tanh(x: f32) -> f32 {
+        x.tanh()
+    }
+
+    /// `erf x = 2/√π · Σ_n (-1)ⁿ x^{2n+1} / (n! (2n+1))` for `|x| < 3` (the
+    /// terms stay below 10³, and f64 keeps 1e-13), and beyond it
+    /// `1 - erfc`, by the continued fraction
+    /// `erfc(z) = e^{-z²}/√π · 1/(z + (1/2)/(z + 1/(z + (3/2)/(z + …))))`.
+    fn erf(x: f32) -> f32 {
+        let x = f64::from(x);
+        let root_pi = std::f64::consts::PI.sqrt();
+        if x.abs() < 3.0 {
+            let (mut term, mut sum, mut n) = (x, x, 0.0);
+            while term.abs() > 1e-17 {
+                n += 1.0;
+                term *= -x * x / n;
+                sum += term / (2.0 * n + 1.0);
+            }
+            return (sum * 2.0 / root_pi) as f32;
+        }
+        let z = x.abs();
+        let fraction = (1..60).rev().fold(z, |acc, k| z + f64::from(k) / 2.0 / acc);
+        ((1.0 - (-z * z).exp() / (root_pi * fraction)).copysign(x)) as f32
+    }
+}
+
+/// GELU, `x·Φ(x)` with `Φ(x) = (1 + erf(x/√2)) / 2` the standard normal CDF.
+///
+/// ```
+/// use lingo_kernels::math::{Reference, gelu};
+/// assert!((gelu::<Reference>(1.0) - 0.841_344_7).abs() < 1e-6);
+/// ```
+#[inline(always)]
+pub fn gelu<S: Scalars>(x: f32) -> f32 {
+    x * normal_cdf::<S>(x)
+}
+
+/// GELU's slope, `Φ(x) + x·φ(x)` with `φ(x) = e^{-x²/2} / √(2π)`.
+///
+/// ```
+/// use lingo_kernels::math::{Reference, gelu_slope};
+/// assert_eq!(gelu_slope::<Reference>(0.0), 0.5);
+/// ```
+#[inline(always)]
+pub fn gelu_slope<S: Scalars>(x: f32) -> f32 {
+    // 1/√(2π)
+    const INV_SQRT_TAU: f32 = 0.398_942_3;
+    normal_cdf::<S>(x) + x * INV_SQRT_TAU * S::exp(-0.5 * x * x)
+}
+
+#[inline(always)]
+fn normal_cdf<S: Scalars>(x: f32) -> f32 {
+    0.5 * (1.0 + S::erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// √(2/π) and the cubic's coefficient of GELU's tanh form.
+const GELU_C: f32 = 0.797_884_6;
+const GELU_A: f32 = 0.044_715;
+
+/// GELU's tanh form, `x·(1 + tanh(u)) / 2` with `u = √(2/π)·(x + 0.044715·x³)`.
+///
+/// ```
+/// use lingo_kernels::math::{Reference, gelu_tanh};
+/// assert!((gelu_tanh::<Reference>(1.0) - 0.841_192).abs() < 1e-6);
+/// ```
+#[inline(always)]
+pub fn gelu_tanh<S: Scalars>(x: f32) -> f32 {
+    0.5 * x * (1.0 + S::tanh(GELU_C * (x + GELU_A * x * x * x)))
+}
+
+/// The tanh form's slope, `(1 + t)/2 + x·(1 - t²)/2 · √(2/π)·(1 + 3·0.044715·x²)`, `t = tanh(u)`.
+///
+/// ```
+/// use lingo_kernels::math::{Reference, gelu_tanh_slope};
+/// assert_eq!(gelu_tanh_slope::<Reference>(0.0), 0.5);
+/// ```
+#[inline(always)]
+pub fn gelu_tanh_slope<S: Scalars>(x: f32) -> f32 {
+    let t = S::tanh(GELU_C * (x + GELU_A * x * x * x));
+    0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * GELU_C * (1.0 + 3.0 * GELU_A * x * x)
+}
+
+/// `x ← eˣ` for every element.
 ///
 /// ```
 /// let mut xs = [0.0_f32, 1.0, -100.0];
@@ -101,16 +211,82 @@ pub fn tanh_slice(xs: &mut [f32]) {
 /// assert_eq!(xs[0], 1.0);
 /// assert!((xs[1] - 1.0_f32.exp()).abs() <= 1e-6 * xs[1] && xs[2] < 1e-37);
 /// ```
-#[inline]
 pub fn exp_slice(xs: &mut [f32]) {
-    map_in_place(xs, exp);
+    map(xs, Fast::exp, Reference::exp);
+}
+
+/// `x ← tanh x` for every element.
+///
+/// ```
+/// let mut xs = [0.0_f32, 0.5, -3.0];
+/// lingo_kernels::math::tanh_slice(&mut xs);
+/// assert_eq!(xs[0], 0.0);
+/// assert!((xs[1] - 0.5_f32.tanh()).abs() < 2e-7 && (xs[2] - (-3.0_f32).tanh()).abs() < 2e-7);
+/// ```
+pub fn tanh_slice(xs: &mut [f32]) {
+    map(xs, Fast::tanh, Reference::tanh);
+}
+
+/// `x ← σ(x)` for every element.
+///
+/// ```
+/// let mut xs = [0.0_f32, 100.0];
+/// lingo_kernels::math::sigmoid_slice(&mut xs);
+/// assert_eq!(xs, [0.5, 1.0]);
+/// ```
+pub fn sigmoid_slice(xs: &mut [f32]) {
+    map(xs, Fast::sigmoid, Reference::sigmoid);
+}
+
+/// `x ← gelu(x)` for every element.
+///
+/// ```
+/// let mut xs = [0.0_f32, 1.0];
+/// lingo_kernels::math::gelu_slice(&mut xs);
+/// assert!(xs[0] == 0.0 && (xs[1] - 0.841_344_7).abs() < 1e-6);
+/// ```
+pub fn gelu_slice(xs: &mut [f32]) {
+    map(xs, gelu::<Fast>, gelu::<Reference>);
+}
+
+/// `x ← gelu_tanh(x)` for every element.
+///
+/// ```
+/// let mut xs = [1.0_f32];
+/// lingo_kernels::math::gelu_tanh_slice(&mut xs);
+/// assert!((xs[0] - 0.841_192).abs() < 1e-6);
+/// ```
+pub fn gelu_tanh_slice(xs: &mut [f32]) {
+    map(xs, gelu_tanh::<Fast>, gelu_tanh::<Reference>);
+}
+
+/// GELU's backward: `dy ← dy · gelu'(x)`, elementwise.
+///
+/// ```
+/// let mut dy = [2.0_f32];
+/// lingo_kernels::math::gelu_backward(&mut dy, &[0.0]);
+/// assert_eq!(dy, [1.0]);
+/// ```
+pub fn gelu_backward(dy: &mut [f32], x: &[f32]) {
+    map_with(dy, x, |g, x| g * gelu_slope::<Fast>(x), |g, x| g * gelu_slope::<Reference>(x));
+}
+
+/// The tanh form's backward: `dy ← dy · gelu_tanh'(x)`, elementwise.
+///
+/// ```
+/// let mut dy = [2.0_f32];
+/// lingo_kernels::math::gelu_tanh_backward(&mut dy, &[0.0]);
+/// assert_eq!(dy, [1.0]);
+/// ```
+pub fn gelu_tanh_backward(dy: &mut [f32], x: &[f32]) {
+    map_with(dy, x, |g, x| g * gelu_tanh_slope::<Fast>(x), |g, x| g * gelu_tanh_slope::<Reference>(x));
 }
 
 /// `log Σ_i e^{x_i}` of a non-empty slice, as `m + log Σ_i e^{x_i - m}` with
 /// `m = max x`, so that no exponential overflows: a softmax's normaliser.
-/// The max and the sum run in eight lanes each, combined in a fixed order
-/// (fixed bits, whatever the thread), and `scratch` ends up holding the
-/// `e^{x_i - m}` of [`exp_slice`].
+/// `scratch` ends up holding the `e^{x_i - m}`. The fast version takes the
+/// max and the sum in eight lanes ([`lanes`]); the reference in one running
+/// fold each.
 ///
 /// ```
 /// let mut scratch = Vec::new();
@@ -120,19 +296,41 @@ pub fn exp_slice(xs: &mut [f32]) {
 /// assert_eq!(lingo_kernels::math::log_sum_exp(&[1000.0, 1000.0], &mut scratch), 1000.0 + 2_f32.ln());
 /// ```
 pub fn log_sum_exp(xs: &[f32], scratch: &mut Vec<f32>) -> f32 {
+    if crate::reference() {
+        let max = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        scratch.clear();
+        scratch.extend(xs.iter().map(|&x| (x - max).exp()));
+        return scratch.iter().sum::<f32>().ln() + max;
+    }
     vectorized(|| {
         let max = lanes::max(xs);
         scratch.clear();
         scratch.extend(xs.iter().map(|&x| x - max));
-        map_each(scratch, exp);
+        map_each(scratch, Fast::exp);
         lanes::sum(scratch).ln() + max
     })
 }
 
-/// `x ← f(x)` over a slice, compiled for AVX2 when the CPU has it (see [`vectorized`]).
+/// `x ← f(x)` over a slice: `fast` compiled for AVX2 when the CPU has it
+/// (see [`vectorized`]), or `plain` under the reference kernels.
 #[inline(always)]
-fn map_in_place(xs: &mut [f32], f: impl Fn(f32) -> f32) {
-    vectorized(|| map_each(xs, f));
+fn map(xs: &mut [f32], fast: impl Fn(f32) -> f32, plain: impl Fn(f32) -> f32) {
+    if crate::reference() {
+        map_each(xs, plain);
+    } else {
+        vectorized(|| map_each(xs, fast));
+    }
+}
+
+/// `y ← f(y, x)` over two slices of one length, as [`map`] chooses.
+#[inline(always)]
+fn map_with(ys: &mut [f32], xs: &[f32], fast: impl Fn(f32, f32) -> f32, plain: impl Fn(f32, f32) -> f32) {
+    assert_eq!(ys.len(), xs.len(), "math: slices of one length");
+    if crate::reference() {
+        ys.iter_mut().zip(xs).for_each(|(y, &x)| *y = plain(*y, x));
+    } else {
+        vectorized(|| ys.iter_mut().zip(xs).for_each(|(y, &x)| *y = fast(*y, x)));
+    }
 }
 
 /// Runs `f` compiled twice: for the baseline x86-64 target (4 lanes of SSE2)
@@ -157,7 +355,7 @@ fn map_in_place(xs: &mut [f32], f: impl Fn(f32) -> f32) {
 #[inline(always)]
 pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::avx2() {
+    if crate::cpu::avx2() && !crate::reference() {
         // SAFETY: the CPU supports AVX2, checked on the line above.
         return unsafe { run_avx2(f) };
     }
@@ -188,54 +386,80 @@ mod tests {
     }
 
     #[test]
-    fn exp_matches_the_standard_library() {
+    fn fast_exp_is_within_a_millionth_of_the_reference() {
         for x in samples().chain([-80.0, -1.0, -1e-6, 0.0, 1e-6, 0.5, 1.0, 10.0, 79.9]) {
-            let (got, want) = (exp(x), x.exp());
-            assert!((got - want).abs() <= 1e-6 * want, "exp({x}) = {got}, std says {want}");
+            let (got, want) = (Fast::exp(x), Reference::exp(x));
+            assert!((got - want).abs() <= 1e-6 * want, "exp({x}) = {got}, the reference says {want}");
         }
     }
 
     #[test]
-    fn sigmoid_and_tanh_match_the_standard_library() {
+    fn fast_sigmoid_and_tanh_are_within_their_tolerances_of_the_reference() {
         for x in samples() {
-            let (s, s_std) = (sigmoid(x), 1.0 / (1.0 + (-x).exp()));
-            assert!((s - s_std).abs() <= 1e-6 * s_std.max(1e-30) + 1e-30, "sigmoid({x}) = {s}, std says {s_std}");
-            let (t, t_std) = (tanh(x), x.tanh());
-            assert!((t - t_std).abs() <= 2e-7, "tanh({x}) = {t}, std says {t_std}");
+            let (s, s_ref) = (Fast::sigmoid(x), Reference::sigmoid(x));
+            assert!(
+                (s - s_ref).abs() <= 1e-6 * s_ref.max(1e-30) + 1e-30,
+                "sigmoid({x}) = {s}, the reference says {s_ref}"
+            );
+            let (t, t_ref) = (Fast::tanh(x), Reference::tanh(x));
+            assert!((t - t_ref).abs() <= 2e-7, "tanh({x}) = {t}, the reference says {t_ref}");
         }
-        assert_eq!(tanh(0.0), 0.0);
-        assert_eq!(tanh(100.0), 1.0);
-        assert_eq!(tanh(-100.0), -1.0);
-        assert_eq!(sigmoid(0.0), 0.5);
-        assert!(sigmoid(-200.0) >= 0.0 && sigmoid(200.0) == 1.0);
-    }
-
-    /// `erf(x)` in f64 from its Maclaurin series (`|x| < 3`, where the terms
-    /// stay below 10³ and f64 keeps 1e-13) and from `1 - erfc` by the
-    /// continued fraction `erfc(x) = e^{-x²}/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …))))`
-    /// beyond: a reference independent of the fit.
-    fn erf_reference(x: f64) -> f64 {
-        if x.abs() < 3.0 {
-            let (mut term, mut sum, mut n) = (x, x, 0.0);
-            while term.abs() > 1e-17 {
-                n += 1.0;
-                term *= -x * x / n;
-                sum += term / (2.0 * n + 1.0);
-            }
-            return sum * 2.0 / std::f64::consts::PI.sqrt();
-        }
-        let z = x.abs();
-        let fraction = (1..60).rev().fold(z, |acc, k| z + f64::from(k) / 2.0 / acc);
-        (1.0 - (-z * z).exp() / (std::f64::consts::PI.sqrt() * fraction)).copysign(x)
+        assert_eq!((Fast::tanh(0.0), Fast::tanh(100.0), Fast::tanh(-100.0)), (0.0, 1.0, -1.0));
+        assert_eq!(Fast::sigmoid(0.0), 0.5);
+        assert!(Fast::sigmoid(-200.0) >= 0.0 && Fast::sigmoid(200.0) == 1.0);
     }
 
     #[test]
-    fn erf_matches_an_independent_reference() {
+    fn fast_erf_is_within_5e_7_of_the_series() {
         for x in samples().filter(|x| x.abs() < 12.0).chain([-3.0, -0.5, 0.0, 1e-8, 0.5, 1.0, 2.9999, 3.0, 6.0]) {
-            let (got, want) = (erf(x), erf_reference(f64::from(x)));
-            assert!((f64::from(got) - want).abs() <= 5e-7, "erf({x}) = {got}, the series says {want}");
+            let (got, want) = (Fast::erf(x), Reference::erf(x));
+            assert!((got - want).abs() <= 5e-7, "erf({x}) = {got}, the series says {want}");
         }
-        assert_eq!(erf(0.0), 0.0);
-        assert_eq!(erf(-40.0), -1.0);
+        assert_eq!((Fast::erf(0.0), Fast::erf(-40.0)), (0.0, -1.0));
+    }
+
+    #[test]
+    fn the_reference_erf_agrees_with_known_values() {
+        // erf(0.5), erf(1), erf(2), erf(3.5) to 9 digits (Abramowitz and Stegun, table 7.1 and beyond).
+        for (x, want) in [(0.5, 0.520_499_878_f64), (1.0, 0.842_700_793), (2.0, 0.995_322_265), (3.5, 0.999_999_257)] {
+            assert!((f64::from(Reference::erf(x)) - want).abs() < 1e-7, "erf({x})");
+            assert!((f64::from(Reference::erf(-x)) + want).abs() < 1e-7, "erf(-{x})");
+        }
+    }
+
+    #[test]
+    fn fast_activations_and_slopes_are_near_the_reference() {
+        for x in samples().filter(|x| x.abs() < 20.0) {
+            let pairs = [
+                (gelu::<Fast>(x), gelu::<Reference>(x)),
+                (gelu_slope::<Fast>(x), gelu_slope::<Reference>(x)),
+                (gelu_tanh::<Fast>(x), gelu_tanh::<Reference>(x)),
+                (gelu_tanh_slope::<Fast>(x), gelu_tanh_slope::<Reference>(x)),
+            ];
+            for (i, (fast, plain)) in pairs.into_iter().enumerate() {
+                assert!((fast - plain).abs() <= 2e-6 * plain.abs().max(1.0), "kernel {i} at {x}: {fast} vs {plain}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_slice_kernel_gives_the_bits_of_its_scalar_function() {
+        // The vectorized loop runs the same IEEE operations as one call per
+        // element (of the version LINGO_KERNELS chose).
+        let xs: Vec<f32> = samples().step_by(101).collect();
+        type Kernel = (fn(&mut [f32]), fn(f32) -> f32, fn(f32) -> f32); // (slice, fast, reference)
+        let kernels: [Kernel; 5] = [
+            (exp_slice, Fast::exp, Reference::exp),
+            (tanh_slice, Fast::tanh, Reference::tanh),
+            (sigmoid_slice, Fast::sigmoid, Reference::sigmoid),
+            (gelu_slice, gelu::<Fast>, gelu::<Reference>),
+            (gelu_tanh_slice, gelu_tanh::<Fast>, gelu_tanh::<Reference>),
+        ];
+        for (i, (slice, fast, plain)) in kernels.into_iter().enumerate() {
+            let scalar = if crate::reference() { plain } else { fast };
+            let mut ys = xs.clone();
+            slice(&mut ys);
+            assert!(ys.iter().zip(&xs).all(|(y, &x)| y.to_bits() == scalar(x).to_bits()), "kernel {i}");
+        }
     }
 }

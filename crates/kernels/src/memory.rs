@@ -20,7 +20,7 @@
 /// it (measured in `docs/performance.md`, "Keeping freed memory").
 ///
 /// ```
-/// let tuned = lingo_kernels::keep_freed_memory();
+/// let tuned = lingo_kernels::memory::keep_freed_memory();
 /// assert_eq!(tuned, cfg!(all(target_os = "linux", target_env = "gnu")));
 /// ```
 pub fn keep_freed_memory() -> bool {

@@ -1,4 +1,4 @@
-//! `gemm` against a plain triple loop in f64, on both sides of the size at
+//! `gemm` and its reference loop against a triple loop in f64, on both sides of the size at
 //! which it stops packing (`SMALL_MACS`), for every combination of
 //! transposed operands and for the `β` values that behave differently;
 //! `gemm_uninit` against `gemm` with `β = 0`, bit for bit.
@@ -9,7 +9,7 @@ use lingo_kernels::cpu::GEMM_MACS;
 use lingo_kernels::{SMALL_MACS, gemm, gemm_uninit};
 use ndarray::{Array2, ArrayView2};
 
-fn reference(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: &Array2<f32>) -> Array2<f64> {
+fn exact(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: &Array2<f32>) -> Array2<f64> {
     Array2::from_shape_fn(c.dim(), |(i, j)| {
         let sum: f64 = (0..a.ncols()).map(|p| f64::from(a[[i, p]]) * f64::from(b[[p, j]])).sum();
         let old = if beta == 0.0 { 0.0 } else { f64::from(beta) * f64::from(c[[i, j]]) };
@@ -66,12 +66,15 @@ fn small_and_packed_products_agree_with_a_plain_loop() {
                 let (a, b) = (matrix(m, k, 1, ta), matrix(k, n, 2, tb));
                 // β = 0 must overwrite whatever is there, NaN included.
                 let mut c = if beta == 0.0 { Array2::from_elem((m, n), f32::NAN) } else { matrix(m, n, 3, false) };
-                let want = reference(alpha, a.view(), b.view(), beta, &c);
+                let want = exact(alpha, a.view(), b.view(), beta, &c);
+                let mut plain = c.clone();
                 gemm(alpha, a.view(), b.view(), beta, c.view_mut());
-                for (got, want) in c.iter().zip(&want) {
+                lingo_kernels::gemm::reference::gemm(alpha, a.view(), b.view(), beta, plain.view_mut());
+                for ((got, plain), want) in c.iter().zip(&plain).zip(&want) {
                     assert!(
-                        (f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                        "{m}x{k}x{n} ta={ta} tb={tb} α={alpha} β={beta}: {got} vs {want}"
+                        (f64::from(*got) - want).abs() <= 1e-4 * (1.0 + want.abs())
+                            && (got - plain).abs() <= 1e-4 * (1.0 + plain.abs()),
+                        "{m}x{k}x{n} ta={ta} tb={tb} α={alpha} β={beta}: {got}, the reference loop {plain}, exact {want}"
                     );
                 }
                 if beta == 0.0 {
@@ -97,7 +100,7 @@ fn strided_operands_and_results() {
     let (wide_a, b) = (matrix(9, 40, 6, false), matrix(33, 10, 7, true));
     let a = wide_a.slice(ndarray::s![.., 3..36]);
     let mut wide_c = Array2::from_elem((9, 14), f32::NAN);
-    let want = reference(1.0, a, b.view(), 0.0, &Array2::zeros((9, 10)));
+    let want = exact(1.0, a, b.view(), 0.0, &Array2::zeros((9, 10)));
     gemm(1.0, a, b.view(), 0.0, wide_c.slice_mut(ndarray::s![.., 2..12]));
     let mut c_t = Array2::<f32>::zeros((10, 9));
     gemm(1.0, a, b.view(), 0.0, c_t.view_mut().reversed_axes());

@@ -46,7 +46,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use lingo_kernels::cpu;
-use lingo_kernels::math::vectorized;
+use lingo_kernels::optim::{self, Adam, Sgd};
 use lingo_tensor::{Gradients, Module, Param};
 use ndarray::ArrayD;
 use rayon::prelude::*;
@@ -457,26 +457,14 @@ fn initial_state(algorithm: &Algorithm, len: usize) -> ParamState {
     }
 }
 
-/// PyTorch's `torch.lerp` on the CPU: `a + w·(b - a)`, computed from the
-/// nearer end for accuracy. Adam's `m = β₁·m + (1-β₁)·g` is `lerp(m, g, 1-β₁)`.
-#[inline(always)]
-fn lerp(a: f32, b: f32, w: f32) -> f32 {
-    if w.abs() < 0.5 { a + w * (b - a) } else { b - (b - a) * (1.0 - w) }
-}
-
 /// One parameter's update, element by element in `f32` with `f64` scalars
 /// rounded to `f32`, in the order PyTorch's single-tensor kernels compute it.
 /// `state` was checked to fit by [`Optimizer::check_state`].
-/// The loops are plain element-wise arithmetic, compiled for AVX2 when the
-/// CPU has it (same bits: no fused multiply-adds). Adam's loop has its own
-/// AVX2 function: run through `fastmath::vectorized`, the closure holding it
-/// was too large for the compiler to inline into the AVX2 copy and ran with
-/// the baseline's 4 lanes.
+/// The loops are `lingo_kernels::optim`'s.
 fn update(algorithm: &Algorithm, lr: f64, state: &mut ParamState, theta: &mut [f32], g: &[f32]) {
     match (*algorithm, state) {
         (Algorithm::Sgd { momentum, dampening, nesterov, weight_decay }, ParamState::Sgd { momentum_buffer }) => {
-            let sgd = Sgd { lr, momentum, dampening, nesterov, weight_decay };
-            vectorized(|| sgd_elements(&sgd, momentum_buffer, theta, g));
+            optim::sgd(&Sgd { lr, momentum, dampening, nesterov, weight_decay }, momentum_buffer, theta, g);
         }
         (
             Algorithm::Adam { beta1, beta2, eps, weight_decay } | Algorithm::AdamW { beta1, beta2, eps, weight_decay },
@@ -498,111 +486,16 @@ fn update(algorithm: &Algorithm, lr: f64, state: &mut ParamState, theta: &mut [f
                 eps: eps as f32,
                 wd: weight_decay as f32,
             };
-            #[cfg(target_arch = "x86_64")]
-            if cpu::avx2() {
-                // SAFETY: the CPU has AVX2, checked on the line above.
-                return unsafe { adam_elements_avx2(&adam, theta, g, exp_avg, exp_avg_sq) };
-            }
-            adam_elements(&adam, theta, g, exp_avg, exp_avg_sq);
+            optim::adam(&adam, theta, g, exp_avg, exp_avg_sq);
         }
         _ => unreachable!("check_state ran before update"),
     }
 }
 
-/// SGD's settings for one step.
-struct Sgd {
-    lr: f64,
-    momentum: f64,
-    dampening: f64,
-    nesterov: bool,
-    weight_decay: f64,
-}
-
-/// SGD over one parameter's elements (see [`update`]).
-#[inline(always)]
-fn sgd_elements(c: &Sgd, momentum_buffer: &mut Option<Vec<f32>>, theta: &mut [f32], g: &[f32]) {
-    let (wd, mu) = (c.weight_decay as f32, c.momentum as f32);
-    // d = g + λθ
-    let mut d: Vec<f32> =
-        g.iter().zip(theta.iter()).map(|(&g, &t)| if c.weight_decay != 0.0 { g + wd * t } else { g }).collect();
-    if c.momentum != 0.0 {
-        let buf = match momentum_buffer {
-            None => momentum_buffer.insert(d.clone()), // b = d on the first step
-            Some(b) => {
-                let keep = (1.0 - c.dampening) as f32;
-                b.iter_mut().zip(&d).for_each(|(b, &d)| *b = *b * mu + keep * d); // b = μb + (1-τ)d
-                b
-            }
-        };
-        if c.nesterov {
-            d.iter_mut().zip(buf.iter()).for_each(|(d, &b)| *d += mu * b); // d = d + μb
-        } else {
-            d.copy_from_slice(buf); // d = b
-        }
-    }
-    let neg_lr = -c.lr as f32;
-    theta.iter_mut().zip(&d).for_each(|(t, &d)| *t += neg_lr * d); // θ = θ - ηd
-}
-
-/// Adam's (or AdamW's) scalars for one step, already rounded to `f32`.
-#[derive(Clone, Copy)]
-struct Adam {
-    decoupled: bool,
-    /// AdamW's decay `1 - ηλ`, when there is one.
-    shrink: Option<f32>,
-    /// `η / (1 - β₁ᵗ)`.
-    step_size: f32,
-    /// `1 - β₁`, `β₂`, `1 - β₂`.
-    w1: f32,
-    b2: f32,
-    w2: f32,
-    /// `√(1 - β₂ᵗ)`.
-    bc2: f32,
-    eps: f32,
-    wd: f32,
-}
-
-/// [`adam_elements`] compiled for AVX2: 8 lanes instead of the baseline's 4,
-/// the same IEEE operations (no fused multiply-adds), so the same bits.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn adam_elements_avx2(c: &Adam, theta: &mut [f32], g: &[f32], exp_avg: &mut [f32], exp_avg_sq: &mut [f32]) {
-    adam_elements(c, theta, g, exp_avg, exp_avg_sq);
-}
-
-/// Adam over one parameter's elements (see [`update`]).
-#[inline(always)]
-fn adam_elements(c: &Adam, theta: &mut [f32], g: &[f32], exp_avg: &mut [f32], exp_avg_sq: &mut [f32]) {
-    if let Some(shrink) = c.shrink {
-        theta.iter_mut().for_each(|t| *t *= shrink);
-    }
-    // Locals, so the loop-invariant tests leave the loop and it vectorizes.
-    let (coupled_decay, Adam { step_size, w1, b2, w2, bc2, eps, wd, .. }) = (!c.decoupled && c.wd != 0.0, *c);
-    for (((theta, &g), m), v) in theta.iter_mut().zip(g).zip(exp_avg.iter_mut()).zip(exp_avg_sq.iter_mut()) {
-        let d = if coupled_decay { g + wd * *theta } else { g }; // d = g + λθ (Adam only)
-        *m = lerp(*m, d, w1); // m = β₁m + (1-β₁)d
-        *v = *v * b2 + w2 * d * d; // v = β₂v + (1-β₂)d²
-        let denom = v.sqrt() / bc2 + eps; // √v / √(1-β₂ᵗ) + ε
-        *theta += -step_size * *m / denom; // θ = θ - η/(1-β₁ᵗ) · m / denom
-    }
-}
-
-/// `Σ_i g_i²` in `f64`, with eight partial sums so the loop vectorizes (one
-/// running sum makes every addition wait for the one before). The order is
-/// fixed, so the bits are too.
+/// `Σ_i g_i²` in `f64`, in eight lanes.
 fn sum_of_squares(g: &ArrayD<f32>) -> f64 {
     let flat: Cow<'_, [f32]> = g.as_slice().map_or_else(|| Cow::Owned(g.iter().copied().collect()), Cow::Borrowed);
-    vectorized(|| {
-        let chunks = flat.chunks_exact(8);
-        let tail: f64 = chunks.remainder().iter().map(|&v| f64::from(v) * f64::from(v)).sum();
-        let mut acc = [0.0_f64; 8];
-        for c in chunks {
-            for (a, &v) in acc.iter_mut().zip(c) {
-                *a += f64::from(v) * f64::from(v);
-            }
-        }
-        acc.iter().sum::<f64>() + tail
-    })
+    optim::sum_of_squares(&flat)
 }
 
 /// The global L2 norm of the gradients of `model`'s parameters,

@@ -43,6 +43,7 @@ mod dot_tiles;
 mod out;
 mod packed;
 mod panel_tiles;
+pub mod reference;
 mod row_tiles;
 
 use out::Out;
@@ -67,6 +68,9 @@ use crate::cpu;
 /// assert_eq!(c, arr2(&[[6.0, 12.0], [12.0, 26.0]]));
 /// ```
 pub fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+    if crate::reference() {
+        return reference::gemm(alpha, a, b, beta, c);
+    }
     let k = checked_dims(a, b, c.dim());
     if k == 0 {
         // A·B is the zero matrix; only the β·C part is left (β = 0 overwrites, NaN too).
@@ -108,7 +112,7 @@ pub fn gemm_uninit<'c>(
 ) -> ArrayViewMut2<'c, f32> {
     let k = checked_dims(a, b, c.dim());
     match Path::of(a, b, c.strides()) {
-        Path::Kernel(kernel) if k > 0 => {
+        Path::Kernel(kernel) if k > 0 && !crate::reference() => {
             // SAFETY: `c` is a unique view, so no operand aliases it, and with
             // β = 0 every kernel writes each element of `C` before reading
             // any; so afterwards every element is written.
@@ -358,7 +362,7 @@ mod tests {
                 let prepared = Prepared::new(CowArray::from(b.view()), 2);
                 assert_eq!(
                     prepared.panels.is_some(),
-                    panel_tiles::applies(&[1, 1]),
+                    panel_tiles::applies(&[1, 1]) && !crate::reference(),
                     "panels exactly where the path runs"
                 );
                 for beta in [0.0, 0.5] {

@@ -89,15 +89,16 @@ pub struct Packed {
 }
 
 impl Packed {
-    /// `b` in panels, or `None` on a CPU this path does not run on.
+    /// `b` in panels, or `None` where this path does not run (on other
+    /// CPUs, and under the reference kernels).
     ///
     /// ```
     /// let b = ndarray::Array2::<f32>::ones((3, 40));
     /// let panels = lingo_kernels::gemm::Panels::new(b.view());
-    /// assert_eq!(panels.is_some(), lingo_kernels::cpu::avx512());
+    /// assert_eq!(panels.is_some(), lingo_kernels::cpu::avx512() && !lingo_kernels::reference());
     /// ```
     pub fn new(b: ArrayView2<'_, f32>) -> Option<Packed> {
-        if !crate::cpu::avx512() {
+        if !crate::cpu::avx512() || crate::reference() {
             return None;
         }
         let (k, n) = b.dim();

@@ -9,21 +9,21 @@ use rand::Rng;
 use super::{broadcast_shape, sum_to};
 use crate::error::{Result, bad_arg};
 use crate::tensor::Tensor;
-use lingo_kernels::math as fastmath;
+use lingo_kernels::{dropout, math};
 
-/// Element `i`'s draw for dropout under `key`: two rounds of Wellons's
-/// `lowbias32` integer hash, keyed by each half of `key`. 32-bit multiplies,
-/// so a loop of them vectorizes (8 lanes with AVX2).
-#[inline(always)]
-fn dropout_draw(key: u64, i: u32) -> u32 {
-    let mix = |mut x: u32| {
-        x ^= x >> 16;
-        x = x.wrapping_mul(0x7feb_352d);
-        x ^= x >> 15;
-        x = x.wrapping_mul(0x846c_a68b);
-        x ^ (x >> 16)
-    };
-    mix(mix(i ^ key as u32) ^ (key >> 32) as u32)
+/// `a` with `kernel` run over its elements in memory order; the result
+/// keeps `a`'s layout when `a` is contiguous.
+fn mapped(a: &ArrayD<f32>, kernel: fn(&mut [f32])) -> ArrayD<f32> {
+    let mut out = if a.as_slice_memory_order().is_some() { a.clone() } else { a.as_standard_layout().into_owned() };
+    kernel(out.as_slice_memory_order_mut().expect("contiguous, made so above"));
+    out
+}
+
+/// `dy ← kernel(dy, x)` elementwise: a backward rule's gradient from its kernel.
+fn zipped(dy: &ArrayD<f32>, x: &ArrayD<f32>, kernel: fn(&mut [f32], &[f32])) -> ArrayD<f32> {
+    let (mut dx, x) = (dy.as_standard_layout().into_owned(), x.as_standard_layout());
+    kernel(dx.as_slice_mut().expect("standard layout"), x.as_slice().expect("standard layout"));
+    dx
 }
 
 /// `f(a, b)` elementwise over the broadcast shape of `a` and `b`.
@@ -150,7 +150,7 @@ impl Tensor {
     /// assert_eq!(a.exp().to_vec(), vec![1.0]);
     /// ```
     pub fn exp(&self) -> Tensor {
-        Tensor::from_op("exp", self.data().mapv(fastmath::exp), vec![self.clone()], |b| vec![Some(b.grad * b.out)])
+        Tensor::from_op("exp", mapped(self.data(), math::exp_slice), vec![self.clone()], |b| vec![Some(b.grad * b.out)])
     }
 
     /// Natural logarithm elementwise. `∂/∂x = 1/x`.
@@ -182,7 +182,7 @@ impl Tensor {
     /// assert_eq!(a.tanh().to_vec(), vec![0.0]);
     /// ```
     pub fn tanh(&self) -> Tensor {
-        Tensor::from_op("tanh", self.data().mapv(fastmath::tanh), vec![self.clone()], |b| {
+        Tensor::from_op("tanh", mapped(self.data(), math::tanh_slice), vec![self.clone()], |b| {
             vec![Some(Zip::from(b.grad).and(b.out).map_collect(|&g, &y| g * (1.0 - y * y)))]
         })
     }
@@ -194,7 +194,7 @@ impl Tensor {
     /// assert_eq!(a.sigmoid().to_vec(), vec![0.5]);
     /// ```
     pub fn sigmoid(&self) -> Tensor {
-        Tensor::from_op("sigmoid", self.data().mapv(fastmath::sigmoid), vec![self.clone()], |b| {
+        Tensor::from_op("sigmoid", mapped(self.data(), math::sigmoid_slice), vec![self.clone()], |b| {
             vec![Some(Zip::from(b.grad).and(b.out).map_collect(|&g, &y| g * y * (1.0 - y)))]
         })
     }
@@ -221,13 +221,8 @@ impl Tensor {
     /// assert!((y[1] - 0.841_344_7).abs() < 1e-6 && (y[2] + 0.004_049_8).abs() < 1e-6);
     /// ```
     pub fn gelu(&self) -> Tensor {
-        const SQRT_HALF: f32 = std::f32::consts::FRAC_1_SQRT_2;
-        let cdf = |x: f32| 0.5 * (1.0 + fastmath::erf(x * SQRT_HALF));
-        Tensor::from_op("gelu", self.data().mapv(|x| x * cdf(x)), vec![self.clone()], move |b| {
-            // 1/√(2π)
-            const INV_SQRT_TAU: f32 = 0.398_942_3;
-            let slope = |x: f32| cdf(x) + x * INV_SQRT_TAU * fastmath::exp(-0.5 * x * x);
-            vec![Some(Zip::from(b.grad).and(b.input(0)).map_collect(|&g, &x| g * slope(x)))]
+        Tensor::from_op("gelu", mapped(self.data(), math::gelu_slice), vec![self.clone()], |b| {
+            vec![Some(zipped(b.grad, b.input(0), math::gelu_backward))]
         })
     }
 
@@ -242,17 +237,8 @@ impl Tensor {
     /// assert!((exact[0] - tanh[0]).abs() < 2e-4 && (exact[1] - tanh[1]).abs() < 2e-4);
     /// ```
     pub fn gelu_tanh(&self) -> Tensor {
-        // √(2/π)
-        const C: f32 = 0.797_884_6;
-        const A: f32 = 0.044_715;
-        let u = |x: f32| C * (x + A * x * x * x);
-        let out = self.data().mapv(|x| 0.5 * x * (1.0 + fastmath::tanh(u(x))));
-        Tensor::from_op("gelu_tanh", out, vec![self.clone()], move |b| {
-            let slope = |x: f32| {
-                let t = fastmath::tanh(u(x));
-                0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * C * (1.0 + 3.0 * A * x * x)
-            };
-            vec![Some(Zip::from(b.grad).and(b.input(0)).map_collect(|&g, &x| g * slope(x)))]
+        Tensor::from_op("gelu_tanh", mapped(self.data(), math::gelu_tanh_slice), vec![self.clone()], |b| {
+            vec![Some(zipped(b.grad, b.input(0), math::gelu_tanh_backward))]
         })
     }
 
@@ -283,16 +269,9 @@ impl Tensor {
         if p == 0.0 {
             return Ok(self.clone());
         }
-        let scale = 1.0 / (1.0 - p);
-        let cut = (f64::from(p) * 16_777_216.0).ceil() as u32; // drop when the top 24 bits are below p·2²⁴
-        let key = rng.next_u64();
-        // Element i in logical order, whatever the memory layout; a tensor of 2³² elements or more repeats draws.
+        // Element i in logical order, whatever the memory layout.
         let mut mask = vec![0.0_f32; self.len()];
-        fastmath::vectorized(|| {
-            for (i, m) in mask.iter_mut().enumerate() {
-                *m = f32::from(u8::from(dropout_draw(key, i as u32) >> 8 >= cut)) * scale; // branch-free: it vectorizes
-            }
-        });
+        dropout::mask(rng.next_u64(), p, &mut mask);
         let mask = ArrayD::from_shape_vec(self.data().raw_dim(), mask).expect("one value per element");
         let out = self.data() * &mask;
         Ok(Tensor::from_op("dropout", out, vec![self.clone()], move |b| vec![Some(b.grad * &mask)]))

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::error::{Result, bad_arg, mismatch};
 use crate::tensor::{Tensor, will_record};
 use lingo_kernels::gemm::gemm_new;
-use lingo_kernels::lanes;
+use lingo_kernels::{lanes, softmax};
 
 /// Options of [`Tensor::cross_entropy`], as in PyTorch's `nn.CrossEntropyLoss`.
 ///
@@ -298,29 +298,14 @@ fn softmax_row(row: &mut [f32], bias: Option<&[f32]>, y: usize, eps: f32, classe
     if let Some(b) = bias {
         row.iter_mut().zip(b).for_each(|(z, b)| *z += b);
     }
-    let (max, sum_z) = max_and_sum(row);
+    let sum_z = lanes::fold(row, 0.0, |s, z| s + f64::from(z), |s, t| s + t); // Σ_c z_c, in f64
     let z_y = row[y];
-    row.iter_mut().for_each(|z| *z -= max);
-    lingo_kernels::math::exp_slice(row);
-    let sum = f64::from(lanes::sum(row));
-    let inv = (1.0 / sum) as f32;
-    row.iter_mut().for_each(|p| *p *= inv);
-    let (max, log_sum) = (f64::from(max), sum.ln());
+    let (max, sum) = softmax::row(row);
+    let (max, log_sum) = (f64::from(max), f64::from(sum).ln());
     let log_p_y = f64::from(z_y) - max - log_sum;
     let sum_log_p = sum_z - classes as f64 * (max + log_sum);
     let loss = -(1.0 - f64::from(eps)) * log_p_y - f64::from(eps) / classes as f64 * sum_log_p;
     // Each log p_c ≤ 0, so the loss is ≥ 0 up to rounding; clamp that away
     // (but keep a NaN: broken weights must be seen).
     if loss < 0.0 { 0.0 } else { loss }
-}
-
-/// The largest element and the sum of all elements in `f64`, in one pass
-/// of eight lanes (the maximum is exact in any order; the sum's order is fixed).
-fn max_and_sum(xs: &[f32]) -> (f32, f64) {
-    lanes::fold(
-        xs,
-        (f32::NEG_INFINITY, 0.0),
-        |(m, s), x| (m.max(x), s + f64::from(x)),
-        |(m, s), (n, t)| (m.max(n), s + t),
-    )
 }
