@@ -15,11 +15,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ndarray::{ArrayD, Zip};
+use ndarray::ArrayD;
 
 use crate::error::{Result, bad_shape, mismatch};
 use crate::tensor::{Backward, BackwardMulti, Rule, Tensor, TensorId};
-use lingo_kernels::cpu;
 
 /// The gradients of one backward pass, keyed by tensor identity.
 ///
@@ -110,17 +109,8 @@ impl Gradients {
     }
 
     /// Adds `grad` to the stored gradient of `id` (stores it if absent).
-    ///
-    /// Large sums are shared between rayon's threads when the backward pass
-    /// runs outside its pool (it waits for them anyway): a tensor read twice,
-    /// such as the encoder outputs that `general` attention reads as values
-    /// and through its key projection, gets two gradients of its full size. Each element is one addition either way,
-    /// so the bits do not depend on the threads.
     fn accumulate(&mut self, id: TensorId, grad: ArrayD<f32>) {
         match self.map.get_mut(&id) {
-            Some(sum) if cpu::share(sum.len(), cpu::GRADIENT_ADD) => {
-                Zip::from(sum).and(&grad).par_for_each(|s, &g| *s += g);
-            }
             Some(sum) => *sum += &grad,
             None => {
                 self.map.insert(id, grad);
