@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use lingo::tensor::{CrossEntropy, Module, Param, RnnWeights, Tensor, lstm_sequence};
+use lingo::tensor::{CrossEntropy, Module, Param, RnnWeights, Tensor, fused::lstm_sequence};
 use ndarray::{Array2, ArrayD};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -16,7 +16,7 @@
 //! context C = W·V                                 (batch, tgt_len, d_v)
 //! ```
 
-use lingo_tensor::rnn::plain::gru_cell;
+use lingo_tensor::gru_cell;
 use lingo_tensor::{RnnWeights, Tensor};
 use ndarray::Array2;
 use rand::RngCore;
@@ -225,7 +225,7 @@ pub fn additive_attention(
 /// results): Bahdanau's decoder stepped one target position at a time. At
 /// step `t` the previous state is the query, `q' = s_{t-1}·W_qᵀ`; the
 /// context is [`additive_attention`]'s; the GRU cell
-/// ([`lingo_tensor::rnn::plain::gru_cell`]) reads `[x_t; context_t]`.
+/// ([`lingo_tensor::gru_cell`]) reads `[x_t; context_t]`.
 ///
 /// ```
 /// use lingo_attention::{bahdanau_recurrence, plain};

@@ -34,7 +34,7 @@
 
 use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Intervention, Prepared, ScoreSteps, Scorer};
 use lingo_data::{Batch, Example, PAD};
-use lingo_tensor::{Param, SeqInput, Tensor};
+use lingo_tensor::{Param, Tensor, fused::SeqInput};
 use ndarray::{Array2, Array3, Array5, Axis, Ix3, Ix4};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -841,7 +841,7 @@ impl Seq2Seq {
 /// `features` if any: the `dense` input when the caller built one (the
 /// dropped-out embeddings, with the features after them), else the tokens
 /// and their table, so the fused op can use its product table
-/// (`embed(x)·W_ihᵀ = (E·W_ihᵀ)[x]`, see [`lingo_tensor::SeqInput`]) instead
+/// (`embed(x)·W_ihᵀ = (E·W_ihᵀ)[x]`, see [`lingo_tensor::fused::SeqInput`]) instead
 /// of embedding, concatenating and projecting.
 fn rnn_input<'t>(
     embedding: &'t Embedding,

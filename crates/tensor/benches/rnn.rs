@@ -15,7 +15,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
-use lingo_tensor::{RnnWeights, Tensor, gru_sequence, lstm_sequence};
+use lingo_tensor::{
+    RnnWeights, Tensor,
+    fused::{gru_sequence, lstm_sequence},
+};
 use ndarray::{Array2, ArrayD};
 use rand::SeedableRng;
 use rand::rngs::StdRng;

@@ -40,6 +40,33 @@
 //!   the fast inner loops (products, vectorized activations, lane
 //!   reductions) are [`lingo_kernels`]', called by name.
 //!
+//! ## Reading path
+//!
+//! The files to read, in order (lines, with their docs; the tests keep
+//! these sizes within ten lines of the files'):
+//!
+//! | # | file | lines | what |
+//! |---|---|---|---|
+//! | 1 | `src/tensor.rs` | 640 | the handle: data, identity, how it was made; recording on and off |
+//! | 2 | `src/backprop.rs` | 235 | one topological sort, one walk backwards, the gradient store |
+//! | 3 | `src/ops/elementwise.rs` | 280 | arithmetic and activations, each beside its derivative |
+//! | 4 | `src/ops/reduce.rs` | 90 | sums and means |
+//! | 5 | `src/ops/shape.rs` | 260 | reshape, permute, cat, narrow, split: gradients routed back |
+//! | 6 | `src/ops/index.rs` | 175 | index_select, embedding, masked_fill: gradients scattered back |
+//! | 7 | `src/ops/matmul.rs` | 160 | matmul and linear through `lingo_kernels::gemm` |
+//! | 8 | `src/ops/softmax.rs` | 65 | softmax and log-softmax |
+//! | 9 | `src/ops/norm.rs` | 215 | layer norm (the plain one, composed from these ops, is lingo-nn's) |
+//! | 10 | `src/ops/loss.rs` | 310 | cross-entropy, and the output layer fused with it |
+//! | 11 | `src/param.rs` | 280 | named parameters, [`Module`], [`module!`] |
+//! | 12 | `src/cells.rs` | 150 | the LSTM and GRU cells composed from ops |
+//! | 13 | `src/fused/lstm.rs` | 285 | the LSTM sequence with its backward derived by hand |
+//! | 14 | `src/fused/gru.rs` | 320 | the GRU sequence, likewise |
+//! | 15 | `src/fused/mod.rs` | 550 | what both fused sequences share: padding, buffers, weight gradients |
+//!
+//! The fast inner loops these call by name (products, vectorized
+//! activations, softmax rows, dropout masks) are [`lingo_kernels`]', each
+//! beside its plain reference; `LINGO_KERNELS=reference` runs the references.
+//!
 //! ## The ops
 //!
 //! | kind | ops |
@@ -52,8 +79,8 @@
 //! | shapes | [`reshape`](Tensor::reshape), [`unsqueeze`](Tensor::unsqueeze), [`permute`](Tensor::permute), [`transpose`](Tensor::transpose), [`cat`](Tensor::cat), [`stack`](Tensor::stack), [`narrow`](Tensor::narrow), [`split`](Tensor::split) |
 //! | indexing | [`index_select`](Tensor::index_select), [`embedding`](Tensor::embedding), [`masked_fill`](Tensor::masked_fill) |
 //! | training | [`dropout`](Tensor::dropout), [`cross_entropy`](Tensor::cross_entropy) (fused, `ignore_index`, label smoothing), [`linear_cross_entropy`](Tensor::linear_cross_entropy) (the output layer and the loss as one op: no logits for ignored rows, logits and their gradient one buffer) |
-//! | recurrent, plain (composed, read first) | [`rnn::plain::lstm_cell`], [`rnn::plain::gru_cell`] |
-//! | recurrent (fused, hand-written backward) | [`lstm_cell`], [`lstm_sequence`], [`gru_cell`], [`gru_sequence`] |
+//! | recurrent (composed, read first) | [`lstm_cell`], [`gru_cell`] |
+//! | recurrent (fused, hand-written backward) | [`fused::lstm_cell`], [`fused::lstm_sequence`], [`fused::gru_cell`], [`fused::gru_sequence`] |
 //!
 //! Every op's backward is checked against finite differences with
 //! [`check_gradients`], and every fused op against its composed form with
@@ -77,20 +104,19 @@
 #![warn(missing_docs)]
 
 mod backprop;
+mod cells;
 mod error;
+pub mod fused;
 mod gradcheck;
 pub mod init;
 mod ops;
 mod param;
-pub mod rnn;
 mod tensor;
 
 pub use backprop::Gradients;
+pub use cells::{RnnWeights, gru_cell, lstm_cell};
 pub use error::{Error, Result};
 pub use gradcheck::{FusedCheck, GradCheck, GradReport, check_fused, check_gradients};
 pub use ops::CrossEntropy;
 pub use param::{HasParams, Module, Param};
-pub use rnn::gru::{GruOutput, gru_cell, gru_sequence};
-pub use rnn::lstm::{LstmOutput, lstm_cell, lstm_sequence};
-pub use rnn::{RnnWeights, SeqInput};
 pub use tensor::{Backward, BackwardMulti, Tensor, TensorId, enable_grad, is_grad_enabled, no_grad, will_record};

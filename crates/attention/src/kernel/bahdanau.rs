@@ -26,7 +26,7 @@
 //! weights_t = softmax(tanh(q' + K')·v)                 (B, S)       per row, as in `additive`
 //! context_t = weights_t·V                              (B, D_v)
 //! x̂ = xe_t + context_t·W_ih[:, E:]ᵀ                    (B, 3H)
-//! s_t = GRU(x̂, ĥ, s_{t-1})                            (B, H)       `lingo_tensor::rnn::gru::step_forward`
+//! s_t = GRU(x̂, ĥ, s_{t-1})                            (B, H)       `lingo_tensor::fused::gru::step_forward`
 //! ```
 //!
 //! # Backward (derivation)
@@ -54,7 +54,7 @@
 //! depend on the thread count.
 
 use lingo_kernels::gemm;
-use lingo_tensor::rnn::gru::{step_backward, step_forward};
+use lingo_tensor::fused::gru::{step_backward, step_forward};
 use lingo_tensor::{BackwardMulti, RnnWeights, Tensor, will_record};
 use ndarray::{Array2, Array3, ArrayD, ArrayView2, Axis, concatenate, s};
 

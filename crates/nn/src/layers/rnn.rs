@@ -20,7 +20,10 @@
 //! after its last valid step. Final states are ordered as PyTorch's,
 //! index `layer · D + direction`.
 
-use lingo_tensor::{Param, RnnWeights, SeqInput, Tensor, gru_sequence, lstm_sequence};
+use lingo_tensor::{
+    Param, RnnWeights, Tensor,
+    fused::{SeqInput, gru_sequence, lstm_sequence},
+};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 

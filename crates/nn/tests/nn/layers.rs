@@ -1,7 +1,10 @@
 //! Layers: names, initialisation, and numerics against the fused ops composed by hand.
 
 use lingo_nn::{Dropout, Embedding, Error, Init, Linear, Mode, Rnn, RnnConfig, RnnKind, RnnState};
-use lingo_tensor::{Module, RnnWeights, Tensor, gru_sequence, lstm_sequence};
+use lingo_tensor::{
+    Module, RnnWeights, Tensor,
+    fused::{gru_sequence, lstm_sequence},
+};
 use ndarray::{Array2, Axis, Ix2};
 use rand::SeedableRng;
 use rand::rngs::StdRng;

@@ -7,7 +7,7 @@ use lingo_nn::{
     Placement, Progress, RnnKind, Schedule, Seq2Seq, Seq2SeqConfig, StateDict, Stopping, TrainConfig, TrainedModel,
     beam_search, evaluate, greedy_decode, train_model, train_model_with,
 };
-use lingo_tensor::{Module, RnnWeights, Tensor, lstm_sequence, no_grad};
+use lingo_tensor::{Module, RnnWeights, Tensor, fused::lstm_sequence, no_grad};
 use ndarray::{Array2, Axis};
 use rand::SeedableRng;
 use rand::rngs::StdRng;

@@ -62,7 +62,7 @@ const W_IH: usize = 2;
 /// (Bahdanau's attention in `lingo-attention`); [`gru_sequence`] is built on it.
 ///
 /// ```
-/// use lingo_tensor::rnn::gru::step_forward;
+/// use lingo_tensor::fused::gru::step_forward;
 /// // One unit, every pre-activation 0: r = z = σ(0) = ½, n = tanh(0) = 0.
 /// let (mut gates, mut h_hat_n, mut h) = ([0.0; 3], [0.0], [0.8]);
 /// step_forward(&[0.0; 3], &[0.0; 3], &mut gates, &mut h_hat_n, &mut h);
@@ -93,7 +93,7 @@ pub fn step_forward(x_hat: &[f32], h_hat: &[f32], gates: &mut [f32], h_hat_n: &m
 /// `dh_{t-1}` in `dh` (the `dĥ · W_hh` part is added by the caller's GEMM).
 ///
 /// ```
-/// use lingo_tensor::rnn::gru::{step_backward, step_forward};
+/// use lingo_tensor::fused::gru::{step_backward, step_forward};
 /// let (h_prev, mut gates, mut h_hat_n, mut h) = ([0.8], [0.0; 3], [0.0], [0.8]);
 /// step_forward(&[0.0; 3], &[0.0; 3], &mut gates, &mut h_hat_n, &mut h);
 /// let (mut dh, mut dx_hat, mut dh_hat) = ([1.0], [0.0; 3], [0.0; 3]);
@@ -133,10 +133,10 @@ pub fn step_backward(
 /// Runs a GRU over a padded batch: `x (batch, time, input)`, `h0 (batch,
 /// hidden)`, `lengths[b]` valid steps per row, forwards or (`reverse`)
 /// backwards. One fused op with a hand-written backward; see the
-/// [module docs](self) for the math and [`crate::rnn`] for padding rules.
+/// [module docs](self) for the math and [`crate::fused`] for padding rules.
 ///
 /// ```
-/// use lingo_tensor::{RnnWeights, Tensor, gru_sequence};
+/// use lingo_tensor::{RnnWeights, Tensor, fused::gru_sequence};
 /// use rand::SeedableRng;
 /// let mut rng = rand::rngs::StdRng::seed_from_u64(1);
 /// let (batch, time, input, hidden) = (3, 5, 2, 4);
@@ -276,7 +276,7 @@ fn backward(bw: &BackwardMulti<'_>, f: &Saved, source: &Source) -> Vec<Option<Ar
 /// one-step case of [`gru_sequence`], with the same fused kernels.
 ///
 /// ```
-/// use lingo_tensor::{RnnWeights, Tensor, gru_cell};
+/// use lingo_tensor::{RnnWeights, Tensor, fused::gru_cell};
 /// let (batch, input, hidden) = (2, 3, 4);
 /// let w_ih = Tensor::zeros(&[3 * hidden, input]);
 /// let w_hh = Tensor::zeros(&[3 * hidden, hidden]);

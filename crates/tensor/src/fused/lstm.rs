@@ -102,10 +102,10 @@ fn step_backward(gates: &[f32], tanh_c: &[f32], c_prev: &[f32], dh: &[f32], dc: 
 /// Runs an LSTM over a padded batch: `x (batch, time, input)`, initial states
 /// `h0, c0 (batch, hidden)`, `lengths[b]` valid steps per row, forwards or
 /// (`reverse`) backwards. One fused op with a hand-written backward; see the
-/// [module docs](self) for the math and [`crate::rnn`] for padding rules.
+/// [module docs](self) for the math and [`crate::fused`] for padding rules.
 ///
 /// ```
-/// use lingo_tensor::{RnnWeights, Tensor, lstm_sequence};
+/// use lingo_tensor::{RnnWeights, Tensor, fused::lstm_sequence};
 /// use rand::SeedableRng;
 /// let mut rng = rand::rngs::StdRng::seed_from_u64(0);
 /// let (batch, time, input, hidden) = (2, 4, 3, 5);
@@ -237,7 +237,7 @@ fn backward(bw: &BackwardMulti<'_>, f: &Saved, source: &Source) -> Vec<Option<Ar
 /// the one-step case of [`lstm_sequence`], with the same fused kernels.
 ///
 /// ```
-/// use lingo_tensor::{RnnWeights, Tensor, lstm_cell};
+/// use lingo_tensor::{RnnWeights, Tensor, fused::lstm_cell};
 /// let (batch, input, hidden) = (2, 3, 4);
 /// let w_ih = Tensor::zeros(&[4 * hidden, input]);
 /// let w_hh = Tensor::zeros(&[4 * hidden, hidden]);

@@ -1,7 +1,8 @@
 //! Fused recurrent ops: LSTM and GRU cells and whole sequences, with
 //! backward passes derived and written by hand (see [`lstm`] and [`gru`] for
-//! the derivations). Read [`plain`] first: the same cells composed from
-//! tensor ops, which the fused ones are tested against.
+//! the derivations). Read the plain cells first ([`lstm_cell`](crate::lstm_cell),
+//! [`gru_cell`](crate::gru_cell)): the same cells composed from tensor ops,
+//! which the fused ones are tested against.
 //!
 //! # Why fused
 //!
@@ -65,84 +66,16 @@
 
 pub mod gru;
 pub mod lstm;
-pub mod plain;
+
+pub use gru::{GruOutput, gru_cell, gru_sequence};
+pub use lstm::{LstmOutput, lstm_cell, lstm_sequence};
 
 use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 
+use crate::cells::RnnWeights;
 use crate::error::{Result, bad_arg, mismatch};
 use crate::tensor::{Tensor, flat_vec};
 use lingo_kernels::gemm::{Prepared, gemm, gemm_prepared};
-
-/// The four parameters of one direction of one recurrent layer, in PyTorch's
-/// layout: `weight_ih (G·H, I)`, `weight_hh (G·H, H)`, `bias_ih (G·H)`,
-/// `bias_hh (G·H)`, with `G = 4` gates for an LSTM and `G = 3` for a GRU.
-///
-/// ```
-/// use lingo_tensor::{RnnWeights, Tensor};
-/// let (h, i) = (3, 2);
-/// let w_ih = Tensor::zeros(&[4 * h, i]);
-/// let w_hh = Tensor::zeros(&[4 * h, h]);
-/// let b = Tensor::zeros(&[4 * h]);
-/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
-/// assert_eq!(w.hidden_size(4).unwrap(), 3);
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct RnnWeights<'a> {
-    /// Input-to-hidden weights `(G·H, I)`.
-    pub weight_ih: &'a Tensor,
-    /// Hidden-to-hidden weights `(G·H, H)`.
-    pub weight_hh: &'a Tensor,
-    /// Input-side bias `(G·H)`.
-    pub bias_ih: &'a Tensor,
-    /// Hidden-side bias `(G·H)`.
-    pub bias_hh: &'a Tensor,
-}
-
-impl RnnWeights<'_> {
-    /// The hidden size `H` implied by `weight_hh (gates·H, H)`, after
-    /// checking that all four shapes agree with `gates` (4 for LSTM, 3 for GRU).
-    ///
-    /// ```
-    /// use lingo_tensor::{RnnWeights, Tensor};
-    /// let w_ih = Tensor::zeros(&[9, 2]);
-    /// let w_hh = Tensor::zeros(&[9, 3]);
-    /// let b = Tensor::zeros(&[9]);
-    /// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
-    /// assert_eq!(w.hidden_size(3).unwrap(), 3);   // a GRU
-    /// assert!(w.hidden_size(4).is_err());         // not an LSTM
-    /// ```
-    pub fn hidden_size(&self, gates: usize) -> Result<usize> {
-        let whh = self.weight_hh.shape();
-        if whh.len() != 2 || whh[0] != gates * whh[1] {
-            return Err(mismatch(
-                "rnn",
-                whh,
-                &[gates * whh.get(1).copied().unwrap_or(0), whh.get(1).copied().unwrap_or(0)],
-                format!("weight_hh must be ({gates}·H, H)"),
-            ));
-        }
-        let (rows, h) = (whh[0], whh[1]);
-        let wih = self.weight_ih.shape();
-        if wih.len() != 2 || wih[0] != rows {
-            return Err(mismatch(
-                "rnn",
-                wih,
-                whh,
-                format!("weight_ih must be ({gates}·H, I) with the rows of weight_hh"),
-            ));
-        }
-        for bias in [self.bias_ih, self.bias_hh] {
-            if bias.shape() != [rows] {
-                return Err(mismatch("rnn", bias.shape(), whh, format!("biases must be ({gates}·H) = [{rows}]")));
-            }
-        }
-        Ok(h)
-    }
-
-    fn input_size(&self) -> usize {
-        self.weight_ih.shape()[1]
-    }
-}
 
 /// Sizes of one sequence call, after validation.
 #[derive(Debug, Clone, Copy)]
@@ -323,7 +256,7 @@ pub(crate) fn add_output_grad(dh: &mut [f32], d_out: Option<&CowArray<'_, f32, n
 /// What a sequence op reads at each step.
 ///
 /// ```
-/// use lingo_tensor::{SeqInput, Tensor};
+/// use lingo_tensor::{Tensor, fused::SeqInput};
 /// let x = Tensor::zeros(&[2, 5, 3]);
 /// assert!(matches!(SeqInput::from(&x), SeqInput::Dense(_)));
 /// ```
@@ -337,7 +270,7 @@ pub enum SeqInput<'a> {
     /// [`Tensor::cat`] with the features along the last axis, then
     /// [`SeqInput::Dense`] (the row `padding_idx` gets no gradient), computed
     /// faster when the vocabulary is smaller than `batch · time`: see
-    /// [`crate::rnn`]. (A decoder in Bahdanau's placement reads
+    /// [`crate::fused`]. (A decoder in Bahdanau's placement reads
     /// `[embed(y_{t-1}); context_t]` this way.)
     Tokens {
         /// The embedding table `(vocab, E)`.

@@ -1,6 +1,10 @@
 //! The engine's behaviour: accumulation, no-grad mode, errors, deep graphs.
 
-use lingo_tensor::{Error, Param, RnnWeights, SeqInput, Tensor, lstm_sequence, no_grad};
+use lingo_tensor::{
+    Error, Param, RnnWeights, Tensor,
+    fused::{SeqInput, lstm_sequence},
+    no_grad,
+};
 use ndarray::{ArrayD, arr1};
 
 fn var(values: &[f32]) -> Tensor {

@@ -6,8 +6,8 @@
 #![allow(clippy::cloned_ref_to_slice_refs)]
 
 use lingo_tensor::{
-    CrossEntropy, GradCheck, Result, RnnWeights, SeqInput, Tensor, check_gradients, gru_cell, gru_sequence, lstm_cell,
-    lstm_sequence,
+    CrossEntropy, GradCheck, Result, RnnWeights, Tensor, check_gradients,
+    fused::{SeqInput, gru_cell, gru_sequence, lstm_cell, lstm_sequence},
 };
 use ndarray::{ArrayD, IxDyn};
 use proptest::prelude::*;

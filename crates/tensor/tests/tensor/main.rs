@@ -6,4 +6,5 @@ mod gradcheck;
 mod init;
 mod output_layer;
 mod pytorch_parity;
+mod reading_path;
 mod sequences;

@@ -10,7 +10,10 @@
 
 use std::collections::HashMap;
 
-use lingo_tensor::{Gradients, RnnWeights, Tensor, gru_cell, gru_sequence, lstm_cell, lstm_sequence};
+use lingo_tensor::{
+    Gradients, RnnWeights, Tensor,
+    fused::{gru_cell, gru_sequence, lstm_cell, lstm_sequence},
+};
 use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 

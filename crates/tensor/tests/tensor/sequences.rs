@@ -1,10 +1,13 @@
-//! The fused LSTM and GRU sequences held to their plain form: the cells of
-//! `rnn::plain` (composed from tensor ops and differentiated by the tape)
+//! The fused LSTM and GRU sequences held to their plain form: the cells
+//! composed from tensor ops (differentiated by the tape)
 //! stepped over each row's valid positions, forwards and backwards. Same outputs and final states, and the same
 //! gradient for every input, with a loss that reads every output.
 
-use lingo_tensor::rnn::plain::{gru_cell, lstm_cell};
-use lingo_tensor::{FusedCheck, RnnWeights, Tensor, check_fused, gru_sequence, lstm_sequence};
+use lingo_tensor::{
+    FusedCheck, RnnWeights, Tensor, check_fused,
+    fused::{gru_sequence, lstm_sequence},
+};
+use lingo_tensor::{gru_cell, lstm_cell};
 use ndarray::ArrayD;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

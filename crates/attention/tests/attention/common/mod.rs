@@ -2,7 +2,7 @@
 //! layers for every scorer, and one tensor holding all of an output.
 
 use lingo_attention::{Attention, AttentionConfig, AttentionOutput, Prepared, Scorer};
-use lingo_tensor::{Result, RnnWeights, Tensor, gru_cell};
+use lingo_tensor::{Result, RnnWeights, Tensor, fused::gru_cell};
 use ndarray::{Array2, ArrayD, IxDyn};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
