@@ -314,12 +314,10 @@ impl Attention {
                 (keys.clone(), values.clone(), Step::Dot { scale: scale(ks[2]) })
             }
             Weights::None => (keys.clone(), values.clone(), Step::Dot { scale: 1.0 }),
-            Weights::General { w } => (keys.linear(w.tensor(), None)?, values.clone(), Step::Dot { scale: 1.0 }),
-            Weights::Additive { w_q, w_k, v } => (
-                keys.linear(w_k.tensor(), None)?,
-                values.clone(),
-                Step::Additive { w_q: w_q.tensor().clone(), v: v.tensor().clone() },
-            ),
+            Weights::General { w } => (w.linear(keys, None)?, values.clone(), Step::Dot { scale: 1.0 }),
+            Weights::Additive { w_q, w_k, v } => {
+                (w_k.linear(keys, None)?, values.clone(), Step::Additive { w_q: w_q.clone(), v: v.tensor().clone() })
+            }
             Weights::MultiHead { w_q, w_k, w_v, w_o } => {
                 if vs[2] != self.config.key_dim {
                     return Err(mismatch(
@@ -331,12 +329,12 @@ impl Attention {
                 }
                 let heads = self.config.scorer.heads();
                 let step = Step::MultiHead {
-                    w_q: w_q.tensor().clone(),
-                    w_o: w_o.tensor().clone(),
+                    w_q: w_q.clone(),
+                    w_o: w_o.clone(),
                     heads,
                     scale: scale(self.config.attn_dim / heads),
                 };
-                (keys.linear(w_k.tensor(), None)?, values.linear(w_v.tensor(), None)?, step)
+                (w_k.linear(keys, None)?, w_v.linear(values, None)?, step)
             }
         };
         Ok(Prepared {
@@ -368,15 +366,15 @@ enum Step {
     /// Score against the (projected) keys directly, scaled by `scale`.
     Dot { scale: f32 },
     /// Project the queries with `W_q`, then the fused additive score with `v`.
-    Additive { w_q: Tensor, v: Tensor },
+    Additive { w_q: Param, v: Tensor },
     /// Project with `W_q`, run `heads` scaled heads, project the context with `W_o`.
-    MultiHead { w_q: Tensor, w_o: Tensor, heads: usize, scale: f32 },
+    MultiHead { w_q: Param, w_o: Param, heads: usize, scale: f32 },
 }
 
 /// A source made ready by [`Attention::prepare`]: projected keys (and, for
 /// `multi_head`, values) and the padding mask, for any number of
 /// [`Prepared::attend`] calls, one per decoder step (Bahdanau's placement).
-/// It holds the parameter tensors it needs, so it borrows nothing.
+/// It holds the parameters it needs (clones, sharing their values), so it borrows nothing.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     scorer: Scorer,
@@ -494,10 +492,10 @@ impl Prepared {
         let (out, heads) = match &self.step {
             Step::Dot { scale } => (dot_product(queries, &self.keys, &self.values, 1, *scale, &mask)?, 1),
             Step::Additive { w_q, v } => {
-                (additive(&queries.linear(w_q, None)?, &self.keys, v, &self.values, &mask)?, 1)
+                (additive(&w_q.linear(queries, None)?, &self.keys, v, &self.values, &mask)?, 1)
             }
             Step::MultiHead { w_q, heads, scale, .. } => {
-                (dot_product(&queries.linear(w_q, None)?, &self.keys, &self.values, *heads, *scale, &mask)?, *heads)
+                (dot_product(&w_q.linear(queries, None)?, &self.keys, &self.values, *heads, *scale, &mask)?, *heads)
             }
         };
         let out = match &self.intervention {
@@ -505,7 +503,7 @@ impl Prepared {
             None => out,
         };
         match &self.step {
-            Step::MultiHead { w_o, .. } => Ok(AttentionOutput { context: out.context.linear(w_o, None)?, ..out }),
+            Step::MultiHead { w_o, .. } => Ok(AttentionOutput { context: w_o.linear(&out.context, None)?, ..out }),
             _ => Ok(out),
         }
     }
@@ -552,7 +550,7 @@ impl Prepared {
             });
         }
         match &self.step {
-            Step::Additive { w_q, v } => bahdanau_gru(x, h0, &self.keys, &self.values, (w_q, v), w, &self.mask),
+            Step::Additive { w_q, v } => bahdanau_gru(x, h0, &self.keys, &self.values, (w_q.tensor(), v), w, &self.mask),
             _ => Err(Error::BadConfig {
                 scorer: self.scorer.to_string(),
                 why: "the fused Bahdanau recurrence (Prepared::gru_recurrence) is written for the additive scorer; step with Prepared::attend instead".into(),

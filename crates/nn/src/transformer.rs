@@ -751,7 +751,7 @@ impl Transformer {
         mode: Mode<'_>,
     ) -> Result<TransformerForward> {
         let d = self.output_features(src, src_lens, tgt_in, tgt_lens, mode)?;
-        let logits = d.features.linear(self.out_weight(), Some(self.out_bias.tensor()))?;
+        let logits = self.out_weight().linear(&d.features, Some(self.out_bias.tensor()))?;
         let (cross_weights, self_weights, encoder_weights) = (d.cross_weights, d.self_weights, d.encoder_weights);
         Ok(TransformerForward { logits, cross_weights, self_weights, encoder_weights })
     }
@@ -887,7 +887,7 @@ impl Transformer {
             cross_w.push(out.weights.1);
         }
         let features = self.decoder_norm.forward(&y)?;
-        let logits = features.linear(self.out_weight(), Some(self.out_bias.tensor()))?;
+        let logits = self.out_weight().linear(&features, Some(self.out_bias.tensor()))?;
         let vocab = logits.shape()[2];
         // (layers, heads, batch, 1, src_len) without the one target position
         let cross_weights = stack_layers(cross_w)?.index_axis_move(Axis(3), 0);
@@ -899,8 +899,8 @@ impl Transformer {
     }
 
     /// The output layer's weight: its own, or the target embedding when tied.
-    fn out_weight(&self) -> &Tensor {
-        self.out_weight.as_ref().unwrap_or(self.tgt_embedding.weight()).tensor()
+    fn out_weight(&self) -> &Param {
+        self.out_weight.as_ref().unwrap_or(self.tgt_embedding.weight())
     }
 
     /// Mean cross-entropy of a batch's `tgt_out` under teacher forcing,
@@ -918,7 +918,7 @@ impl Transformer {
     pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
         let features =
             self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?.features;
-        output_loss(&features, (self.out_weight(), Some(self.out_bias.tensor())), batch, label_smoothing)
+        output_loss(&features, (self.out_weight().tensor(), Some(self.out_bias.tensor())), batch, label_smoothing)
     }
 }
 
@@ -1056,7 +1056,7 @@ impl EncoderDecoder for Transformer {
     fn logits_with_source(&self, batch: &Batch, source: impl FnOnce(Tensor) -> Result<Tensor>) -> Result<Tensor> {
         let encoded = self.encode_with(&batch.src, &batch.src_lens, source, Mode::Eval)?;
         let features = self.decoded_features(encoded, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)?.features;
-        Ok(features.linear(self.out_weight(), Some(self.out_bias.tensor()))?)
+        Ok(self.out_weight().linear(&features, Some(self.out_bias.tensor()))?)
     }
 
     fn intervene(&self, intervention: Option<Intervention>) -> Transformer {

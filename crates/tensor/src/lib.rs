@@ -47,17 +47,17 @@
 //!
 //! | # | file | lines | what |
 //! |---|---|---|---|
-//! | 1 | `src/tensor.rs` | 640 | the handle: data, identity, how it was made; recording on and off |
-//! | 2 | `src/backprop.rs` | 235 | one topological sort, one walk backwards, the gradient store |
+//! | 1 | `src/tensor.rs` | 620 | the handle: data, identity, how it was made; recording on and off |
+//! | 2 | `src/backprop.rs` | 245 | one topological sort, one walk backwards, the gradient store |
 //! | 3 | `src/ops/elementwise.rs` | 280 | arithmetic and activations, each beside its derivative |
 //! | 4 | `src/ops/reduce.rs` | 90 | sums and means |
 //! | 5 | `src/ops/shape.rs` | 260 | reshape, permute, cat, narrow, split: gradients routed back |
 //! | 6 | `src/ops/index.rs` | 175 | index_select, embedding, masked_fill: gradients scattered back |
-//! | 7 | `src/ops/matmul.rs` | 160 | matmul and linear through `lingo_kernels::gemm` |
+//! | 7 | `src/ops/matmul.rs` | 175 | matmul and linear through `lingo_kernels::gemm` |
 //! | 8 | `src/ops/softmax.rs` | 65 | softmax and log-softmax |
 //! | 9 | `src/ops/norm.rs` | 215 | layer norm (the plain one, composed from these ops, is lingo-nn's) |
 //! | 10 | `src/ops/loss.rs` | 310 | cross-entropy, and the output layer fused with it |
-//! | 11 | `src/param.rs` | 280 | named parameters, [`Module`], [`module!`] |
+//! | 11 | `src/param.rs` | 320 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
 //! | 12 | `src/cells.rs` | 150 | the LSTM and GRU cells composed from ops |
 //! | 13 | `src/fused/lstm.rs` | 285 | the LSTM sequence with its backward derived by hand |
 //! | 14 | `src/fused/gru.rs` | 320 | the GRU sequence, likewise |

@@ -1,10 +1,15 @@
 //! Named parameters and the [`Module`] trait: the one place optimizers,
 //! checkpoints and gradient clipping find the weights of a model.
 
-use ndarray::ArrayD;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use lingo_kernels::gemm::Panels;
+use ndarray::{ArrayD, Ix2};
 
 use crate::error::{Result, mismatch};
-use crate::tensor::Tensor;
+use crate::ops::affine;
+use crate::tensor::{Tensor, is_grad_enabled};
 
 /// A trainable tensor with a stable, unique name such as
 /// `encoder.rnn.weight_hh_l0` (PyTorch's state-dict names, so weights map one to one).
@@ -20,10 +25,13 @@ use crate::tensor::Tensor;
 /// w.update(|data| data.fill(1.0));
 /// assert_eq!(w.tensor().sum_all().item().unwrap(), 6.0);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Param {
     name: String,
     value: Tensor,
+    /// `valueᵀ` packed for the products of inference ([`Param::linear`]),
+    /// made on first use; a fresh one whenever the values change.
+    packed: Arc<OnceLock<Option<Panels>>>,
 }
 
 impl Param {
@@ -34,7 +42,7 @@ impl Param {
     /// assert_eq!(p.shape(), &[4]);
     /// ```
     pub fn new(name: impl Into<String>, data: ArrayD<f32>) -> Param {
-        Param { name: name.into(), value: Tensor::variable(data) }
+        Param { name: name.into(), value: Tensor::variable(data), packed: Arc::default() }
     }
 
     /// The parameter's full name.
@@ -72,7 +80,7 @@ impl Param {
     /// assert_eq!((grads.len(), grads.get(&x).unwrap()[[0]]), (1, 2.0));
     /// ```
     pub fn frozen(&self) -> Param {
-        Param { name: self.name.clone(), value: self.value.detach() }
+        Param { name: self.name.clone(), value: self.value.detach(), packed: Arc::default() }
     }
 
     /// The parameter's shape.
@@ -95,6 +103,7 @@ impl Param {
     /// assert_eq!(p.tensor().to_vec(), vec![3.0, 3.0]);
     /// ```
     pub fn update(&mut self, f: impl FnOnce(&mut ArrayD<f32>)) {
+        self.packed = Arc::default(); // packed from the old values
         match self.value.data_mut_if_unique() {
             Some(data) => f(data),
             None => {
@@ -103,6 +112,29 @@ impl Param {
                 self.value = Tensor::variable(data);
             }
         }
+    }
+
+    /// `x·Wᵀ + b` with this parameter as the weight `W (out, in)`:
+    /// [`Tensor::linear`]. Where no graph is recorded (decoding), `Wᵀ` is
+    /// packed for the products' panel path on first use and kept with the
+    /// parameter, so that the many products of decoding do not pack it
+    /// again; the same bits either way.
+    ///
+    /// ```
+    /// use lingo_tensor::{Param, Tensor, no_grad};
+    /// let w = Param::new("w", ndarray::arr2(&[[1.0_f32, 2.0], [0.0, -1.0]]).into_dyn());
+    /// let x = Tensor::from_vec(vec![3.0, 4.0], &[1, 2]).unwrap();
+    /// let y = no_grad(|| w.linear(&x, None)).unwrap();
+    /// assert_eq!(y.to_vec(), vec![11.0, -4.0]);
+    /// assert_eq!(y.to_vec(), x.linear(w.tensor(), None).unwrap().to_vec());
+    /// ```
+    pub fn linear(&self, x: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if is_grad_enabled() || self.value.ndim() != 2 {
+            return x.linear(&self.value, bias);
+        }
+        let pack = || Panels::new(self.value.data().view().into_dimensionality::<Ix2>().expect("rank 2, checked").t());
+        let panels = || self.packed.get_or_init(pack).as_ref();
+        Ok(Tensor::new(affine(x, &self.value, bias, Some(&panels))?))
     }
 
     /// Replaces the values with `data` of the same shape (loading a checkpoint).
@@ -124,6 +156,12 @@ impl Param {
         }
         self.update(|d| d.assign(&data));
         Ok(())
+    }
+}
+
+impl fmt::Debug for Param {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Param").field("name", &self.name).field("value", &self.value).finish()
     }
 }
 

@@ -15,16 +15,15 @@
 
 use std::cell::Cell;
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
-use ndarray::{ArrayD, Ix2, IxDyn};
+use ndarray::{ArrayD, IxDyn};
 use ndarray_rand::RandomExt;
 use ndarray_rand::rand_distr::{Normal, Uniform};
 use rand::Rng;
 
 use crate::error::{Result, bad_arg, bad_shape};
-use lingo_kernels::gemm::Panels;
 
 /// A process-wide unique identity of a tensor; gradients are stored by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -173,9 +172,6 @@ struct Inner {
     data: ArrayD<f32>,
     requires_grad: bool,
     grad_fn: Option<GradFn>,
-    /// `dataᵀ` packed for products, kept by a weight used for inference
-    /// ([`Tensor::inference_panels`]); reset whenever `data` changes.
-    panels: OnceLock<Option<Panels>>,
 }
 
 impl Drop for Inner {
@@ -294,7 +290,7 @@ pub fn will_record<'a>(inputs: impl IntoIterator<Item = &'a Tensor>) -> bool {
 
 impl Tensor {
     fn wrap(data: ArrayD<f32>, requires_grad: bool, grad_fn: Option<GradFn>) -> Tensor {
-        Tensor(Arc::new(Inner { id: TensorId::fresh(), data, requires_grad, grad_fn, panels: OnceLock::new() }))
+        Tensor(Arc::new(Inner { id: TensorId::fresh(), data, requires_grad, grad_fn }))
     }
 
     /// A constant: no gradient flows to it.
@@ -601,21 +597,7 @@ impl Tensor {
     /// Mutable access to a leaf's data when this handle is the only one;
     /// `None` when the data is shared (for instance by a live graph).
     pub(crate) fn data_mut_if_unique(&mut self) -> Option<&mut ArrayD<f32>> {
-        Arc::get_mut(&mut self.0).map(|inner| {
-            inner.panels = OnceLock::new(); // packed from the old values
-            &mut inner.data
-        })
-    }
-
-    /// For a weight `W (out, in)` used where no graph is recorded (a
-    /// parameter, at every step of decoding), `Wᵀ` packed into the panels
-    /// the AVX-512 product reads, packed on first use and kept with the
-    /// weight: `x·Wᵀ` then skips its packing, about a tenth of a decoding
-    /// step. `None` while recording, for a constant, or on other CPUs.
-    pub(crate) fn inference_panels(&self) -> Option<&Panels> {
-        let weight = self.0.requires_grad && !is_grad_enabled() && self.ndim() == 2;
-        let pack = || Panels::new(self.0.data.view().into_dimensionality::<Ix2>().expect("rank 2, checked").t());
-        weight.then(|| self.0.panels.get_or_init(pack)).and_then(Option::as_ref)
+        Arc::get_mut(&mut self.0).map(|inner| &mut inner.data)
     }
 }
 

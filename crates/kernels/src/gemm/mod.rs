@@ -176,7 +176,7 @@ pub fn gemm_prepared(alpha: f32, a: ArrayView2<'_, f32>, b: &Prepared<'_>, beta:
 }
 
 /// `b (k, n)` in the panels the AVX-512 path reads, made once and read by
-/// many products: a weight keeps its own for inference (`Tensor::linear`).
+/// many products: a parameter keeps its own for inference (`lingo_tensor::Param::linear`).
 pub use panel_tiles::Packed as Panels;
 
 /// [`gemm`], reading `b`'s panels from `panels` when the product takes the

@@ -90,7 +90,7 @@ impl Linear {
     /// assert!(lin.forward(&Tensor::ones(&[5, 4])).is_err());
     /// ```
     pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(x.linear(self.weight.tensor(), self.bias.as_ref().map(Param::tensor))?)
+        Ok(self.weight.linear(x, self.bias.as_ref().map(Param::tensor))?)
     }
 
     /// The weight `(out, in)`.

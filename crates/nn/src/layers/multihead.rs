@@ -158,7 +158,7 @@ impl MultiheadAttention {
     /// assert_eq!(p.q.shape(), p.v.shape());
     /// ```
     pub fn project_self(&self, x: &Tensor) -> Result<Projected> {
-        let qkv = x.linear(self.in_proj_weight.tensor(), Some(self.in_proj_bias.tensor()))?;
+        let qkv = self.in_proj_weight.linear(x, Some(self.in_proj_bias.tensor()))?;
         let [q, k, v]: [Tensor; 3] = qkv.split(2, &[self.dim(); 3])?.try_into().expect("three parts");
         Ok(Projected { q, k, v })
     }

@@ -7,8 +7,8 @@
 use ndarray::{Array2, Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
 
 use crate::error::{Result, bad_shape, mismatch};
-use crate::tensor::{Tensor, is_grad_enabled};
-use lingo_kernels::gemm::{gemm, gemm_new, gemm_with_panels};
+use crate::tensor::Tensor;
+use lingo_kernels::gemm::{Panels, gemm, gemm_new, gemm_with_panels};
 
 /// Views a 2-D or 3-D array as `(batch, rows, cols)`; a 2-D one has batch 1.
 fn as_batched(a: &ArrayD<f32>) -> ArrayView3<'_, f32> {
@@ -103,37 +103,8 @@ impl Tensor {
     /// assert!(x.linear(&Tensor::zeros(&[3, 5]), None).is_err());
     /// ```
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        let (sx, sw) = (self.shape(), weight.shape());
-        if sw.len() != 2 || sx.is_empty() || sx[sx.len() - 1] != sw[1] {
-            return Err(mismatch("linear", sx, sw, "expected x (..., in) and weight (out, in)"));
-        }
-        let (n_out, n_in) = (sw[0], sw[1]);
-        if let Some(b) = bias.filter(|b| b.shape() != [n_out]) {
-            return Err(mismatch("linear", sw, b.shape(), format!("bias must have shape [{n_out}]")));
-        }
-        let rows = self.len() / n_in.max(1);
-        let x = flat_rows(self.data(), rows, n_in);
-        let w = weight.data().view().into_dimensionality::<Ix2>().expect("rank checked before");
-        // In inference the weight keeps `Wᵀ` packed for the many products it meets.
-        let panels = || weight.inference_panels();
-        let y = match bias {
-            // y = b, then y += x·Wᵀ
-            Some(b) => {
-                let b: Vec<f32> = b.data().iter().copied().collect();
-                let mut y = Array2::from_shape_vec((rows, n_out), b.repeat(rows)).expect("rows · n_out values");
-                gemm_with_panels(1.0, x.view(), w.t(), panels, 1.0, y.view_mut());
-                y
-            }
-            None if !is_grad_enabled() => {
-                let mut y = Array2::zeros((rows, n_out));
-                gemm_with_panels(1.0, x.view(), w.t(), panels, 0.0, y.view_mut());
-                y
-            }
-            None => gemm_new(1.0, x.view(), w.t()),
-        };
-        let mut out_shape = sx.to_vec();
-        *out_shape.last_mut().expect("a shape of rank at least 1") = n_out;
-        let out = y.into_shape_with_order(out_shape).map_err(|e| bad_shape("linear", sx, e.to_string()))?;
+        let out = affine(self, weight, bias, None)?;
+        let (rows, n_in, n_out) = (self.len() / weight.shape()[1].max(1), weight.shape()[1], weight.shape()[0]);
         let mut inputs = vec![self.clone(), weight.clone()];
         inputs.extend(bias.cloned());
         Ok(Tensor::from_op("linear", out, inputs, move |bw| {
@@ -154,6 +125,47 @@ impl Tensor {
             grads
         }))
     }
+}
+
+/// `y = x·Wᵀ + b`, the value of [`Tensor::linear`], checked. With `panels`,
+/// asked for `Wᵀ` packed only when the product takes the panel path (a
+/// parameter keeps its own for inference,
+/// [`Param::linear`](crate::Param::linear)): the same bits.
+pub(crate) fn affine<'p>(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    panels: Option<&dyn Fn() -> Option<&'p Panels>>,
+) -> Result<ArrayD<f32>> {
+    let (sx, sw) = (x.shape(), weight.shape());
+    if sw.len() != 2 || sx.is_empty() || sx[sx.len() - 1] != sw[1] {
+        return Err(mismatch("linear", sx, sw, "expected x (..., in) and weight (out, in)"));
+    }
+    let (n_out, n_in) = (sw[0], sw[1]);
+    if let Some(b) = bias.filter(|b| b.shape() != [n_out]) {
+        return Err(mismatch("linear", sw, b.shape(), format!("bias must have shape [{n_out}]")));
+    }
+    let rows = x.len() / n_in.max(1);
+    let x2 = flat_rows(x.data(), rows, n_in);
+    let w = weight.data().view().into_dimensionality::<Ix2>().expect("rank checked before");
+    let y = match (bias, panels) {
+        // y = b, then y += x·Wᵀ
+        (Some(b), panels) => {
+            let b: Vec<f32> = b.data().iter().copied().collect();
+            let mut y = Array2::from_shape_vec((rows, n_out), b.repeat(rows)).expect("rows · n_out values");
+            gemm_with_panels(1.0, x2.view(), w.t(), || panels.and_then(|p| p()), 1.0, y.view_mut());
+            y
+        }
+        (None, None) => gemm_new(1.0, x2.view(), w.t()),
+        (None, Some(panels)) => {
+            let mut y = Array2::zeros((rows, n_out));
+            gemm_with_panels(1.0, x2.view(), w.t(), panels, 0.0, y.view_mut());
+            y
+        }
+    };
+    let mut out_shape = sx.to_vec();
+    *out_shape.last_mut().expect("a shape of rank at least 1") = n_out;
+    y.into_shape_with_order(out_shape).map_err(|e| bad_shape("linear", sx, e.to_string()))
 }
 
 /// `a` seen as a `(rows, cols)` matrix, copied only if it is not contiguous.

@@ -11,6 +11,8 @@ mod reduce;
 mod shape;
 mod softmax;
 
+pub(crate) use matmul::affine;
+
 pub use loss::CrossEntropy;
 
 use ndarray::{ArrayD, Axis};

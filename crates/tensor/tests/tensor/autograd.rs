@@ -204,8 +204,8 @@ fn dropout_masks_come_from_one_key_and_drop_about_p() {
 #[test]
 fn a_weight_used_for_inference_gives_the_bits_of_training_and_follows_updates() {
     // Products big enough for the packed path (where the CPU has it), with
-    // and without a bias: under `no_grad` the weight keeps `Wᵀ` packed, so
-    // the second call reads the kept panels; an update must drop them.
+    // and without a bias: under `no_grad` `Param::linear` keeps `Wᵀ` packed,
+    // so the second call reads the kept panels; an update must drop them.
     let value = |i: usize| ((i * 37 % 101) as f32 / 50.0 - 1.0) * 0.3;
     let x = Tensor::new(ArrayD::from_shape_fn(vec![96, 160], |ix| value(ix[0] * 160 + ix[1] + 5)));
     let mut w = Param::new("w", ArrayD::from_shape_fn(vec![200, 160], |ix| value(ix[0] * 160 + ix[1])));
@@ -215,9 +215,14 @@ fn a_weight_used_for_inference_gives_the_bits_of_training_and_follows_updates() 
         for round in 0..2 {
             let recorded = bits(x.linear(w.tensor(), bias).unwrap());
             for _ in 0..2 {
-                let inferred = bits(no_grad(|| x.linear(w.tensor(), bias).unwrap()));
+                let inferred = bits(no_grad(|| w.linear(&x, bias).unwrap()));
                 assert!(inferred == recorded, "round {round}, bias {}: inference differs", bias.is_some());
             }
+            let kept = w.clone(); // shares the panels until one of them changes
+            let kept_bits = bits(no_grad(|| kept.linear(&x, bias).unwrap()));
+            w.update(|d| d.mapv_inplace(|v| v * 1.5 - 0.01)); // a copy: the clone holds the old values
+            assert_eq!(bits(no_grad(|| kept.linear(&x, bias).unwrap())), kept_bits, "the clone kept its values");
+            drop(kept);
             w.update(|d| d.mapv_inplace(|v| v * 1.5 - 0.01)); // in place: this handle is the only one
         }
     }
