@@ -78,6 +78,9 @@ pub fn share(work: usize, threshold: usize) -> bool {
 /// Multiply-adds (`m·k·n`) of a product worth splitting: about 0.1 ms on one core.
 pub const GEMM_MACS: usize = 1 << 21;
 
+/// Elements (1 MiB) of a sum worth splitting ([`add_into`](crate::math::add_into)): below, the addition is faster than the hand-off.
+pub const GRADIENT_ADD: usize = 1 << 18;
+
 /// FLOPs of a whole attention batch worth sharing out by entry: about 0.1 ms.
 pub const ATTENTION_FLOPS: usize = 1 << 20;
 

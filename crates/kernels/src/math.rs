@@ -282,6 +282,32 @@ pub fn gelu_tanh_backward(dy: &mut [f32], x: &[f32]) {
     map_with(dy, x, |g, x| g * gelu_tanh_slope::<Fast>(x), |g, x| g * gelu_tanh_slope::<Reference>(x));
 }
 
+/// `sum ← sum + x`, elementwise (a gradient read twice gets both
+/// contributions this way). A large sum is shared between rayon's threads
+/// when [`cpu::share`](crate::cpu::share) says so; each element is one
+/// addition either way, so the bits are the same.
+///
+/// ```
+/// let mut sum = vec![1.0_f32; 5];
+/// lingo_kernels::math::add_into(&mut sum, &[1.0, 2.0, 3.0, 4.0, 5.0]);
+/// assert_eq!(sum, [2.0, 3.0, 4.0, 5.0, 6.0]);
+/// ```
+pub fn add_into(sum: &mut [f32], x: &[f32]) {
+    use rayon::prelude::*;
+    assert_eq!(sum.len(), x.len(), "add_into: slices of one length");
+    if !crate::reference() && crate::cpu::share(sum.len(), crate::cpu::GRADIENT_ADD) {
+        const CHUNK: usize = 1 << 14;
+        sum.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(|(s, x)| add_each(s, x));
+    } else {
+        add_each(sum, x);
+    }
+}
+
+#[inline(always)]
+fn add_each(sum: &mut [f32], x: &[f32]) {
+    vectorized(|| sum.iter_mut().zip(x).for_each(|(s, &x)| *s += x));
+}
+
 /// `log Σ_i e^{x_i}` of a non-empty slice, as `m + log Σ_i e^{x_i - m}` with
 /// `m = max x`, so that no exponential overflows: a softmax's normaliser.
 /// `scratch` ends up holding the `e^{x_i - m}`. The fast version takes the

@@ -19,6 +19,7 @@ use ndarray::ArrayD;
 
 use crate::error::{Result, bad_shape, mismatch};
 use crate::tensor::{Backward, BackwardMulti, Rule, Tensor, TensorId};
+use lingo_kernels::math;
 
 /// The gradients of one backward pass, keyed by tensor identity.
 ///
@@ -111,6 +112,13 @@ impl Gradients {
     /// Adds `grad` to the stored gradient of `id` (stores it if absent).
     fn accumulate(&mut self, id: TensorId, grad: ArrayD<f32>) {
         match self.map.get_mut(&id) {
+            // Σ over the ops that read the tensor, one addition per element
+            Some(sum) if sum.strides() == grad.strides() => {
+                match (sum.as_slice_memory_order_mut(), grad.as_slice_memory_order()) {
+                    (Some(s), Some(g)) => math::add_into(s, g),
+                    _ => *sum += &grad,
+                }
+            }
             Some(sum) => *sum += &grad,
             None => {
                 self.map.insert(id, grad);
