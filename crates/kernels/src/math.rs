@@ -211,6 +211,7 @@ pub fn gelu_tanh_slope<S: Scalars>(x: f32) -> f32 {
 /// assert_eq!(xs[0], 1.0);
 /// assert!((xs[1] - 1.0_f32.exp()).abs() <= 1e-6 * xs[1] && xs[2] < 1e-37);
 /// ```
+#[inline]
 pub fn exp_slice(xs: &mut [f32]) {
     map(xs, Fast::exp, Reference::exp);
 }
@@ -223,6 +224,7 @@ pub fn exp_slice(xs: &mut [f32]) {
 /// assert_eq!(xs[0], 0.0);
 /// assert!((xs[1] - 0.5_f32.tanh()).abs() < 2e-7 && (xs[2] - (-3.0_f32).tanh()).abs() < 2e-7);
 /// ```
+#[inline]
 pub fn tanh_slice(xs: &mut [f32]) {
     map(xs, Fast::tanh, Reference::tanh);
 }
@@ -234,6 +236,7 @@ pub fn tanh_slice(xs: &mut [f32]) {
 /// lingo_kernels::math::sigmoid_slice(&mut xs);
 /// assert_eq!(xs, [0.5, 1.0]);
 /// ```
+#[inline]
 pub fn sigmoid_slice(xs: &mut [f32]) {
     map(xs, Fast::sigmoid, Reference::sigmoid);
 }

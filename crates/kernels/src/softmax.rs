@@ -21,6 +21,7 @@ use crate::{lanes, math};
 /// lingo_kernels::softmax::row(&mut row);
 /// assert!((row[0] - 1.0 / 3.0).abs() < 1e-7 && (row[1] - 2.0 / 3.0).abs() < 1e-7);
 /// ```
+#[inline]
 pub fn row(row: &mut [f32]) -> (f32, f32) {
     let max = lanes::max(row);
     row.iter_mut().for_each(|z| *z -= max);
@@ -59,6 +60,7 @@ pub const NEGLIGIBLE: f32 = 1.603_810_9e-28;
 /// lingo_kernels::softmax::masked(&mut row, 0, None);                 // nothing visible
 /// assert_eq!(row, [0.5, 0.5]);
 /// ```
+#[inline]
 pub fn masked(row: &mut [f32], limit: usize, pad: Option<&[bool]>) {
     if crate::reference() {
         return reference::masked(row, limit, pad);
@@ -126,6 +128,7 @@ fn softmax_unless(row: &mut [f32], hidden: impl Fn(usize) -> bool) -> bool {
 /// lingo_kernels::softmax::masked_backward(&w, &mut dw, 3, Some(&[false, true, false]));
 /// assert_eq!(dw, [0.25, 0.0, -0.25]);
 /// ```
+#[inline]
 pub fn masked_backward(w: &[f32], dw: &mut [f32], limit: usize, pad: Option<&[bool]>) {
     if crate::reference() {
         return reference::masked_backward(w, dw, limit, pad);
@@ -156,6 +159,7 @@ pub mod reference {
     /// lingo_kernels::softmax::reference::masked(&mut row, 2, None);
     /// assert_eq!(row, [0.5, 0.5, 0.0]);
     /// ```
+    #[inline]
     pub fn masked(row: &mut [f32], limit: usize, pad: Option<&[bool]>) {
         let visible = |s: usize| s < limit && !pad.is_some_and(|p| p[s]);
         if !(0..row.len()).any(visible) {
@@ -190,6 +194,7 @@ pub mod reference {
     /// lingo_kernels::softmax::reference::masked_backward(&[0.5, 0.5], &mut dw, 2, None);
     /// assert_eq!(dw, [0.25, -0.25]);
     /// ```
+    #[inline]
     pub fn masked_backward(w: &[f32], dw: &mut [f32], limit: usize, pad: Option<&[bool]>) {
         let inner: f32 = w.iter().zip(dw.iter()).map(|(w, d)| w * d).sum();
         for (s, (d, &w)) in dw.iter_mut().zip(w).enumerate() {
