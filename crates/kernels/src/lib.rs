@@ -36,7 +36,9 @@
 //! sizes, never on the thread count: a product split between threads is cut
 //! by blocks of its result, never along the summed axis. The bits can
 //! differ between CPUs (kernels are chosen at run time by the CPU's
-//! features) and between builds with and without the `avx512` feature.
+//! features), between builds with and without the `avx512` feature, and
+//! between the fast kernels and the references (their own fixed order,
+//! on one thread).
 //!
 //! ## Features
 //!

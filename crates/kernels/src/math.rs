@@ -472,6 +472,21 @@ mod tests {
     }
 
     #[test]
+    fn a_large_sum_shared_between_threads_gives_the_bits_of_one_thread() {
+        let n = crate::cpu::GRADIENT_ADD * 2 + 77; // shared (outside a pool), with a ragged last chunk
+        let x: Vec<f32> = (0..n).map(|i| (i % 1013) as f32 * 0.37 - 90.0).collect();
+        let start: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * -1.3).collect();
+        let plain: Vec<f32> = start.iter().zip(&x).map(|(s, x)| s + x).collect();
+        let (mut shared, mut alone) = (start.clone(), start);
+        add_into(&mut shared, &x);
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        one.install(|| add_into(&mut alone, &x)); // inside a pool: never shared
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&shared), bits(&plain));
+        assert_eq!(bits(&alone), bits(&plain));
+    }
+
+    #[test]
     fn a_slice_kernel_gives_the_bits_of_its_scalar_function() {
         // The vectorized loop runs the same IEEE operations as one call per
         // element (of the version LINGO_KERNELS chose).
