@@ -6,8 +6,9 @@
 use std::mem::MaybeUninit;
 
 use lingo_kernels::cpu::GEMM_MACS;
+use lingo_kernels::gemm::{Prepared, gemm_prepared};
 use lingo_kernels::{SMALL_MACS, gemm, gemm_uninit};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, CowArray};
 
 fn exact(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, c: &Array2<f32>) -> Array2<f64> {
     Array2::from_shape_fn(c.dim(), |(i, j)| {
@@ -232,5 +233,29 @@ fn a_product_shared_between_threads_has_the_bits_of_one_call() {
         let mut whole = Array2::zeros((m, n));
         pool.install(|| gemm(1.0, a.view(), b.view(), 0.0, whole.view_mut()));
         assert_eq!(split, whole, "{m}x{k}x{n} tb={tb}");
+    }
+}
+
+#[test]
+fn a_prepared_operand_gives_the_bits_of_the_plain_one() {
+    // Shared between threads by rows and by columns (cut inside the
+    // packed panels' columns), one row, and products on every path.
+    for &(m, k, n) in &[(300, 200, 100), (20, 520, 1100), (64, 384, 1536), (1, 300, 64), (5, 7, 9)] {
+        for tb in [false, true] {
+            let (a, b) = (matrix(m, k, 1, false), matrix(k, n, 2, tb));
+            let prepared = Prepared::new(CowArray::from(b.view()), 2);
+            let panel_path = lingo_kernels::cpu::avx512() && !lingo_kernels::reference();
+            assert_eq!(prepared.is_packed(), panel_path, "panels exactly where the path runs");
+            for beta in [0.0, 0.5] {
+                let start = matrix(m, n, 3, false);
+                let (mut plain, mut split, mut whole) = (start.clone(), start.clone(), start.clone());
+                gemm(0.75, a.view(), b.view(), beta, plain.view_mut());
+                gemm_prepared(0.75, a.view(), &prepared, beta, split.view_mut());
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+                pool.install(|| gemm_prepared(0.75, a.view(), &prepared, beta, whole.view_mut()));
+                let same = |x: &Array2<f32>| plain.iter().zip(x).all(|(p, x)| p.to_bits() == x.to_bits());
+                assert!(same(&split) && same(&whole), "{m}x{k}x{n} tb={tb} β={beta}");
+            }
+        }
     }
 }

@@ -163,6 +163,19 @@ impl<'b> Prepared<'b> {
         Prepared { plain: b, panels }
     }
 
+    /// Whether the operand was also packed into panels: on CPUs with
+    /// AVX-512, when it meets more than one product (and not under the
+    /// reference kernels).
+    ///
+    /// ```
+    /// use lingo_kernels::gemm::Prepared;
+    /// let w = ndarray::Array2::<f32>::ones((64, 64));
+    /// assert!(!Prepared::new(w.view().into(), 1).is_packed());
+    /// ```
+    pub fn is_packed(&self) -> bool {
+        self.panels.is_some()
+    }
+
     /// The operand as a view.
     pub fn view(&self) -> ArrayView2<'_, f32> {
         self.plain.view()
@@ -337,51 +350,3 @@ unsafe fn one_thread(kernel: Kernel, alpha: f32, a: ArrayView2<'_, f32>, b: Arra
 /// products with one or two rows at any size: below it, packing the
 /// operands costs more than the arithmetic (`docs/performance.md`, "Thresholds").
 pub const SMALL_MACS: usize = 1 << 13;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A deterministic `(rows, cols)` matrix, stored transposed when `t`.
-    fn matrix(rows: usize, cols: usize, seed: usize, t: bool) -> Array2<f32> {
-        let value = |i: usize, j: usize| ((i * 31 + j * 17 + seed * 7) % 97) as f32 / 48.5 - 1.0;
-        if t {
-            Array2::from_shape_fn((cols, rows), |(j, i)| value(i, j)).reversed_axes()
-        } else {
-            Array2::from_shape_fn((rows, cols), |(i, j)| value(i, j))
-        }
-    }
-
-    #[test]
-    fn a_prepared_operand_gives_the_bits_of_the_plain_one() {
-        // Shared between threads by rows and by columns (cut inside the
-        // packed panels' columns), one row, and products on every path.
-        for &(m, k, n) in &[(300, 200, 100), (20, 520, 1100), (64, 384, 1536), (1, 300, 64), (5, 7, 9)] {
-            for tb in [false, true] {
-                let (a, b) = (matrix(m, k, 1, false), matrix(k, n, 2, tb));
-                let prepared = Prepared::new(CowArray::from(b.view()), 2);
-                assert_eq!(
-                    prepared.panels.is_some(),
-                    panel_tiles::applies(&[1, 1]) && !crate::reference(),
-                    "panels exactly where the path runs"
-                );
-                for beta in [0.0, 0.5] {
-                    let start = matrix(m, n, 3, false);
-                    let (mut plain, mut split, mut whole) = (start.clone(), start.clone(), start.clone());
-                    gemm(0.75, a.view(), b.view(), beta, plain.view_mut());
-                    gemm_prepared(0.75, a.view(), &prepared, beta, split.view_mut());
-                    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-                    pool.install(|| gemm_prepared(0.75, a.view(), &prepared, beta, whole.view_mut()));
-                    assert!(
-                        plain
-                            .iter()
-                            .zip(&split)
-                            .chain(plain.iter().zip(&whole))
-                            .all(|(x, y)| x.to_bits() == y.to_bits()),
-                        "{m}x{k}x{n} tb={tb} β={beta}"
-                    );
-                }
-            }
-        }
-    }
-}
