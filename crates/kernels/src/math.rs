@@ -373,8 +373,8 @@ fn map_with(ys: &mut [f32], xs: &[f32], fast: impl Fn(f32, f32) -> f32, plain: i
 /// does for small closures (a loop over a slice) and may decline for large
 /// ones: then `f` runs as its own baseline function. A loop that matters
 /// belongs in a small closure, or, when it must live in a larger one, in a
-/// function of its own with `#[target_feature(enable = "avx2")]` (Adam's
-/// update in lingo-nn ran with 4 lanes through a large closure here).
+/// function of its own with `#[target_feature(enable = "avx2")]`, as
+/// [`optim::adam`](crate::optim::adam) is (through a large closure it ran with 4 lanes).
 ///
 /// ```
 /// let xs = vec![1.5_f32; 1000];

@@ -28,7 +28,7 @@
 //! blocked paths see their result as a raw block (`Out`) and, with
 //! `β = 0`, never read an element before writing it.
 //!
-//! `cargo bench -p lingo-tensor --bench gemm` measures the model's largest
+//! `cargo bench -p lingo-kernels --bench gemm` measures the model's largest
 //! products against one `matrixmultiply` call; the figures are in
 //! `docs/performance.md`.
 
