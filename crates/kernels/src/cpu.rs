@@ -86,3 +86,40 @@ pub const ATTENTION_FLOPS: usize = 1 << 20;
 
 /// Parameters of an optimizer step worth updating in parallel: any two.
 pub const OPTIMIZER_PARAMS: usize = 2;
+
+/// Rows of a row-by-row kernel handed to one task ([`map_rows`]): enough
+/// work per task to be worth a thread, few enough rows that a task's block
+/// stays in cache.
+pub const ROWS_PER_TASK: usize = 16;
+
+/// `f(i, row_i)` for every row of `data` (rows of `width` floats, in
+/// place), in blocks of [`ROWS_PER_TASK`] rows on rayon's threads; the
+/// results in row order. Each row is one call on one thread, so its bits do
+/// not depend on the thread count. Under the reference kernels the rows run
+/// in order on this thread.
+///
+/// ```
+/// let mut data = vec![1.0_f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+/// let sums = lingo_kernels::cpu::map_rows(&mut data, 3, |i, row| {
+///     row[0] = i as f32;
+///     row.iter().sum::<f32>()
+/// });
+/// assert_eq!((sums, data), (vec![5.0, 12.0], vec![0.0, 2.0, 3.0, 1.0, 5.0, 6.0]));
+/// ```
+pub fn map_rows<T: Send>(data: &mut [f32], width: usize, f: impl Fn(usize, &mut [f32]) -> T + Sync) -> Vec<T> {
+    use rayon::prelude::*;
+    if data.is_empty() {
+        return Vec::new();
+    }
+    assert!(width > 0 && data.len().is_multiple_of(width), "map_rows: whole rows of {width}");
+    if crate::reference() {
+        return data.chunks_mut(width).enumerate().map(|(i, row)| f(i, row)).collect();
+    }
+    data.par_chunks_mut(width * ROWS_PER_TASK)
+        .enumerate()
+        .flat_map_iter(|(block, rows)| {
+            let f = &f;
+            rows.chunks_mut(width).enumerate().map(move |(i, row)| f(block * ROWS_PER_TASK + i, row))
+        })
+        .collect()
+}

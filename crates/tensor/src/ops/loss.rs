@@ -11,12 +11,11 @@
 use std::sync::Mutex;
 
 use ndarray::{Array2, ArrayD, Axis, CowArray, Ix2};
-use rayon::prelude::*;
 
 use crate::error::{Result, bad_arg, mismatch};
 use crate::tensor::{Tensor, will_record};
 use lingo_kernels::gemm::gemm_new;
-use lingo_kernels::{lanes, softmax};
+use lingo_kernels::{cpu, lanes, softmax};
 
 /// Options of [`Tensor::cross_entropy`], as in PyTorch's `nn.CrossEntropyLoss`.
 ///
@@ -123,10 +122,6 @@ impl Tensor {
     }
 }
 
-/// Rows of the fused op's softmax handled by one task: enough work per task
-/// to be worth a thread, few enough rows that a task's block stays in cache.
-const ROWS_PER_TASK: usize = 16;
-
 impl Tensor {
     /// The output layer and its loss as one op: the same value as
     /// `x.linear(weight, bias)?.cross_entropy(targets, opts)`, for
@@ -206,16 +201,12 @@ impl Tensor {
             let mut g = taken.unwrap_or_else(|| plan.probabilities(bw.input(0), bw.input(1)).0);
             // G = (p - q) · dL / n, row by row in place
             let scale = bw.grad.iter().next().copied().unwrap_or(0.0) / counted.max(1) as f32;
-            g.axis_chunks_iter_mut(Axis(0), ROWS_PER_TASK)
-                .into_par_iter()
-                .zip(plan.targets.par_chunks(ROWS_PER_TASK))
-                .for_each(|(mut block, ys)| {
-                    for (mut row, &y) in block.outer_iter_mut().zip(ys) {
-                        row -= eps / classes as f32; // - q: the smoothed part ...
-                        row[y] -= 1.0 - eps; // ... and the true class
-                        row *= scale;
-                    }
-                });
+            let g_rows = g.as_slice_mut().expect("probabilities are row-major");
+            cpu::map_rows(g_rows, classes, |i, row| {
+                row.iter_mut().for_each(|g| *g -= eps / classes as f32); // - q: the smoothed part ...
+                row[plan.targets[i]] -= 1.0 - eps; // ... and the true class
+                row.iter_mut().for_each(|g| *g *= scale);
+            });
             let w = bw.input(1).view().into_dimensionality::<Ix2>().expect("rank checked before");
             let dx = bw.needs(0).then(|| {
                 let dx_kept = gemm_new(1.0, g.view(), w); // dx = G·W
@@ -275,22 +266,12 @@ fn kept_rows<'a>(x: &'a ArrayD<f32>, kept: &[usize]) -> CowArray<'a, f32, Ix2> {
 /// Σ_c log p_c = Σ_c z_c - C·max z - C·log Σ_c' e^{z_c' - max z}
 /// ```
 ///
-/// Rows are shared between threads in blocks; each row is one thread's, so
-/// its loss has the same bits for any thread count.
+/// Rows are shared between threads in blocks ([`cpu::map_rows`]); each row
+/// is one thread's, so its loss has the same bits for any thread count.
 fn softmax_rows(z: &mut Array2<f32>, bias: Option<&[f32]>, targets: &[usize], eps: f32) -> Vec<f64> {
     let classes = z.ncols();
-    let mut losses = vec![0.0_f64; z.nrows()];
-    z.axis_chunks_iter_mut(Axis(0), ROWS_PER_TASK)
-        .into_par_iter()
-        .zip(losses.par_chunks_mut(ROWS_PER_TASK))
-        .zip(targets.par_chunks(ROWS_PER_TASK))
-        .for_each(|((mut block, losses), ys)| {
-            for ((mut row, loss), &y) in block.outer_iter_mut().zip(losses).zip(ys) {
-                let row = row.as_slice_mut().expect("a fresh product is row-major");
-                *loss = softmax_row(row, bias, y, eps, classes);
-            }
-        });
-    losses
+    let rows = z.as_slice_mut().expect("a fresh product is row-major");
+    cpu::map_rows(rows, classes, |i, row| softmax_row(row, bias, targets[i], eps, classes))
 }
 
 /// One row of [`softmax_rows`]: `row ← softmax(row + bias)`, returning its loss.
