@@ -47,8 +47,8 @@
 //!   CPUs lingo's own panel tiles take most products; `matrixmultiply` is
 //!   left with results whose rows are not contiguous.) Turn it off
 //!   (`default-features = false`) to use the AVX2 kernel everywhere; both
-//!   were measured on these models' sizes (`docs/performance.md`, "Which
-//!   GEMM kernel").
+//!   were measured on these models' sizes (`docs/performance.md`, "Products
+//!   and which GEMM kernel").
 
 #![warn(missing_docs)]
 

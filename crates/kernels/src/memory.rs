@@ -7,7 +7,8 @@
 //! kernel once more than the trim threshold is free; either way the next
 //! allocation of that size starts on fresh pages, and the kernel must fault
 //! in and zero every page again, which on the attention benchmark took a
-//! large share of the time (`docs/performance.md`, "Keeping freed memory").
+//! large share of the time (`docs/performance.md`, "Keeping freed memory,
+//! zeroing where the work is").
 
 /// Keeps freed memory in the process for reuse: blocks up to 32 MiB come
 /// from the heap instead of their own `mmap`, and the heap is only trimmed
@@ -17,7 +18,8 @@
 /// on Linux with glibc, `false` elsewhere (nothing is changed).
 ///
 /// The cost is memory the process keeps after a peak instead of returning
-/// it (measured in `docs/performance.md`, "Keeping freed memory").
+/// it (measured in `docs/performance.md`, "Keeping freed memory, zeroing
+/// where the work is").
 ///
 /// ```
 /// let tuned = lingo_kernels::memory::keep_freed_memory();
