@@ -113,13 +113,13 @@ impl Gradients {
     fn accumulate(&mut self, id: TensorId, grad: ArrayD<f32>) {
         match self.map.get_mut(&id) {
             // Σ over the ops that read the tensor, one addition per element
-            Some(sum) if sum.strides() == grad.strides() => {
-                match (sum.as_slice_memory_order_mut(), grad.as_slice_memory_order()) {
+            Some(sum) => {
+                let same_layout = sum.strides() == grad.strides();
+                match (sum.as_slice_memory_order_mut().filter(|_| same_layout), grad.as_slice_memory_order()) {
                     (Some(s), Some(g)) => math::add_into(s, g),
                     _ => *sum += &grad,
                 }
             }
-            Some(sum) => *sum += &grad,
             None => {
                 self.map.insert(id, grad);
             }
