@@ -14,6 +14,7 @@
 //! | [`softmax`] | a row's softmax, and the masked one of the attention kernels, with its backward |
 //! | [`cpu`] | which instructions this CPU has, and when work is worth sharing between threads |
 //! | [`dropout`] | dropout masks from a counter-based hash |
+//! | [`fresh`] | new results written block by block, once each, without zeroing them first |
 //! | [`optim`] | SGD and Adam updates over a parameter's elements |
 //! | [`memory`] | the allocator setting that keeps freed buffers for reuse |
 //!
@@ -54,6 +55,7 @@
 
 pub mod cpu;
 pub mod dropout;
+pub mod fresh;
 pub mod gemm;
 pub mod lanes;
 pub mod math;

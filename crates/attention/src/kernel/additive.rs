@@ -35,15 +35,15 @@
 //! and then over the batch in order, so the bits do not depend on threads.
 //! Positions hidden by the causal mask are skipped outright.
 
+use lingo_kernels::gemm;
 use lingo_kernels::lanes::dot as dot8;
 use lingo_kernels::math::tanh_slice;
-use lingo_kernels::{gemm, gemm_uninit};
 use lingo_tensor::{BackwardMulti, Tensor, will_record};
 use ndarray::{Array2, Array3, ArrayD, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{
-    Grads, Results, checked3, entries, flat, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut, unpack,
-    zeroed,
+    Grads, Head, Results, checked3, entries, flat, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut,
+    unpack,
 };
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, RowMask, masked_softmax, masked_softmax_backward};
@@ -159,9 +159,10 @@ pub(crate) fn additive(
     let mut kept =
         (record && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
     let items: Vec<_> = results.entries().into_iter().zip(entries(&mut kept, n_b)).collect();
-    for_each_entry(items, flops, n_s * n_a, |b, (mut out, mut kept_b), scratch| {
-        let (scores, context) = out.head(0, 0..d_v);
-        let mut weights = zeroed(scores);
+    for_each_entry(items, flops, n_s * n_a, |b, (out, mut kept_b), scratch| {
+        let (mut heads, rest) = out.split();
+        let Some(Head { scores, context }) = heads.pop() else { unreachable!("additive attention has one head") };
+        let mut weights = scores.zeros();
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
             let h = match kept_b.as_mut() {
@@ -171,12 +172,10 @@ pub(crate) fn additive(
             let x = slice_mut(weights.row_mut(t));
             query_weights(h, row(qp, t), kp, v_slice, x, mask.row(b, t, n_t, n_s)); // W_t
         }
-        gemm_uninit(1.0, weights.view(), vals.index_axis(Axis(0), b), context); // C = W·V
-        // SAFETY: the weights were zeroed, then written; the context is a product's.
-        unsafe { out.finish() }
+        context.gemm(1.0, weights.view(), vals.index_axis(Axis(0), b)); // C = W·V
+        rest.finish(&[weights]);
     });
-    // SAFETY: `for_each_entry` finished every entry.
-    let (outputs, saved) = unsafe { results.finish() };
+    let (outputs, saved) = results.finish();
 
     let mask = mask.clone();
     let inputs = vec![q_proj.clone(), k_proj.clone(), v.clone(), values.clone()];
@@ -221,7 +220,7 @@ fn backward(
         let mut dw = scratch_matrix(dw, (n_t, n_s));
         let (w, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
         if let Some(dvals_b) = dvals_b[0].take() {
-            gemm_uninit(1.0, w.t(), dc, dvals_b); // dV = Wᵀ·dC
+            dvals_b.gemm(1.0, w.t(), dc); // dV = Wᵀ·dC
         }
         let Some(grads) = score else { return };
         dw.assign(&d_weights.index_axis(Axis(0), b));
@@ -233,8 +232,7 @@ fn backward(
         score_backward(b, (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b)), v, w, dw, h, mask, grads);
     });
     let dv = bw.needs(2).then(|| dv_parts.sum_axis(Axis(0)).into_dyn()); // in batch order
-    // SAFETY: `for_each_entry` wrote every entry of dV whole, by a product.
-    let dvals = unsafe { dvals.finish() }.pop().flatten();
+    let dvals = dvals.finish().pop().flatten();
     vec![bw.needs(0).then(|| dq.into_dyn()), bw.needs(1).then(|| dk.into_dyn()), dv, dvals]
 }
 

@@ -31,17 +31,18 @@
 //! When the keys and the values are one tensor, its gradient `dK + dV` is
 //! summed here, entry by entry.
 
-use std::mem::MaybeUninit;
-
+use lingo_kernels::fresh::Block;
+use lingo_kernels::gemm;
 use lingo_kernels::lanes::dot as dot8;
 use lingo_kernels::math::vectorized;
-use lingo_kernels::{gemm, gemm_uninit};
 use lingo_tensor::{BackwardMulti, Tensor, will_record};
 use ndarray::{
     Array3, ArrayD, ArrayView2, ArrayView3, ArrayViewMut2, Axis, Ix2, Slice, SliceInfo, SliceInfoElem, Zip, s,
 };
 
-use super::{Entry, Grads, Results, checked3, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut, unpack};
+use super::{
+    Entry, Grads, Head, Results, checked3, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut, unpack,
+};
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
 use crate::output::AttentionOutput;
@@ -101,10 +102,9 @@ struct Heads {
 }
 
 impl Heads {
-    /// Head `h`'s columns of `a (B, ·, H·d)` for batch entry `b`.
-    fn of<'a>(&self, a: ArrayView3<'a, f32>, b: usize, h: usize, d: usize) -> ArrayView2<'a, f32> {
-        // Axis by axis: cheaper than a three-axis `slice_move`, and it runs for every head of every entry.
-        a.index_axis_move(Axis(0), b).slice_axis_move(Axis(1), Slice::from(h * d..(h + 1) * d))
+    /// Head `h`'s columns of one batch entry's `a (·, H·d)`.
+    fn of<'a>(&self, a: ArrayView2<'a, f32>, h: usize, d: usize) -> ArrayView2<'a, f32> {
+        a.slice_axis_move(Axis(1), Slice::from(h * d..(h + 1) * d))
     }
 
     /// Head `h`'s rows `(T, S)` of one entry's heads' weights `(H·T, S)`.
@@ -134,8 +134,7 @@ pub(crate) fn dot_product(
     let inputs = (checked3(queries.data()), checked3(keys.data()), checked3(values.data()));
     let mut results = Results::new((n_b, n_t, n_s), d_context, heads, will_record([queries, keys, values]));
     for_each_entry(results.entries(), flops, 0, |b, entry, _| forward_entry(b, &hs, inputs, mask, entry));
-    // SAFETY: `for_each_entry` ran `forward_entry`, which finishes its entry, on every entry.
-    let (outputs, saved) = unsafe { results.finish() };
+    let (outputs, saved) = results.finish();
 
     let mask = mask.clone();
     // Keys and values are often one tensor (the encoder's outputs). Its
@@ -152,60 +151,56 @@ pub(crate) fn dot_product(
 
 /// Forward for batch entry `b`, head by head:
 /// `X = α Q·Kᵀ`, `W = masked_softmax(X)`, `C = W·V`.
-fn forward_entry(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, mut out: Entry<'_>) {
-    if hs.n_t == 1 && one_query(b, hs, (q, k, v), mask, &mut out) {
-        // SAFETY: `one_query` wrote every head's scores and context columns.
-        return unsafe { out.finish() };
-    }
-    for h in 0..hs.count {
-        let (qh, kh, vh) = (hs.of(q, b, h, hs.d), hs.of(k, b, h, hs.d), hs.of(v, b, h, hs.d_v));
-        let (scores, context) = out.head(h, h * hs.d_v..(h + 1) * hs.d_v);
-        let mut w = gemm_uninit(hs.scale, qh, kh.t(), scores); // X = α Q·Kᵀ
-        for (t, row) in w.rows_mut().into_iter().enumerate() {
-            masked_softmax(slice_mut(row), mask.row(b, t, hs.n_t, hs.n_s)); // W = masked_softmax(X)
-        }
-        gemm_uninit(1.0, w.view(), vh, context); // C = W·V
-    }
-    // SAFETY: every head's scores and context columns were written whole above, by products.
-    unsafe { out.finish() }
+fn forward_entry(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, out: Entry<'_>) {
+    let (heads, rest) = out.split();
+    let (q, k, v) = (q.index_axis_move(Axis(0), b), k.index_axis_move(Axis(0), b), v.index_axis_move(Axis(0), b));
+    let weights: Vec<_> = match (q.to_slice(), k.to_slice(), v.to_slice()) {
+        (Some(q), Some(k), Some(v)) if hs.n_t == 1 => one_query(b, hs, (q, k, v), mask, heads),
+        _ => heads
+            .into_iter()
+            .enumerate()
+            .map(|(h, Head { scores, context })| {
+                let (qh, kh, vh) = (hs.of(q, h, hs.d), hs.of(k, h, hs.d), hs.of(v, h, hs.d_v));
+                let mut w = scores.gemm(hs.scale, qh, kh.t()); // X = α Q·Kᵀ
+                for (t, row) in w.rows_mut().into_iter().enumerate() {
+                    masked_softmax(slice_mut(row), mask.row(b, t, hs.n_t, hs.n_s)); // W = masked_softmax(X)
+                }
+                context.gemm(1.0, w.view(), vh); // C = W·V
+                w
+            })
+            .collect(),
+    };
+    rest.finish(&weights);
 }
 
-/// [`forward_entry`] for one query row (a decoding step), on plain slices:
-/// the same sums in the same order as the two one-row products (`dot8`
-/// for the scores, rows of `V` added in order for the context), so the same
-/// bits, without a view and a product dispatch per head. Returns `false`,
-/// having written nothing, when an input or output is not contiguous.
-fn one_query(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, out: &mut Entry<'_>) -> bool {
-    let (q, k, v) = (q.index_axis(Axis(0), b), k.index_axis(Axis(0), b), v.index_axis(Axis(0), b));
-    let scores = match out.heads.as_mut() {
-        Some(all) => all.as_slice_mut(),
-        None => out.weights.as_slice_mut(),
-    };
-    let (Some(q), Some(k), Some(v), Some(scores), Some(context)) =
-        (q.to_slice(), k.to_slice(), v.to_slice(), scores, out.context.as_slice_mut())
-    else {
-        return false;
-    };
+/// [`forward_entry`] for one query row (a decoding step) of contiguous
+/// inputs, on plain slices: the same sums in the same order as the two
+/// one-row products (`dot8` for the scores, rows of `V` added in order for
+/// the context), so the same bits, without a view and a product dispatch
+/// per head. Returns every head's weights.
+fn one_query<'a>(
+    b: usize,
+    hs: &Heads,
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    mask: &Masking,
+    heads: Vec<Head<'a>>,
+) -> Vec<ArrayViewMut2<'a, f32>> {
     let (d, d_v, n_s) = (hs.d, hs.d_v, hs.n_s);
     let (row_k, row_v) = (hs.count * d, hs.count * d_v);
-    for h in 0..hs.count {
+    let mut weights = Vec::with_capacity(hs.count);
+    for (h, Head { scores, context }) in heads.into_iter().enumerate() {
         let q_h = &q[h * d..(h + 1) * d];
-        let x = &mut scores[h * n_s..(h + 1) * n_s];
-        for (s, x_s) in x.iter_mut().enumerate() {
-            x_s.write(hs.scale * dot8(q_h, &k[s * row_k + h * d..][..d])); // X = α Q·Kᵀ
-        }
-        // SAFETY: every score of the head was written just above.
-        let w = unsafe { &mut *(std::ptr::from_mut(x) as *mut [f32]) };
-        masked_softmax(w, mask.row(b, 0, 1, n_s)); // W = masked_softmax(X)
-        let c = &mut context[h * d_v..(h + 1) * d_v];
-        c.fill(MaybeUninit::new(0.0));
-        // SAFETY: every element was written on the line above.
-        let c = unsafe { &mut *(std::ptr::from_mut(c) as *mut [f32]) };
-        for (s, &w_s) in w.iter().enumerate() {
+        let mut w = scores.fill_with(|(_, s)| hs.scale * dot8(q_h, &k[s * row_k + h * d..][..d])); // X = α Q·Kᵀ
+        let w_row = w.as_slice_mut().expect("one row is contiguous");
+        masked_softmax(w_row, mask.row(b, 0, 1, n_s)); // W = masked_softmax(X)
+        let mut c = context.zeros();
+        let c = c.as_slice_mut().expect("one row is contiguous");
+        for (s, &w_s) in w_row.iter().enumerate() {
             c.iter_mut().zip(&v[s * row_v + h * d_v..][..d_v]).for_each(|(c, &v)| *c += w_s * v); // C = W·V
         }
+        weights.push(w);
     }
-    true
+    weights
 }
 
 /// The backward rule (see the module docs): per batch entry, per head, the
@@ -241,24 +236,21 @@ fn backward(
     for_each_entry(grads.entries(n_b), flops, scratch_len, |b, mut entry, scratch| {
         let (dw, dv_scratch) = scratch.split_at_mut(n_t * n_s);
         let dv = match entry[2].take() {
-            Some(dv) => Dv::Own(dv),
+            Some(dv) => Dv::Own(dv.split_cols(hs.count).into_iter()),
             None if summed => Dv::Scratch(scratch_matrix(dv_scratch, (n_s, hs.count * hs.d_v))),
             None => Dv::None,
         };
-        let mut g = EntryGrads { dq: entry[0].take(), dk: entry[1].take(), dv };
+        let g = EntryGrads { dq: per_head(entry[0].take(), hs.count), dk: per_head(entry[1].take(), hs.count), dv };
         let outside = Outside {
             mean: d_mean.map(|g| g.index_axis_move(Axis(0), b)),
             heads: d_heads.map(|g| g.index_axis_move(Axis(0), b)),
         };
+        let inputs =
+            (inputs.0.index_axis(Axis(0), b), inputs.1.index_axis(Axis(0), b), inputs.2.index_axis(Axis(0), b));
         let (w_all, dc) = (saved.index_axis(Axis(0), b), d_context.index_axis(Axis(0), b));
-        backward_entry(b, hs, inputs, (w_all, dc, outside), mask, scratch_matrix(dw, (n_t, n_s)), &mut g);
-        if let (Some(dk), Dv::Scratch(dv)) = (g.dk, g.dv) {
-            // SAFETY: every head wrote its columns of dK whole in `backward_entry`, by products.
-            sum_into(unsafe { dk.assume_init() }, dv.view());
-        }
+        backward_entry(b, hs, inputs, (w_all, dc, outside), mask, scratch_matrix(dw, (n_t, n_s)), g);
     });
-    // SAFETY: every entry's gradients were written whole, head by head, by products.
-    unsafe { grads.finish() } // with `summed`, dV is None: its part is in dK
+    grads.finish() // with `summed`, dV is None: its part is in dK
 }
 
 /// What reaches one entry's weights from outside the op: the gradient of
@@ -269,20 +261,21 @@ struct Outside<'a> {
     heads: Option<ArrayView2<'a, f32>>,
 }
 
-/// Where one entry's `dV` goes: its own unwritten gradient, scratch that is
-/// then summed into `dK` (keys and values one tensor), or nowhere.
-enum Dv<'a> {
-    Own(ArrayViewMut2<'a, MaybeUninit<f32>>),
-    Scratch(ArrayViewMut2<'a, f32>),
+/// Where one entry's `dV` goes: its own fresh gradient (one block per
+/// head), scratch that is then summed into `dK` (keys and values one
+/// tensor), or nowhere.
+enum Dv<'a, 's> {
+    Own(std::vec::IntoIter<Block<'a>>),
+    Scratch(ArrayViewMut2<'s, f32>),
     None,
 }
 
-/// One entry's unwritten input gradients, each written whole, head by
-/// head, by products that do not read it.
-struct EntryGrads<'a> {
-    dq: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
-    dk: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
-    dv: Dv<'a>,
+/// One entry's fresh input gradients, one block per head, each written
+/// whole by a product.
+struct EntryGrads<'a, 's> {
+    dq: Option<std::vec::IntoIter<Block<'a>>>,
+    dk: Option<std::vec::IntoIter<Block<'a>>>,
+    dv: Dv<'a, 's>,
 }
 
 /// Backward for batch entry `b`, head by head, from the saved weights
@@ -291,18 +284,18 @@ struct EntryGrads<'a> {
 fn backward_entry(
     b: usize,
     hs: &Heads,
-    (q, k, v): Inputs<'_>,
+    (q, k, v): (ArrayView2<'_, f32>, ArrayView2<'_, f32>, ArrayView2<'_, f32>),
     (w_all, d_context, outside): (ArrayView2<'_, f32>, ArrayView2<'_, f32>, Outside<'_>),
     mask: &Masking,
     mut dw: ArrayViewMut2<'_, f32>,
-    g: &mut EntryGrads<'_>,
+    mut g: EntryGrads<'_, '_>,
 ) {
     for h in 0..hs.count {
-        let (cols, cols_v) = (h * hs.d..(h + 1) * hs.d, h * hs.d_v..(h + 1) * hs.d_v);
+        let cols_v = h * hs.d_v..(h + 1) * hs.d_v;
         let (w, dc) = (w_all.slice(hs.rows(h)), d_context.slice(s![.., cols_v.clone()]));
         match &mut g.dv {
-            Dv::Own(dv) => drop(gemm_uninit(1.0, w.t(), dc, dv.slice_mut(s![.., cols_v]))), // dV = Wᵀ·dC
-            Dv::Scratch(dv) => gemm(1.0, w.t(), dc, 0.0, dv.slice_mut(s![.., cols_v])),     // the same bits
+            Dv::Own(dv) => drop(next_head(dv).gemm(1.0, w.t(), dc)), // dV = Wᵀ·dC
+            Dv::Scratch(dv) => gemm(1.0, w.t(), dc, 0.0, dv.slice_mut(s![.., cols_v.clone()])), // the same bits
             Dv::None => {}
         }
         if g.dq.is_none() && g.dk.is_none() {
@@ -311,25 +304,40 @@ fn backward_entry(
         // dW = (what reaches the weights from outside) + dC·Vᵀ
         let own = outside.heads.map(|g| g.slice_move(hs.rows(h)));
         let from_outside = weights_grad(outside.mean, own, hs.count, dw.view_mut());
-        gemm(1.0, dc, hs.of(v, b, h, hs.d_v).t(), if from_outside { 1.0 } else { 0.0 }, dw.view_mut());
+        gemm(1.0, dc, hs.of(v, h, hs.d_v).t(), if from_outside { 1.0 } else { 0.0 }, dw.view_mut());
         for (t, (w_row, dw_row)) in w.rows().into_iter().zip(dw.rows_mut()).enumerate() {
             masked_softmax_backward(slice(w_row), slice_mut(dw_row), mask.row(b, t, hs.n_t, hs.n_s)); // dX
         }
         if let Some(dq) = g.dq.as_mut() {
-            gemm_uninit(hs.scale, dw.view(), hs.of(k, b, h, hs.d), dq.slice_mut(s![.., cols.clone()])); // dQ = α dX·K
+            next_head(dq).gemm(hs.scale, dw.view(), hs.of(k, h, hs.d)); // dQ = α dX·K
         }
         if let Some(dk) = g.dk.as_mut() {
-            gemm_uninit(hs.scale, dw.t(), hs.of(q, b, h, hs.d), dk.slice_mut(s![.., cols])); // dK = α dXᵀ·Q
+            let dk = next_head(dk).gemm(hs.scale, dw.t(), hs.of(q, h, hs.d)); // dK = α dXᵀ·Q
+            if let Dv::Scratch(dv) = &g.dv {
+                sum_into(dk, dv.slice(s![.., cols_v])); // keys and values one tensor: dK + dV
+            }
         }
     }
 }
 
-/// `sum ← sum + part`, vectorized (one addition per element, so the bits
-/// of the tape's own sum of two gradients).
+/// A gradient's block cut into one block per head, in order.
+fn per_head(block: Option<Block<'_>>, heads: usize) -> Option<std::vec::IntoIter<Block<'_>>> {
+    block.map(|g| g.split_cols(heads).into_iter())
+}
+
+/// The next head's block of a gradient cut into one block per head.
+fn next_head<'a>(blocks: &mut std::vec::IntoIter<Block<'a>>) -> Block<'a> {
+    blocks.next().expect("one block per head")
+}
+
+/// `sum ← sum + part`, row by row, vectorized (one addition per element,
+/// so the bits of the tape's own sum of two gradients).
 fn sum_into(mut sum: ArrayViewMut2<'_, f32>, part: ArrayView2<'_, f32>) {
-    match (sum.as_slice_mut(), part.to_slice()) {
-        (Some(sum), Some(part)) => vectorized(|| sum.iter_mut().zip(part).for_each(|(s, &p)| *s += p)),
-        _ => sum += &part,
+    for (mut sum, part) in sum.rows_mut().into_iter().zip(part.rows()) {
+        match (sum.as_slice_mut(), part.to_slice()) {
+            (Some(sum), Some(part)) => vectorized(|| sum.iter_mut().zip(part).for_each(|(s, &p)| *s += p)),
+            _ => sum += &part,
+        }
     }
 }
 

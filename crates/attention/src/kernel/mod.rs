@@ -11,7 +11,8 @@
 //! batch entry is contiguous, so the GEMM writes the scores straight into
 //! it and the softmax runs over its rows as plain slices; [`unpack`] only
 //! names the results. [`Results`] and [`Grads`] hold them, unwritten, while
-//! the threads write their entries.
+//! the threads write their entries (`lingo_kernels::fresh`: each block
+//! written once, whole, and counted; nothing zeroed first).
 //!
 //! # Threads
 //!
@@ -26,12 +27,11 @@ pub(crate) mod bahdanau;
 pub(crate) mod dot;
 
 use lingo_kernels::cpu;
+use lingo_kernels::fresh::{Block, Fresh};
 use lingo_tensor::Tensor;
-use std::mem::MaybeUninit;
 
 use ndarray::{
     Array3, ArrayBase, ArrayD, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2, Data, Ix2, Ix3, IxDyn,
-    Zip, s,
 };
 use rayon::prelude::*;
 
@@ -88,30 +88,19 @@ pub(crate) fn scratch_matrix(scratch: &mut [f32], (rows, cols): (usize, usize)) 
     ArrayViewMut2::from_shape((rows, cols), &mut scratch[..rows * cols]).expect("sized above")
 }
 
-/// A `(batch, len, width)` result left unwritten here: each batch entry is
-/// written by the thread that computes it, by products that do not read it
-/// (`gemm_uninit`), or zeroed through [`zeroed`] just before it is built up
-/// there. Zeroing a whole result up front would run on the calling thread
-/// while the others wait.
-pub(crate) fn unzeroed(dim: (usize, usize, usize)) -> Array3<MaybeUninit<f32>> {
-    Array3::uninit(dim)
-}
-
-/// Zeroes one entry of an [`unzeroed`] result and hands it out as floats.
-pub(crate) fn zeroed(mut entry: ArrayViewMut2<'_, MaybeUninit<f32>>) -> ArrayViewMut2<'_, f32> {
-    match entry.as_slice_mut() {
-        Some(all) => all.fill(MaybeUninit::new(0.0)), // one memset (ndarray's `fill` goes element by element)
-        None => entry.fill(MaybeUninit::new(0.0)),
-    }
-    // SAFETY: every element was written on the line above.
-    unsafe { entry.assume_init() }
-}
-
-/// One view per batch entry of an optional per-entry buffer (an
-/// [`unzeroed`] result or gradient, or what forward keeps for backward).
+/// One view per batch entry of an optional per-entry buffer (what forward
+/// keeps for backward).
 pub(crate) fn entries<T>(buf: &mut Option<Array3<T>>, batch: usize) -> Vec<Option<ArrayViewMut2<'_, T>>> {
     match buf {
         Some(a) => a.outer_iter_mut().map(Some).collect(),
+        None => (0..batch).map(|_| None).collect(),
+    }
+}
+
+/// One block per batch entry of an optional fresh result.
+fn blocks(fresh: &mut Option<Fresh>, batch: usize) -> Vec<Option<Block<'_>>> {
+    match fresh {
+        Some(f) => f.blocks().into_iter().map(Some).collect(),
         None => (0..batch).map(|_| None).collect(),
     }
 }
@@ -120,12 +109,13 @@ pub(crate) fn entries<T>(buf: &mut Option<Array3<T>>, batch: usize) -> Vec<Optio
 /// [module docs](self)): the context `(B, T, d_context)`, the weights
 /// `(B, T, S)`, with several heads each head's weights `(B, H·T, S)` (a
 /// batch entry's heads one after another) and, when a backward pass will
-/// run, the copy of them it reads.
+/// run, the copy of them it reads. Each is [`Fresh`]: written once, by the
+/// thread that computes the entry, never zeroed first on this one.
 pub(crate) struct Results {
-    context: Array3<MaybeUninit<f32>>,
-    weights: Array3<MaybeUninit<f32>>,
-    heads: Option<Array3<MaybeUninit<f32>>>,
-    saved: Option<Array3<MaybeUninit<f32>>>,
+    context: Fresh,
+    weights: Fresh,
+    heads: Option<Fresh>,
+    saved: Option<Fresh>,
     n_heads: usize,
 }
 
@@ -133,13 +123,13 @@ impl Results {
     /// Unwritten results for `heads` heads; `keep`: a backward pass will run.
     pub(crate) fn new((n_b, n_t, n_s): (usize, usize, usize), d_context: usize, heads: usize, keep: bool) -> Results {
         Results {
-            context: unzeroed((n_b, n_t, d_context)),
-            weights: unzeroed((n_b, n_t, n_s)),
-            heads: (heads > 1).then(|| unzeroed((n_b, heads * n_t, n_s))),
+            context: Fresh::new((n_b, n_t, d_context)),
+            weights: Fresh::new((n_b, n_t, n_s)),
+            heads: (heads > 1).then(|| Fresh::new((n_b, heads * n_t, n_s))),
             // Backward reads every head's weights, and the outputs own theirs,
             // so it keeps a copy, made entry by entry by the thread that computed
             // the entry while it is in cache.
-            saved: keep.then(|| unzeroed((n_b, heads * n_t, n_s))),
+            saved: keep.then(|| Fresh::new((n_b, heads * n_t, n_s))),
             n_heads: heads,
         }
     }
@@ -149,135 +139,109 @@ impl Results {
         let n_b = self.context.dim().0;
         let n_heads = self.n_heads;
         self.context
-            .outer_iter_mut()
-            .zip(self.weights.outer_iter_mut())
-            .zip(entries(&mut self.heads, n_b))
-            .zip(entries(&mut self.saved, n_b))
+            .blocks()
+            .into_iter()
+            .zip(self.weights.blocks())
+            .zip(blocks(&mut self.heads, n_b))
+            .zip(blocks(&mut self.saved, n_b))
             .map(|(((context, weights), heads), saved)| Entry { context, weights, heads, saved, n_heads })
             .collect()
     }
 
     /// The outputs (context, weights and, with several heads, the heads'
-    /// weights `(B, H, T, S)`) and the copy kept for backward.
-    ///
-    /// # Safety
-    ///
-    /// [`Entry::finish`] must have run on every entry.
-    pub(crate) unsafe fn finish(self) -> (Vec<ArrayD<f32>>, Option<Array3<f32>>) {
-        // SAFETY: each entry's `finish` ran, and its contract is that every
-        // element of the entry's context, weights, heads and copy is written.
-        let (context, weights, heads, saved) = unsafe {
-            let heads = self.heads.map(|h| h.assume_init());
-            (self.context.assume_init(), self.weights.assume_init(), heads, self.saved.map(|s| s.assume_init()))
-        };
-        let mut outputs = vec![context.into_dyn(), weights.into_dyn()];
-        if let Some(heads) = heads {
+    /// weights `(B, H, T, S)`) and the copy kept for backward, once every
+    /// entry is written.
+    pub(crate) fn finish(self) -> (Vec<ArrayD<f32>>, Option<Array3<f32>>) {
+        let mut outputs = vec![self.context.finish().into_dyn(), self.weights.finish().into_dyn()];
+        if let Some(heads) = self.heads.map(Fresh::finish) {
             let (n_b, rows, n_s) = heads.dim();
             let heads = heads.into_shape_with_order((n_b, self.n_heads, rows / self.n_heads, n_s));
             outputs.push(heads.expect("a fresh array").into_dyn());
         }
-        (outputs, saved)
+        (outputs, self.saved.map(Fresh::finish))
     }
 }
 
 /// One batch entry of [`Results`], written by the thread that computes it.
 pub(crate) struct Entry<'a> {
-    context: ArrayViewMut2<'a, MaybeUninit<f32>>,
-    weights: ArrayViewMut2<'a, MaybeUninit<f32>>,
-    heads: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
-    saved: Option<ArrayViewMut2<'a, MaybeUninit<f32>>>,
+    context: Block<'a>,
+    weights: Block<'a>,
+    heads: Option<Block<'a>>,
+    saved: Option<Block<'a>>,
     n_heads: usize,
 }
 
-impl Entry<'_> {
-    /// Where head `h` writes: its scores, then weights, `(T, S)` (its block
-    /// of the heads' weights, or with one head the weights themselves), and
-    /// its columns `cols` of the context `(T, ·)`.
-    pub(crate) fn head(
-        &mut self,
-        h: usize,
-        cols: std::ops::Range<usize>,
-    ) -> (ArrayViewMut2<'_, MaybeUninit<f32>>, ArrayViewMut2<'_, MaybeUninit<f32>>) {
-        let n_t = self.weights.nrows();
-        let scores = match self.heads.as_mut() {
-            Some(all) => all.slice_mut(s![h * n_t..(h + 1) * n_t, ..]),
-            None => self.weights.view_mut(),
-        };
-        (scores, self.context.slice_mut(s![.., cols]))
-    }
+/// Where head `h` of an entry writes: its scores, then weights, `(T, S)`
+/// (its block of the heads' weights, or with one head the weights
+/// themselves), and its columns of the context `(T, d_v)`.
+pub(crate) struct Head<'a> {
+    pub(crate) scores: Block<'a>,
+    pub(crate) context: Block<'a>,
+}
 
-    /// With several heads the weights become their mean; the copy for
-    /// backward is made.
-    ///
-    /// # Safety
-    ///
-    /// Every head's scores and every column of the context (see
-    /// [`head`](Self::head)) must have been written.
-    pub(crate) unsafe fn finish(self) {
-        let Entry { weights, heads, saved, n_heads, .. } = self;
-        let (heads, weights) = match heads {
-            // SAFETY: the caller wrote every head's block (see above).
-            Some(all) => {
-                let all = unsafe { all.assume_init() };
-                let mean = mean_over_heads(all.view(), weights, n_heads);
-                (Some(all), mean)
-            }
-            // SAFETY: with one head, the caller wrote the weights themselves.
-            None => (None, unsafe { weights.assume_init() }),
+/// What is left of an entry once its heads have written: with several
+/// heads the weights, their mean; the copy for backward.
+pub(crate) struct Rest<'a> {
+    mean: Option<Block<'a>>,
+    saved: Option<Block<'a>>,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry cut into its heads, in order, and the rest.
+    pub(crate) fn split(self) -> (Vec<Head<'a>>, Rest<'a>) {
+        let (scores, mean) = match self.heads {
+            Some(all) => (all.split_rows(self.n_heads), Some(self.weights)),
+            None => (vec![self.weights], None),
         };
-        if let Some(mut saved) = saved {
-            saved.zip_mut_with(heads.as_ref().unwrap_or(&weights), |s, &w| {
-                s.write(w);
-            });
+        let heads = scores.into_iter().zip(self.context.split_cols(self.n_heads));
+        (heads.map(|(scores, context)| Head { scores, context }).collect(), Rest { mean, saved: self.saved })
+    }
+}
+
+impl Rest<'_> {
+    /// Writes the mean and the copy from every head's weights `(T, S)`.
+    pub(crate) fn finish(self, weights: &[ArrayViewMut2<'_, f32>]) {
+        if let Some(mean) = self.mean {
+            mean_over_heads(weights, mean);
+        }
+        if let Some(saved) = self.saved {
+            for (copy, w) in saved.split_rows(weights.len()).into_iter().zip(weights) {
+                copy.copy(w.view());
+            }
         }
     }
 }
 
-/// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, from `heads (H·T, S)`, head
-/// after head; heads are added in order, so the bits are fixed.
-fn mean_over_heads<'m>(
-    all: ArrayView2<'_, f32>,
-    mut mean: ArrayViewMut2<'m, MaybeUninit<f32>>,
-    heads: usize,
-) -> ArrayViewMut2<'m, f32> {
-    let n_t = mean.nrows();
-    Zip::from(&mut mean).and(all.slice(s![..n_t, ..])).for_each(|m, &w| {
-        m.write(w);
-    });
-    // SAFETY: every element was written just above.
-    let mut mean = unsafe { mean.assume_init() };
-    for h in 1..heads {
-        mean += &all.slice(s![h * n_t..(h + 1) * n_t, ..]);
+/// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, head after head; heads are
+/// added in order, so the bits are fixed.
+fn mean_over_heads(weights: &[ArrayViewMut2<'_, f32>], mean: Block<'_>) {
+    let mut mean = mean.copy(weights[0].view());
+    for w in &weights[1..] {
+        mean += w;
     }
-    let inv = 1.0 / heads as f32;
+    let inv = 1.0 / weights.len() as f32;
     mean.mapv_inplace(|m| m * inv);
-    mean
 }
 
 /// The gradients of a kernel's inputs while their batch entries are
-/// written: an [`unzeroed`] array for each input that needs one.
-pub(crate) struct Grads(Vec<Option<Array3<MaybeUninit<f32>>>>);
+/// written: a [`Fresh`] array for each input that needs one.
+pub(crate) struct Grads(Vec<Option<Fresh>>);
 
 impl Grads {
     /// For each input, its shape if it needs a gradient.
     pub(crate) fn new(shapes: impl IntoIterator<Item = Option<(usize, usize, usize)>>) -> Grads {
-        Grads(shapes.into_iter().map(|dim| dim.map(unzeroed)).collect())
+        Grads(shapes.into_iter().map(|dim| dim.map(Fresh::new)).collect())
     }
 
-    /// Per batch entry, one optional view per input, in input order.
-    pub(crate) fn entries(&mut self, batch: usize) -> Vec<Vec<Option<ArrayViewMut2<'_, MaybeUninit<f32>>>>> {
-        let mut per_input: Vec<_> = self.0.iter_mut().map(|g| entries(g, batch).into_iter()).collect();
+    /// Per batch entry, one optional block per input, in input order.
+    pub(crate) fn entries(&mut self, batch: usize) -> Vec<Vec<Option<Block<'_>>>> {
+        let mut per_input: Vec<_> = self.0.iter_mut().map(|g| blocks(g, batch).into_iter()).collect();
         (0..batch).map(|_| per_input.iter_mut().map(|it| it.next().flatten()).collect()).collect()
     }
 
     /// The finished gradients, `None` for the inputs that needed none.
-    ///
-    /// # Safety
-    ///
-    /// Every element of every entry must have been written.
-    pub(crate) unsafe fn finish(self) -> Vec<Option<ArrayD<f32>>> {
-        // SAFETY: the caller wrote every entry whole (see above).
-        self.0.into_iter().map(|g| g.map(|g| unsafe { g.assume_init() }.into_dyn())).collect()
+    pub(crate) fn finish(self) -> Vec<Option<ArrayD<f32>>> {
+        self.0.into_iter().map(|g| g.map(|g| g.finish().into_dyn())).collect()
     }
 }
 

@@ -1,5 +1,6 @@
 //! The crate guide's reading path says what a student will find: each
-//! file's size as stated, and none of the machinery the kernels crate keeps.
+//! file's size as stated, and none of the machinery the kernels crate keeps;
+//! and no crate but lingo-kernels holds `unsafe` code.
 
 use std::path::Path;
 
@@ -28,4 +29,42 @@ fn every_file_on_the_reading_path_has_its_stated_size_and_no_unsafe_code() {
             assert!(!text.contains(word), "{file} contains `{word}`: that belongs in lingo-kernels");
         }
     }
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn unsafe_code_lives_only_in_lingo_kernels() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(crates).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.file_name().is_some_and(|n| n == "kernels") || !dir.join("src").is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let hit = text.lines().position(|l| l.split("//").next().is_some_and(|code| code.contains("unsafe")));
+            assert!(
+                hit.is_none(),
+                "{}:{} holds `unsafe`: it belongs in lingo-kernels",
+                file.display(),
+                hit.unwrap_or(0) + 1
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} crates found beside lingo-tensor");
 }
