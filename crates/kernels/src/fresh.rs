@@ -13,7 +13,7 @@
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip};
+use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis};
 
 /// A new `(batch, rows, cols)` array of `f32`, written through its
 /// [`blocks`](Fresh::blocks) before it is read.
@@ -31,7 +31,10 @@ use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis, Zip};
 #[derive(Debug)]
 pub struct Fresh {
     data: Array3<MaybeUninit<f32>>,
-    written: AtomicUsize,
+    /// Elements written, per batch entry, each on cache lines of its own:
+    /// threads writing different entries never pass a counter's line back
+    /// and forth between their caches.
+    written: Vec<AtomicUsize>,
     handed_out: bool,
 }
 
@@ -42,7 +45,11 @@ impl Fresh {
     /// assert_eq!(lingo_kernels::fresh::Fresh::new((2, 3, 4)).dim(), (2, 3, 4));
     /// ```
     pub fn new(dim: (usize, usize, usize)) -> Fresh {
-        Fresh { data: Array3::uninit(dim), written: AtomicUsize::new(0), handed_out: false }
+        Fresh {
+            data: Array3::uninit(dim),
+            written: (0..dim.0).map(|_| AtomicUsize::new(0)).collect(),
+            handed_out: false,
+        }
     }
 
     /// The shape `(batch, rows, cols)`.
@@ -65,8 +72,7 @@ impl Fresh {
     pub fn blocks(&mut self) -> Vec<Block<'_>> {
         assert!(!self.handed_out, "a fresh array's blocks are handed out once");
         self.handed_out = true;
-        let written = &self.written;
-        self.data.outer_iter_mut().map(|view| Block { view, written }).collect()
+        self.data.outer_iter_mut().zip(&self.written).map(|(view, count)| Block { view, written: count }).collect()
     }
 
     /// The written array. Panics unless every element was written: an
@@ -78,7 +84,7 @@ impl Fresh {
     /// assert_eq!(out.finish().sum(), 0.0);
     /// ```
     pub fn finish(self) -> Array3<f32> {
-        let written = self.written.into_inner();
+        let written: usize = self.written.into_iter().map(AtomicUsize::into_inner).sum();
         assert_eq!(written, self.data.len(), "every element of a fresh array is written before it is read");
         // SAFETY: blocks are disjoint (cut from one `outer_iter_mut`, split by
         // `split_at`, handed out once), each counts its elements only as it
@@ -112,11 +118,11 @@ impl<'a> Block<'a> {
     ///
     /// ```
     /// let mut out = lingo_kernels::fresh::Fresh::new((1, 4, 2));
-    /// let parts = out.blocks().pop().unwrap().split_rows(2);
+    /// let parts: Vec<_> = out.blocks().pop().unwrap().split_rows(2).collect();
     /// assert_eq!(parts[1].dim(), (2, 2));
     /// ```
-    pub fn split_rows(self, parts: usize) -> Vec<Block<'a>> {
-        self.split(Axis(0), parts)
+    pub fn split_rows(self, parts: usize) -> Split<'a> {
+        Split::new(self, Axis(0), parts)
     }
 
     /// The block cut into `parts` blocks of equal columns, left to right
@@ -124,25 +130,11 @@ impl<'a> Block<'a> {
     ///
     /// ```
     /// let mut out = lingo_kernels::fresh::Fresh::new((1, 2, 6));
-    /// let parts = out.blocks().pop().unwrap().split_cols(3);
+    /// let parts: Vec<_> = out.blocks().pop().unwrap().split_cols(3).collect();
     /// assert_eq!(parts[0].dim(), (2, 2));
     /// ```
-    pub fn split_cols(self, parts: usize) -> Vec<Block<'a>> {
-        self.split(Axis(1), parts)
-    }
-
-    fn split(self, axis: Axis, parts: usize) -> Vec<Block<'a>> {
-        let len = self.view.len_of(axis);
-        assert!(parts > 0 && len.is_multiple_of(parts), "{len} rows or columns do not split into {parts} equal blocks");
-        let (mut rest, written) = (self.view, self.written);
-        let mut blocks = Vec::with_capacity(parts);
-        for _ in 1..parts {
-            let (block, tail) = rest.split_at(axis, len / parts);
-            blocks.push(Block { view: block, written });
-            rest = tail;
-        }
-        blocks.push(Block { view: rest, written });
-        blocks
+    pub fn split_cols(self, parts: usize) -> Split<'a> {
+        Split::new(self, Axis(1), parts)
     }
 
     /// `C = alpha · a · b` written into the block, with the bits of
@@ -182,7 +174,7 @@ impl<'a> Block<'a> {
     /// assert_eq!(out.blocks().pop().unwrap().copy(from.view()), from);
     /// ```
     pub fn copy(mut self, from: ArrayView2<'_, f32>) -> ArrayViewMut2<'a, f32> {
-        Zip::from(&mut self.view).and(from).for_each(|c, &f| {
+        self.view.zip_mut_with(&from, |c, &f| {
             c.write(f);
         });
         self.written_whole()
@@ -209,6 +201,39 @@ impl<'a> Block<'a> {
         self.written.fetch_add(self.view.len(), Ordering::Relaxed);
         // SAFETY: the caller wrote every element of the block.
         unsafe { self.view.assume_init() }
+    }
+}
+
+/// The blocks [`Block::split_rows`] and [`Block::split_cols`] cut, in order,
+/// each cut off the rest as it is asked for (nothing is allocated).
+#[derive(Debug)]
+pub struct Split<'a> {
+    rest: Option<Block<'a>>,
+    axis: Axis,
+    step: usize,
+    left: usize,
+}
+
+impl<'a> Split<'a> {
+    fn new(block: Block<'a>, axis: Axis, parts: usize) -> Split<'a> {
+        let len = block.view.len_of(axis);
+        assert!(parts > 0 && len.is_multiple_of(parts), "{len} rows or columns do not split into {parts} equal blocks");
+        Split { rest: Some(block), axis, step: len / parts, left: parts }
+    }
+}
+
+impl<'a> Iterator for Split<'a> {
+    type Item = Block<'a>;
+
+    fn next(&mut self) -> Option<Block<'a>> {
+        let Block { view, written } = self.rest.take()?;
+        self.left -= 1;
+        if self.left == 0 {
+            return Some(Block { view, written });
+        }
+        let (block, rest) = view.split_at(self.axis, self.step);
+        self.rest = Some(Block { view: rest, written });
+        Some(Block { view: block, written })
     }
 }
 
@@ -239,8 +264,7 @@ mod tests {
         let a = ndarray::Array2::from_shape_fn((3, 5), |(i, j)| (i * 5 + j) as f32 * 0.25 - 1.0);
         let b = ndarray::Array2::from_shape_fn((5, 4), |(i, j)| (i + 2 * j) as f32 * 0.5 - 2.0);
         let mut out = Fresh::new((1, 3, 8));
-        let halves = out.blocks().pop().unwrap().split_cols(2);
-        let mut halves = halves.into_iter();
+        let mut halves = out.blocks().pop().unwrap().split_cols(2);
         halves.next().unwrap().gemm(2.0, a.view(), b.view());
         halves.next().unwrap().fill_with(|(r, c)| (r * 4 + c) as f32);
         let out = out.finish();

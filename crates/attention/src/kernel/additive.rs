@@ -160,8 +160,8 @@ pub(crate) fn additive(
         (record && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
     let items: Vec<_> = results.entries().into_iter().zip(entries(&mut kept, n_b)).collect();
     for_each_entry(items, flops, n_s * n_a, |b, (out, mut kept_b), scratch| {
-        let (mut heads, rest) = out.split();
-        let Some(Head { scores, context }) = heads.pop() else { unreachable!("additive attention has one head") };
+        let (mut heads, mut rest) = out.split();
+        let Some(Head { scores, context }) = heads.next() else { unreachable!("additive attention has one head") };
         let mut weights = scores.zeros();
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {
@@ -173,7 +173,8 @@ pub(crate) fn additive(
             query_weights(h, row(qp, t), kp, v_slice, x, mask.row(b, t, n_t, n_s)); // W_t
         }
         context.gemm(1.0, weights.view(), vals.index_axis(Axis(0), b)); // C = W·V
-        rest.finish(&[weights]);
+        rest.head(weights.view());
+        rest.finish();
     });
     let (outputs, saved) = results.finish();
 

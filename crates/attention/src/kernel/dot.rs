@@ -31,7 +31,7 @@
 //! When the keys and the values are one tensor, its gradient `dK + dV` is
 //! summed here, entry by entry.
 
-use lingo_kernels::fresh::Block;
+use lingo_kernels::fresh::{Block, Split};
 use lingo_kernels::gemm;
 use lingo_kernels::lanes::dot as dot8;
 use lingo_kernels::math::vectorized;
@@ -41,7 +41,8 @@ use ndarray::{
 };
 
 use super::{
-    Entry, Grads, Head, Results, checked3, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut, unpack,
+    Entry, Grads, Head, Rest, Results, checked3, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut,
+    unpack,
 };
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -152,43 +153,43 @@ pub(crate) fn dot_product(
 /// Forward for batch entry `b`, head by head:
 /// `X = α Q·Kᵀ`, `W = masked_softmax(X)`, `C = W·V`.
 fn forward_entry(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, out: Entry<'_>) {
-    let (heads, rest) = out.split();
+    let (heads, mut rest) = out.split();
     let (q, k, v) = (q.index_axis_move(Axis(0), b), k.index_axis_move(Axis(0), b), v.index_axis_move(Axis(0), b));
-    let weights: Vec<_> = match (q.to_slice(), k.to_slice(), v.to_slice()) {
-        (Some(q), Some(k), Some(v)) if hs.n_t == 1 => one_query(b, hs, (q, k, v), mask, heads),
-        _ => heads
-            .into_iter()
-            .enumerate()
-            .map(|(h, Head { scores, context })| {
+    // One query row of contiguous inputs takes the plain-slice path (layouts checked only then).
+    let slices = (hs.n_t == 1).then(|| (q.to_slice(), k.to_slice(), v.to_slice()));
+    match slices {
+        Some((Some(q), Some(k), Some(v))) => one_query(b, hs, (q, k, v), mask, heads, &mut rest),
+        _ => {
+            for (h, Head { scores, context }) in heads.enumerate() {
                 let (qh, kh, vh) = (hs.of(q, h, hs.d), hs.of(k, h, hs.d), hs.of(v, h, hs.d_v));
                 let mut w = scores.gemm(hs.scale, qh, kh.t()); // X = α Q·Kᵀ
                 for (t, row) in w.rows_mut().into_iter().enumerate() {
                     masked_softmax(slice_mut(row), mask.row(b, t, hs.n_t, hs.n_s)); // W = masked_softmax(X)
                 }
                 context.gemm(1.0, w.view(), vh); // C = W·V
-                w
-            })
-            .collect(),
-    };
-    rest.finish(&weights);
+                rest.head(w.view());
+            }
+        }
+    }
+    rest.finish();
 }
 
 /// [`forward_entry`] for one query row (a decoding step) of contiguous
 /// inputs, on plain slices: the same sums in the same order as the two
 /// one-row products (`dot8` for the scores, rows of `V` added in order for
 /// the context), so the same bits, without a view and a product dispatch
-/// per head. Returns every head's weights.
+/// per head.
 fn one_query<'a>(
     b: usize,
     hs: &Heads,
     (q, k, v): (&[f32], &[f32], &[f32]),
     mask: &Masking,
-    heads: Vec<Head<'a>>,
-) -> Vec<ArrayViewMut2<'a, f32>> {
+    heads: impl Iterator<Item = Head<'a>>,
+    rest: &mut Rest<'_>,
+) {
     let (d, d_v, n_s) = (hs.d, hs.d_v, hs.n_s);
     let (row_k, row_v) = (hs.count * d, hs.count * d_v);
-    let mut weights = Vec::with_capacity(hs.count);
-    for (h, Head { scores, context }) in heads.into_iter().enumerate() {
+    for (h, Head { scores, context }) in heads.enumerate() {
         let q_h = &q[h * d..(h + 1) * d];
         let mut w = scores.fill_with(|(_, s)| hs.scale * dot8(q_h, &k[s * row_k + h * d..][..d])); // X = α Q·Kᵀ
         let w_row = w.as_slice_mut().expect("one row is contiguous");
@@ -198,9 +199,8 @@ fn one_query<'a>(
         for (s, &w_s) in w_row.iter().enumerate() {
             c.iter_mut().zip(&v[s * row_v + h * d_v..][..d_v]).for_each(|(c, &v)| *c += w_s * v); // C = W·V
         }
-        weights.push(w);
+        rest.head(w.view());
     }
-    weights
 }
 
 /// The backward rule (see the module docs): per batch entry, per head, the
@@ -236,7 +236,7 @@ fn backward(
     for_each_entry(grads.entries(n_b), flops, scratch_len, |b, mut entry, scratch| {
         let (dw, dv_scratch) = scratch.split_at_mut(n_t * n_s);
         let dv = match entry[2].take() {
-            Some(dv) => Dv::Own(dv.split_cols(hs.count).into_iter()),
+            Some(dv) => Dv::Own(dv.split_cols(hs.count)),
             None if summed => Dv::Scratch(scratch_matrix(dv_scratch, (n_s, hs.count * hs.d_v))),
             None => Dv::None,
         };
@@ -265,7 +265,7 @@ struct Outside<'a> {
 /// head), scratch that is then summed into `dK` (keys and values one
 /// tensor), or nowhere.
 enum Dv<'a, 's> {
-    Own(std::vec::IntoIter<Block<'a>>),
+    Own(Split<'a>),
     Scratch(ArrayViewMut2<'s, f32>),
     None,
 }
@@ -273,8 +273,8 @@ enum Dv<'a, 's> {
 /// One entry's fresh input gradients, one block per head, each written
 /// whole by a product.
 struct EntryGrads<'a, 's> {
-    dq: Option<std::vec::IntoIter<Block<'a>>>,
-    dk: Option<std::vec::IntoIter<Block<'a>>>,
+    dq: Option<Split<'a>>,
+    dk: Option<Split<'a>>,
     dv: Dv<'a, 's>,
 }
 
@@ -321,12 +321,12 @@ fn backward_entry(
 }
 
 /// A gradient's block cut into one block per head, in order.
-fn per_head(block: Option<Block<'_>>, heads: usize) -> Option<std::vec::IntoIter<Block<'_>>> {
-    block.map(|g| g.split_cols(heads).into_iter())
+fn per_head(block: Option<Block<'_>>, heads: usize) -> Option<Split<'_>> {
+    block.map(|g| g.split_cols(heads))
 }
 
 /// The next head's block of a gradient cut into one block per head.
-fn next_head<'a>(blocks: &mut std::vec::IntoIter<Block<'a>>) -> Block<'a> {
+fn next_head<'a>(blocks: &mut Split<'a>) -> Block<'a> {
     blocks.next().expect("one block per head")
 }
 

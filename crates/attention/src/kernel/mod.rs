@@ -27,7 +27,7 @@ pub(crate) mod bahdanau;
 pub(crate) mod dot;
 
 use lingo_kernels::cpu;
-use lingo_kernels::fresh::{Block, Fresh};
+use lingo_kernels::fresh::{Block, Fresh, Split};
 use lingo_tensor::Tensor;
 
 use ndarray::{
@@ -179,48 +179,58 @@ pub(crate) struct Head<'a> {
     pub(crate) context: Block<'a>,
 }
 
-/// What is left of an entry once its heads have written: with several
-/// heads the weights, their mean; the copy for backward.
+/// What an entry's heads feed as they finish, in order: the copy of
+/// their weights for backward and, with several heads, the weights'
+/// mean `W̄ = (1/H) Σ_h W_h`, summed head after head (so the bits are fixed).
 pub(crate) struct Rest<'a> {
-    mean: Option<Block<'a>>,
-    saved: Option<Block<'a>>,
+    mean: Mean<'a>,
+    saved: Option<Split<'a>>,
+    heads: usize,
+}
+
+/// The mean's state in [`Rest`]: none (one head), not begun, or the sum so far.
+enum Mean<'a> {
+    None,
+    Unwritten(Block<'a>),
+    Sum(ArrayViewMut2<'a, f32>),
 }
 
 impl<'a> Entry<'a> {
-    /// The entry cut into its heads, in order, and the rest.
-    pub(crate) fn split(self) -> (Vec<Head<'a>>, Rest<'a>) {
+    /// The entry cut into its heads, in order, and what they feed.
+    pub(crate) fn split(self) -> (impl Iterator<Item = Head<'a>>, Rest<'a>) {
         let (scores, mean) = match self.heads {
-            Some(all) => (all.split_rows(self.n_heads), Some(self.weights)),
-            None => (vec![self.weights], None),
+            Some(all) => (all.split_rows(self.n_heads), Mean::Unwritten(self.weights)),
+            None => (self.weights.split_rows(1), Mean::None),
         };
-        let heads = scores.into_iter().zip(self.context.split_cols(self.n_heads));
-        (heads.map(|(scores, context)| Head { scores, context }).collect(), Rest { mean, saved: self.saved })
+        let heads = scores.zip(self.context.split_cols(self.n_heads));
+        let saved = self.saved.map(|s| s.split_rows(self.n_heads));
+        (heads.map(|(scores, context)| Head { scores, context }), Rest { mean, saved, heads: self.n_heads })
     }
 }
 
 impl Rest<'_> {
-    /// Writes the mean and the copy from every head's weights `(T, S)`.
-    pub(crate) fn finish(self, weights: &[ArrayViewMut2<'_, f32>]) {
-        if let Some(mean) = self.mean {
-            mean_over_heads(weights, mean);
+    /// Takes the next head's weights `(T, S)`.
+    pub(crate) fn head(&mut self, w: ArrayView2<'_, f32>) {
+        if let Some(copy) = self.saved.as_mut().and_then(Iterator::next) {
+            copy.copy(w);
         }
-        if let Some(saved) = self.saved {
-            for (copy, w) in saved.split_rows(weights.len()).into_iter().zip(weights) {
-                copy.copy(w.view());
+        self.mean = match std::mem::replace(&mut self.mean, Mean::None) {
+            Mean::None => Mean::None,
+            Mean::Unwritten(block) => Mean::Sum(block.copy(w)),
+            Mean::Sum(mut sum) => {
+                sum += &w;
+                Mean::Sum(sum)
             }
+        };
+    }
+
+    /// Scales the sum of the heads' weights to their mean.
+    pub(crate) fn finish(self) {
+        if let Mean::Sum(mut mean) = self.mean {
+            let inv = 1.0 / self.heads as f32;
+            mean.mapv_inplace(|m| m * inv);
         }
     }
-}
-
-/// `W̄ = (1/H) Σ_h W_h` into `mean (T, S)`, head after head; heads are
-/// added in order, so the bits are fixed.
-fn mean_over_heads(weights: &[ArrayViewMut2<'_, f32>], mean: Block<'_>) {
-    let mut mean = mean.copy(weights[0].view());
-    for w in &weights[1..] {
-        mean += w;
-    }
-    let inv = 1.0 / weights.len() as f32;
-    mean.mapv_inplace(|m| m * inv);
 }
 
 /// The gradients of a kernel's inputs while their batch entries are
