@@ -102,47 +102,12 @@ impl Reference {
 /// One core's peak rate of single-precision multiply-adds, GFLOP/s: the
 /// ceiling every product's rate is a share of. `None` without AVX2 and FMA.
 fn fma_peak_gflops() -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    if lingo_kernels::cpu::avx2_fma() {
-        const STEPS: usize = 1 << 20;
-        // SAFETY: both target features were just detected.
-        let secs = median_seconds(|| {
-            black_box(unsafe { fma_chains(black_box(STEPS)) });
-        });
-        return Some((STEPS * 12 * 2 * 8) as f64 / secs / 1e9);
-    }
-    None
-}
-
-/// `steps` rounds of one FMA in each of twelve independent chains of eight
-/// lanes. A core issues two FMAs per cycle, and each waits for the one
-/// before it in its chain for about four cycles: twelve chains keep both
-/// units busy where one product's twelve accumulators would.
-///
-/// # Safety
-///
-/// The CPU must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn fma_chains(steps: usize) -> f32 {
-    use std::arch::x86_64::{_mm256_fmadd_ps, _mm256_set1_ps, _mm256_storeu_ps};
-    // Values the compiler cannot see, or it works the loop out ahead of time.
-    let (a, b) = (_mm256_set1_ps(black_box(0.999_999)), _mm256_set1_ps(black_box(1e-6)));
-    let mut chains = [_mm256_set1_ps(black_box(1.0)); 12];
-    for _ in 0..steps {
-        for c in &mut chains {
-            *c = _mm256_fmadd_ps(*c, a, b);
-        }
-    }
-    let mut lanes = [0.0_f32; 8];
-    // SAFETY: `lanes` holds the eight floats the store writes.
-    chains
-        .iter()
-        .map(|c| unsafe {
-            _mm256_storeu_ps(lanes.as_mut_ptr(), *c);
-            lanes.iter().sum::<f32>()
-        })
-        .sum()
+    const STEPS: usize = 1 << 20;
+    lingo_kernels::cpu::fma_chains(1)?;
+    let secs = median_seconds(|| {
+        black_box(lingo_kernels::cpu::fma_chains(black_box(STEPS)));
+    });
+    Some((STEPS * 12 * 2 * 8) as f64 / secs / 1e9)
 }
 
 #[path = "../../../benches/common/timing.rs"]

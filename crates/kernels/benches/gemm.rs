@@ -33,28 +33,9 @@ fn operands(m: usize, k: usize, n: usize, transposed: bool) -> (Array2<f32>, Arr
     (a, b)
 }
 
-fn sgemm(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, mut c: ArrayViewMut2<'_, f32>) {
-    let ((m, k), n) = (a.dim(), b.ncols());
-    let (sa, sb, sc) = (a.strides().to_vec(), b.strides().to_vec(), c.strides().to_vec());
-    // SAFETY: views of the stated shapes and strides; `c` is unique.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            sa[0],
-            sa[1],
-            b.as_ptr(),
-            sb[0],
-            sb[1],
-            0.0,
-            c.as_mut_ptr(),
-            sc[0],
-            sc[1],
-        )
-    };
+/// The baseline: one plain `matrixmultiply` call.
+fn sgemm(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: ArrayViewMut2<'_, f32>) {
+    lingo_kernels::gemm::matrixmultiply(1.0, a, b, 0.0, c);
 }
 
 #[path = "../../../benches/common/timing.rs"]

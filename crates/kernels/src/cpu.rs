@@ -50,6 +50,57 @@ pub fn avx2_fma() -> bool {
     false
 }
 
+/// `steps` rounds of one FMA in each of twelve independent chains of eight
+/// lanes, summed: the work one core's FMA peak is timed on (the attention
+/// benchmark's ceiling). A core issues two FMAs per cycle, and each waits
+/// for the one before it in its chain for about four cycles: twelve chains
+/// keep both units busy where one product's twelve accumulators would.
+/// `None` without AVX2 and FMA.
+///
+/// ```
+/// if let Some(sum) = lingo_kernels::cpu::fma_chains(10) {
+///     assert!(sum > 0.0);
+/// }
+/// ```
+pub fn fma_chains(steps: usize) -> Option<f32> {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma() {
+        // SAFETY: both target features were just detected.
+        return Some(unsafe { fma_chains_avx2(steps) });
+    }
+    let _ = steps;
+    None
+}
+
+/// [`fma_chains`] on AVX2.
+///
+/// # Safety
+///
+/// The CPU must have AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fma_chains_avx2(steps: usize) -> f32 {
+    use std::arch::x86_64::{_mm256_fmadd_ps, _mm256_set1_ps, _mm256_storeu_ps};
+    use std::hint::black_box;
+    // Values the compiler cannot see, or it works the loop out ahead of time.
+    let (a, b) = (_mm256_set1_ps(black_box(0.999_999)), _mm256_set1_ps(black_box(1e-6)));
+    let mut chains = [_mm256_set1_ps(black_box(1.0)); 12];
+    for _ in 0..steps {
+        for c in &mut chains {
+            *c = _mm256_fmadd_ps(*c, a, b);
+        }
+    }
+    let mut lanes = [0.0_f32; 8];
+    // SAFETY: `lanes` holds the eight floats the store writes.
+    chains
+        .iter()
+        .map(|c| unsafe {
+            _mm256_storeu_ps(lanes.as_mut_ptr(), *c);
+            lanes.iter().sum::<f32>()
+        })
+        .sum()
+}
+
 /// Whether this CPU has AVX-512 (the foundation set), which the panel tiles need.
 ///
 /// ```

@@ -97,27 +97,9 @@ fn gemm_reference() -> (Array2<f32>, Array2<f32>) {
     (Array2::from_elem((64, 128), 0.5), Array2::from_elem((128, 256), 0.25))
 }
 
+/// The baseline: one plain `matrixmultiply` call.
 fn gemm_once(a: &Array2<f32>, b: &Array2<f32>, c: &mut Array2<f32>) {
-    let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
-    // SAFETY: contiguous row-major arrays of the stated sizes; `c` is unique.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            k as isize,
-            1,
-            b.as_ptr(),
-            n as isize,
-            1,
-            0.0,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
+    lingo_kernels::gemm::matrixmultiply(1.0, a.view(), b.view(), 0.0, c.view_mut());
 }
 
 #[path = "../../../benches/common/timing.rs"]

@@ -46,6 +46,8 @@ mod panel_tiles;
 pub mod reference;
 mod row_tiles;
 
+pub use packed::matrixmultiply;
+
 use out::Out;
 
 use crate::cpu;
