@@ -15,6 +15,7 @@
 //! | [`cpu`] | which instructions this CPU has, and when work is worth sharing between threads |
 //! | [`dropout`] | dropout masks from a counter-based hash |
 //! | [`fresh`] | new results written block by block, once each, without zeroing them first |
+//! | [`norm`] | layer normalization's rows, forward and backward |
 //! | [`optim`] | SGD and Adam updates over a parameter's elements |
 //! | [`memory`] | the allocator setting that keeps freed buffers for reuse |
 //!
@@ -60,6 +61,7 @@ pub mod gemm;
 pub mod lanes;
 pub mod math;
 pub mod memory;
+pub mod norm;
 pub mod optim;
 pub mod softmax;
 mod switch;

@@ -16,20 +16,14 @@
 //!
 //! The last line is the chain rule through `μ` and `r`: shifting every `x`
 //! by the same amount, or scaling it about `μ`, leaves `x̂` unchanged, so
-//! `dx` has no component along either direction.
+//! `dx` has no component along either direction. The row loops are
+//! [`lingo_kernels::norm`]'s.
 
 use ndarray::{ArrayD, IxDyn};
 
 use crate::error::{Result, bad_arg, bad_shape, mismatch};
 use crate::tensor::Tensor;
-
-/// `x̂` and `r` of every row, kept from the forward pass for the backward.
-struct Saved {
-    /// `x̂`, row after row.
-    x_hat: Vec<f32>,
-    /// `r = 1 / √(σ² + ε)`, one per row.
-    rstd: Vec<f32>,
-}
+use lingo_kernels::norm;
 
 /// Checks `γ`, `β` and `ε` against input `shape` and returns `d`, the size of the last axis.
 fn check(op: &'static str, shape: &[usize], gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<usize> {
@@ -47,96 +41,6 @@ fn check(op: &'static str, shape: &[usize], gamma: &Tensor, beta: &Tensor, eps: 
     Ok(d)
 }
 
-/// The forward pass over rows of `d` features: `y` row after row, and what
-/// the backward needs. Mean and variance are summed in f64, so a row's
-/// offset does not cost it precision.
-fn normalize(x: &ArrayD<f32>, gamma: &[f32], beta: &[f32], eps: f32) -> (Vec<f32>, Saved) {
-    let d = gamma.len();
-    let x = x.as_standard_layout();
-    let x = x.as_slice().expect("standard layout is contiguous");
-    let (mut out, mut x_hat) = (vec![0.0; x.len()], vec![0.0; x.len()]);
-    let mut rstd = Vec::with_capacity(x.len() / d);
-    let block = ROWS_AT_ONCE * d;
-    let whole = x.len() - x.len() % block;
-    let ((x, rest), (y, y_rest), (xh, xh_rest)) =
-        (x.split_at(whole), out.split_at_mut(whole), x_hat.split_at_mut(whole));
-    for ((x, y), xh) in x.chunks_exact(block).zip(y.chunks_exact_mut(block)).zip(xh.chunks_exact_mut(block)) {
-        normalize_rows::<ROWS_AT_ONCE>(x, (gamma, beta), eps, (y, xh), &mut rstd);
-    }
-    for ((x, y), xh) in rest.chunks_exact(d).zip(y_rest.chunks_exact_mut(d)).zip(xh_rest.chunks_exact_mut(d)) {
-        normalize_rows::<1>(x, (gamma, beta), eps, (y, xh), &mut rstd);
-    }
-    (out, Saved { x_hat, rstd })
-}
-
-/// `R` rows of `x` into `y` and `x̂`, their `r` appended to `rstd`.
-fn normalize_rows<const R: usize>(
-    x: &[f32],
-    (gamma, beta): (&[f32], &[f32]),
-    eps: f32,
-    (y, xh): (&mut [f32], &mut [f32]),
-    rstd: &mut Vec<f32>,
-) {
-    let d = gamma.len();
-    let rows: [&[f32]; R] = std::array::from_fn(|k| &x[k * d..(k + 1) * d]);
-    let rows_out = y.chunks_exact_mut(d).zip(xh.chunks_exact_mut(d));
-    for ((row, (mean, r)), (y, xh)) in rows.iter().zip(mean_rstd(rows, eps)).zip(rows_out) {
-        for j in 0..d {
-            xh[j] = ((f64::from(row[j]) - mean) * r) as f32;
-            y[j] = gamma[j] * xh[j] + beta[j];
-        }
-        rstd.push(r as f32);
-    }
-}
-
-/// Rows whose sums run side by side: each row is summed in its own order
-/// (so its bits are those of a row alone), but one row's adds no longer
-/// wait on another's.
-const ROWS_AT_ONCE: usize = 4;
-
-/// `μ` and `r = 1/√(σ² + ε)` of each of `R` rows, summed in f64 feature by feature.
-fn mean_rstd<const R: usize>(rows: [&[f32]; R], eps: f32) -> [(f64, f64); R] {
-    let d = rows[0].len();
-    let mut sum = [0.0_f64; R];
-    for j in 0..d {
-        for (sum, row) in sum.iter_mut().zip(&rows) {
-            *sum += f64::from(row[j]);
-        }
-    }
-    let mean = sum.map(|s| s / d as f64);
-    let mut squares = [0.0_f64; R];
-    for j in 0..d {
-        for ((square, row), mean) in squares.iter_mut().zip(&rows).zip(&mean) {
-            *square += (f64::from(row[j]) - mean).powi(2);
-        }
-    }
-    std::array::from_fn(|k| (mean[k], 1.0 / (squares[k] / d as f64 + f64::from(eps)).sqrt()))
-}
-
-/// The gradients `(dx, dγ, dβ)` of the rows, from `dy` and what the forward kept.
-fn backward(grad: &ArrayD<f32>, gamma: &[f32], saved: &Saved) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-    let d = gamma.len();
-    let grad = grad.as_standard_layout();
-    let dy = grad.as_slice().expect("standard layout is contiguous");
-    let (mut dx, mut dgamma, mut dbeta) = (vec![0.0; dy.len()], vec![0.0; d], vec![0.0; d]);
-    let rows = dy.chunks_exact(d).zip(saved.x_hat.chunks_exact(d)).zip(dx.chunks_exact_mut(d));
-    for (((dy, xh), dx), &r) in rows.zip(&saved.rstd) {
-        let (mut mean_g, mut mean_gx) = (0.0, 0.0);
-        for j in 0..d {
-            dgamma[j] += dy[j] * xh[j];
-            dbeta[j] += dy[j];
-            let g = dy[j] * gamma[j];
-            mean_g += g;
-            mean_gx += g * xh[j];
-        }
-        let (mean_g, mean_gx) = (mean_g / d as f32, mean_gx / d as f32);
-        for j in 0..d {
-            dx[j] = r * (dy[j] * gamma[j] - mean_g - xh[j] * mean_gx);
-        }
-    }
-    (dx, dgamma, dbeta)
-}
-
 /// The op both entry points record: normalizes `x` (the data of `inputs[0]`,
 /// or of the sum of the first two inputs when `residual`) and hands `dx`
 /// to each of them.
@@ -144,12 +48,18 @@ fn record(op: &'static str, x: &ArrayD<f32>, inputs: Vec<Tensor>, residual: bool
     let n = inputs.len();
     let gamma: Vec<f32> = inputs[n - 2].data().iter().copied().collect();
     let beta: Vec<f32> = inputs[n - 1].data().iter().copied().collect();
-    let (out, saved) = normalize(x, &gamma, &beta, eps);
+    let x = x.as_standard_layout();
+    let (mut out, mut x_hat) = (ArrayD::zeros(x.raw_dim()), vec![0.0; x.len()]);
+    let (x_rows, y) = (x.as_slice().expect("standard layout"), out.as_slice_mut().expect("a fresh array"));
+    let rstd = norm::forward(x_rows, (&gamma, &beta), eps, (y, &mut x_hat)); // kept: x̂ and r of every row
     let shape = x.raw_dim();
-    let out = ArrayD::from_shape_vec(shape.clone(), out).expect("the input's element count");
     Tensor::from_op(op, out, inputs, move |b| {
-        let (dx, dgamma, dbeta) = backward(b.grad, &gamma, &saved);
-        let dx = ArrayD::from_shape_vec(shape.clone(), dx).expect("the input's element count");
+        let dy = b.grad.as_standard_layout();
+        let (mut dx, mut dgamma, mut dbeta) =
+            (ArrayD::zeros(shape.clone()), vec![0.0; gamma.len()], vec![0.0; gamma.len()]);
+        let dx_rows = dx.as_slice_mut().expect("a fresh array");
+        let dy = dy.as_slice().expect("standard layout");
+        norm::backward(dy, &gamma, (&x_hat, &rstd), (dx_rows, &mut dgamma, &mut dbeta));
         let d = IxDyn(&[gamma.len()]);
         let params = [
             b.needs(n - 2).then(|| ArrayD::from_shape_vec(d.clone(), dgamma).expect("d values")),
