@@ -1,5 +1,6 @@
 //! Softmax over one row, plain and masked: the normaliser of the fused
-//! loss and of every attention kernel.
+//! loss (with the row's cross-entropy and its gradient) and of every
+//! attention kernel.
 //!
 //! `softmax(z)_c = e^{z_c - m} / Σ_c' e^{z_c' - m}`, with `m = max z`
 //! subtracted first so that no exponential overflows.
@@ -30,6 +31,54 @@ pub fn row(row: &mut [f32]) -> (f32, f32) {
     let inv = (1.0 / f64::from(sum)) as f32;
     row.iter_mut().for_each(|p| *p *= inv);
     (max, sum)
+}
+
+/// `row ← softmax(row + bias)` in place, returning the row's cross-entropy
+/// against class `y` with label smoothing `eps`,
+/// `-(1-ε) log p_y - (ε/C) Σ_c log p_c`, where
+///
+/// ```text
+/// log p_c = (z_c - max z) - log Σ_c' e^{z_c' - max z}
+/// Σ_c log p_c = Σ_c z_c - C·max z - C·log Σ_c' e^{z_c' - max z}
+/// ```
+///
+/// summed in f64. Each `log p_c ≤ 0`, so the loss is `≥ 0`: rounding below
+/// it is clamped away (a NaN is kept: broken weights must be seen).
+///
+/// ```
+/// let mut row = [0.0_f32, 0.0];
+/// let loss = lingo_kernels::softmax::cross_entropy(&mut row, None, 1, 0.0);
+/// assert!((loss - 2f64.ln()).abs() < 1e-7 && row == [0.5, 0.5]);
+/// ```
+pub fn cross_entropy(row: &mut [f32], bias: Option<&[f32]>, y: usize, eps: f32) -> f64 {
+    let classes = row.len() as f64;
+    if let Some(b) = bias {
+        row.iter_mut().zip(b).for_each(|(z, b)| *z += b);
+    }
+    let sum_z = lanes::fold(row, 0.0, |s, z| s + f64::from(z), |s, t| s + t); // Σ_c z_c, in f64
+    let z_y = row[y];
+    let (max, sum) = self::row(row);
+    let (max, log_sum) = (f64::from(max), f64::from(sum).ln());
+    let log_p_y = f64::from(z_y) - max - log_sum;
+    let sum_log_p = sum_z - classes * (max + log_sum);
+    let loss = -(1.0 - f64::from(eps)) * log_p_y - f64::from(eps) / classes * sum_log_p;
+    if loss < 0.0 { 0.0 } else { loss }
+}
+
+/// `row ← (p - q) · scale`: the probabilities [`cross_entropy`] left in
+/// `row` turned into the loss's gradient, with the smoothed target
+/// `q_c = (1-ε)[c = y] + ε/C`.
+///
+/// ```
+/// let mut row = [0.25_f32, 0.75];
+/// lingo_kernels::softmax::cross_entropy_grad(&mut row, 1, 0.0, 2.0);
+/// assert_eq!(row, [0.5, -0.5]);
+/// ```
+pub fn cross_entropy_grad(row: &mut [f32], y: usize, eps: f32, scale: f32) {
+    let classes = row.len() as f32;
+    row.iter_mut().for_each(|g| *g -= eps / classes); // - q: the smoothed part ...
+    row[y] -= 1.0 - eps; // ... and the true class
+    row.iter_mut().for_each(|g| *g *= scale);
 }
 
 /// `e⁻⁶⁴ ≈ 1.6·10⁻²⁸`: in [`masked`], a score this far below its row's

@@ -56,7 +56,7 @@
 //! | 7 | `src/ops/matmul.rs` | 175 | matmul and linear through `lingo_kernels::gemm` |
 //! | 8 | `src/ops/softmax.rs` | 65 | softmax and log-softmax |
 //! | 9 | `src/ops/norm.rs` | 123 | layer norm, its rows through `lingo_kernels::norm` (the plain one, composed from these ops, is lingo-nn's) |
-//! | 10 | `src/ops/loss.rs` | 290 | cross-entropy, and the output layer fused with it |
+//! | 10 | `src/ops/loss.rs` | 265 | cross-entropy, and the output layer fused with it |
 //! | 11 | `src/param.rs` | 320 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
 //! | 12 | `src/cells.rs` | 150 | the LSTM and GRU cells composed from ops |
 //! | 13 | `src/fused/lstm.rs` | 285 | the LSTM sequence with its backward derived by hand |

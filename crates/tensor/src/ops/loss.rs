@@ -15,7 +15,7 @@ use ndarray::{Array2, ArrayD, Axis, CowArray, Ix2};
 use crate::error::{Result, bad_arg, mismatch};
 use crate::tensor::{Tensor, will_record};
 use lingo_kernels::gemm::gemm_new;
-use lingo_kernels::{cpu, lanes, softmax};
+use lingo_kernels::{cpu, softmax};
 
 /// Options of [`Tensor::cross_entropy`], as in PyTorch's `nn.CrossEntropyLoss`.
 ///
@@ -202,11 +202,7 @@ impl Tensor {
             // G = (p - q) · dL / n, row by row in place
             let scale = bw.grad.iter().next().copied().unwrap_or(0.0) / counted.max(1) as f32;
             let g_rows = g.as_slice_mut().expect("probabilities are row-major");
-            cpu::map_rows(g_rows, classes, |i, row| {
-                row.iter_mut().for_each(|g| *g -= eps / classes as f32); // - q: the smoothed part ...
-                row[plan.targets[i]] -= 1.0 - eps; // ... and the true class
-                row.iter_mut().for_each(|g| *g *= scale);
-            });
+            cpu::map_rows(g_rows, classes, |i, row| softmax::cross_entropy_grad(row, plan.targets[i], eps, scale));
             let w = bw.input(1).view().into_dimensionality::<Ix2>().expect("rank checked before");
             let dx = bw.needs(0).then(|| {
                 let dx_kept = gemm_new(1.0, g.view(), w); // dx = G·W
@@ -259,34 +255,11 @@ fn kept_rows<'a>(x: &'a ArrayD<f32>, kept: &[usize]) -> CowArray<'a, f32, Ix2> {
 }
 
 /// Turns each row of logits `z` (plus `bias`) into `softmax(z)` in place and
-/// returns each row's loss `-(1-ε) log p_y - (ε/C) Σ_c log p_c`, where
-///
-/// ```text
-/// log p_c = (z_c - max z) - log Σ_c' e^{z_c' - max z}
-/// Σ_c log p_c = Σ_c z_c - C·max z - C·log Σ_c' e^{z_c' - max z}
-/// ```
-///
-/// Rows are shared between threads in blocks ([`cpu::map_rows`]); each row
-/// is one thread's, so its loss has the same bits for any thread count.
+/// returns each row's loss ([`softmax::cross_entropy`]). Rows are shared
+/// between threads in blocks ([`cpu::map_rows`]); each row is one thread's,
+/// so its loss has the same bits for any thread count.
 fn softmax_rows(z: &mut Array2<f32>, bias: Option<&[f32]>, targets: &[usize], eps: f32) -> Vec<f64> {
     let classes = z.ncols();
     let rows = z.as_slice_mut().expect("a fresh product is row-major");
-    cpu::map_rows(rows, classes, |i, row| softmax_row(row, bias, targets[i], eps, classes))
-}
-
-/// One row of [`softmax_rows`]: `row ← softmax(row + bias)`, returning its loss.
-fn softmax_row(row: &mut [f32], bias: Option<&[f32]>, y: usize, eps: f32, classes: usize) -> f64 {
-    if let Some(b) = bias {
-        row.iter_mut().zip(b).for_each(|(z, b)| *z += b);
-    }
-    let sum_z = lanes::fold(row, 0.0, |s, z| s + f64::from(z), |s, t| s + t); // Σ_c z_c, in f64
-    let z_y = row[y];
-    let (max, sum) = softmax::row(row);
-    let (max, log_sum) = (f64::from(max), f64::from(sum).ln());
-    let log_p_y = f64::from(z_y) - max - log_sum;
-    let sum_log_p = sum_z - classes as f64 * (max + log_sum);
-    let loss = -(1.0 - f64::from(eps)) * log_p_y - f64::from(eps) / classes as f64 * sum_log_p;
-    // Each log p_c ≤ 0, so the loss is ≥ 0 up to rounding; clamp that away
-    // (but keep a NaN: broken weights must be seen).
-    if loss < 0.0 { 0.0 } else { loss }
+    cpu::map_rows(rows, classes, |i, row| softmax::cross_entropy(row, bias, targets[i], eps))
 }
