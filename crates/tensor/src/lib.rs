@@ -61,11 +61,13 @@
 //! | 12 | `src/cells.rs` | 150 | the LSTM and GRU cells composed from ops |
 //! | 13 | `src/fused/lstm.rs` | 285 | the LSTM sequence with its backward derived by hand |
 //! | 14 | `src/fused/gru.rs` | 320 | the GRU sequence, likewise |
-//! | 15 | `src/fused/mod.rs` | 550 | what both fused sequences share: padding, buffers, weight gradients |
+//! | 15 | `src/fused/mod.rs` | 449 | what both fused sequences share: padding, buffers, weight gradients |
 //!
 //! The fast inner loops these call by name (products, vectorized
 //! activations, softmax rows, dropout masks) are [`lingo_kernels`]', each
 //! beside its plain reference; `LINGO_KERNELS=reference` runs the references.
+//! Off the path: `src/fused/tokens.rs`, the product table that speeds up
+//! token input to a first recurrent layer (tested to equal the dense path).
 //!
 //! ## The ops
 //!

@@ -35,27 +35,12 @@
 //! * GRU gates are stacked `r, z, n` along the rows of `(3H, ·)` weights, and
 //!   `n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))`.
 //!
-//! # Token input: the product table
+//! # Token input
 //!
-//! A first layer usually reads embeddings, `x_t = E[id_t]`, and its input
-//! projection is `x_t·W_ihᵀ = E[id_t]·W_ihᵀ = (E·W_ihᵀ)[id_t]`. With
-//! [`SeqInput::Tokens`] and a vocabulary smaller than `batch · time`, the op
-//! computes the product table `P = E·W_ihᵀ (vocab, G·H)` once and looks rows
-//! up, instead of looking up `batch · time` embeddings and projecting each.
-//! Backward mirrors it: the step gradients are scatter-added into
-//! `dP (vocab, G·H)`, then `dW_ih = dPᵀ·E` and `dE = dP·W_ih`. Each element of
-//! `P` is the same dot product the dense path computes, in the same order,
-//! so the two give the same bits. With a large vocabulary the op falls back to
-//! looking the embeddings up and projecting them.
-//!
-//! A step may also read features after the token's embedding,
-//! `x_t = [E[id_t]; f_t]` (a decoder in Bahdanau's placement reads the
-//! context there). With `W_ih = [W_e | W_f]` split at the embedding's width,
-//! `x_t·W_ihᵀ = P[id_t] + f_t·W_fᵀ` with `P = E·W_eᵀ`: the table covers the
-//! tokens, one GEMM the features, and nothing is concatenated. Backward:
-//! `dW_f = dGᵀ·F` and `dF = dG·W_f` beside the table's gradients. (Here the
-//! sum over the input is split in two, so the bits differ slightly from the
-//! concatenated dense input's.)
+//! A first layer reading embeddings can take token ids instead
+//! ([`SeqInput::Tokens`]): with a small vocabulary the op then projects the
+//! vocabulary once and looks rows up, a speed-up kept apart in `tokens.rs`
+//! (off the reading path; its tests hold it to the dense path).
 //!
 //! # Several results, one op
 //!
@@ -66,6 +51,7 @@
 
 pub mod gru;
 pub mod lstm;
+mod tokens;
 
 pub use gru::{GruOutput, gru_cell, gru_sequence};
 pub use lstm::{LstmOutput, lstm_cell, lstm_sequence};
@@ -75,7 +61,7 @@ use ndarray::{Array2, ArrayD, ArrayView2, ArrayViewMut2, Axis, CowArray, Ix2};
 use crate::cells::RnnWeights;
 use crate::error::{Result, bad_arg, mismatch};
 use crate::tensor::{Tensor, flat_vec};
-use lingo_kernels::gemm::{Prepared, gemm, gemm_prepared};
+use lingo_kernels::gemm::{Prepared, gemm, gemm_new, gemm_prepared};
 
 /// Sizes of one sequence call, after validation.
 #[derive(Debug, Clone, Copy)]
@@ -325,11 +311,6 @@ impl Source {
 
 /// Checks a sequence op's arguments and picks how to project its input:
 /// returns the tensor to record as input 0, the [`Source`] and the sizes.
-///
-/// For token input, the product table `P = table·W_ihᵀ (vocab, G·H)` costs
-/// `vocab` rows of work against `batch · time` for projecting looked-up
-/// embeddings, so it is used when the vocabulary is the smaller; otherwise
-/// the embeddings are looked up (an ordinary differentiable op) and projected.
 pub(crate) fn resolve(
     op: &'static str,
     input: SeqInput<'_>,
@@ -341,48 +322,14 @@ pub(crate) fn resolve(
     match input {
         SeqInput::Dense(x) => Ok((x.clone(), Source::Dense, Dims::check(op, x.shape(), states, lengths, w, gates)?)),
         SeqInput::Tokens { table, ids, padding_idx, features } => {
-            let ts = table.shape();
-            if ts.len() != 2 {
-                return Err(mismatch(op, ts, ids.shape(), "the table must be (vocab, input) for ids (batch, time)"));
-            }
-            let (batch, time) = ids.dim();
-            let extra = match features {
-                Some(f) if f.shape().len() == 3 && f.shape()[..2] == [batch, time] => f.shape()[2],
-                Some(f) => {
-                    return Err(mismatch(
-                        op,
-                        f.shape(),
-                        ids.shape(),
-                        "features must be (batch, time, F) for ids (batch, time)",
-                    ));
-                }
-                None => 0,
-            };
-            let d = Dims::check(op, &[batch, time, ts[1] + extra], states, lengths, w, gates)?;
-            if let Some(&bad) = ids.iter().find(|&&id| id >= ts[0]) {
-                return Err(bad_arg(op, format!("token id {bad} is out of range for a vocabulary of {}", ts[0])));
-            }
-            if ts[0] < batch * time {
-                return Ok((
-                    table.clone(),
-                    Source::Table { ids: ids.iter().copied().collect(), padding_idx, features: features.cloned() },
-                    d,
-                ));
-            }
-            let embedded = table.embedding(ids.view().into_dyn(), padding_idx)?;
-            let x = match features {
-                Some(f) => Tensor::cat(&[embedded, f.clone()], 2)?,
-                None => embedded,
-            };
-            Ok((x, Source::Dense, d))
+            tokens::resolve(op, (table, ids, padding_idx, features), states, lengths, w, gates)
         }
     }
 }
 
 /// The input projection for every step at once, `xp = X·W_ihᵀ + bias`,
-/// `(batch·time, G·H)`: one GEMM instead of one per step, or, for a
-/// [`Source::Table`], one GEMM over the vocabulary and a gather,
-/// since `x_t·W_ihᵀ = (table·W_ihᵀ)[id_t]`.
+/// `(batch·time, G·H)`: one GEMM instead of one per step (for a
+/// [`Source::Table`], through the product table).
 pub(crate) fn input_projection(
     x: &Tensor,
     source: &Source,
@@ -397,17 +344,7 @@ pub(crate) fn input_projection(
             gemm(1.0, rows(x.data(), d.batch * d.time, d.input).view(), w_ih.t(), 1.0, xp.view_mut());
             xp
         }
-        Source::Table { ids, features, .. } => {
-            let table = matrix(x);
-            let (w_e, w_f) = w_ih.split_at(Axis(1), table.ncols());
-            let mut p = Array2::from_shape_fn((table.nrows(), n_g), |(_, j)| bias[j]);
-            gemm(1.0, table, w_e.t(), 1.0, p.view_mut()); // P = table·W_eᵀ + b
-            let mut xp = p.select(Axis(0), ids);
-            if let Some(f) = features {
-                gemm(1.0, rows(f.data(), d.batch * d.time, w_f.ncols()).view(), w_f.t(), 1.0, xp.view_mut()); // + F·W_fᵀ
-            }
-            xp
-        }
+        Source::Table { ids, features, .. } => tokens::projection(matrix(x), ids, features.as_ref(), d, w_ih, bias),
     }
 }
 
@@ -461,13 +398,9 @@ pub(crate) const X: usize = 0;
 /// Position of `h0` among a fused sequence op's recorded inputs.
 pub(crate) const H0: usize = 1;
 
-/// Computes the [`WeightGrads`]; `first_weight` is the input position of `weight_ih`.
-///
-/// For a [`Source::Table`] the input side goes through the product table:
-/// `dP[v] = Σ_{r: id_r = v} dG_x[r]` (a scatter-add), then
-/// `dW_e = dPᵀ · table` and `d table = dP · W_e` (padding row zeroed), and,
-/// with features `F`, `dW_f = dG_xᵀ · F` and `dF = dG_x · W_f`, where
-/// `W_ih = [W_e | W_f]`.
+/// Computes the [`WeightGrads`]; `first_weight` is the input position of
+/// `weight_ih`. (For a [`Source::Table`] the input side goes back through
+/// the product table.)
 pub(crate) fn weight_grads(
     b: &crate::tensor::BackwardMulti<'_>,
     first_weight: usize,
@@ -479,56 +412,23 @@ pub(crate) fn weight_grads(
 ) -> WeightGrads {
     let w_ih = matrix(&b.inputs[first_weight]);
     let (wih, whh, bih, bhh) = (first_weight, first_weight + 1, first_weight + 2, first_weight + 3);
-    let product = |a: ArrayView2<'_, f32>, c: ArrayView2<'_, f32>| {
-        let mut out = Array2::zeros((a.nrows(), c.ncols()));
-        gemm(1.0, a, c, 0.0, out.view_mut());
-        out
-    };
     let (dx, dw_ih, d_features) = match source {
         Source::Dense => {
             let x = rows(b.input(X), d.batch * d.time, d.input);
             let dx = b.needs(X).then(|| {
-                product(dg_x, w_ih).into_dyn().into_shape_with_order(b.input(X).raw_dim()).expect("same element count")
+                let dx = gemm_new(1.0, dg_x, w_ih).into_dyn(); // dX = dG_x·W_ih
+                dx.into_shape_with_order(b.input(X).raw_dim()).expect("same element count")
             });
-            (dx, b.needs(wih).then(|| product(dg_x.t(), x.view()).into_dyn()), None)
+            (dx, b.needs(wih).then(|| gemm_new(1.0, dg_x.t(), x.view()).into_dyn()), None) // dW_ih = dG_xᵀ·X
         }
         Source::Table { ids, padding_idx, features } => {
-            let table = matrix(&b.inputs[X]);
-            let (w_e, w_f) = w_ih.split_at(Axis(1), table.ncols());
-            let mut dp = Array2::<f32>::zeros((table.nrows(), dg_x.ncols()));
-            for (&id, g) in ids.iter().zip(dg_x.rows()) {
-                let mut row = dp.row_mut(id);
-                row += &g;
-            }
-            let dtable = b.needs(X).then(|| {
-                let mut dt = product(dp.view(), w_e);
-                if let Some(pad) = *padding_idx {
-                    dt.row_mut(pad).fill(0.0);
-                }
-                dt.into_dyn()
-            });
-            let f = features.as_ref().map(|f| rows(f.data(), d.batch * d.time, w_f.ncols()));
-            let dw_ih = b.needs(wih).then(|| {
-                let mut dw = Array2::zeros(w_ih.raw_dim());
-                let (dw_e, dw_f) = dw.view_mut().split_at(Axis(1), table.ncols());
-                gemm(1.0, dp.t(), table, 0.0, dw_e);
-                if let Some(f) = &f {
-                    gemm(1.0, dg_x.t(), f.view(), 0.0, dw_f);
-                }
-                dw.into_dyn()
-            });
-            let f_pos = first_weight + 4; // recorded after the weights
-            let d_features = features.as_ref().map(|f| {
-                b.needs(f_pos)
-                    .then(|| product(dg_x, w_f).into_shape_with_order(f.shape()).expect("(batch·time, F) rows"))
-            });
-            (dtable, dw_ih, d_features)
+            tokens::input_grads(b, (X, wih, first_weight + 4), d, (ids, *padding_idx, features.as_ref()), dg_x, w_ih)
         }
     };
     WeightGrads {
         dx,
         dw_ih,
-        dw_hh: b.needs(whh).then(|| product(dg_h.t(), h_prev).into_dyn()),
+        dw_hh: b.needs(whh).then(|| gemm_new(1.0, dg_h.t(), h_prev).into_dyn()),
         db_ih: b.needs(bih).then(|| dg_x.sum_axis(Axis(0)).into_dyn()),
         db_hh: b.needs(bhh).then(|| dg_h.sum_axis(Axis(0)).into_dyn()),
         d_features,
