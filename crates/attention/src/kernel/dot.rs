@@ -41,8 +41,7 @@ use ndarray::{
 };
 
 use super::{
-    Entry, Grads, Head, Rest, Results, checked3, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut,
-    unpack,
+    Entry, Grads, Head, Results, checked3, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut, unpack,
 };
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, masked_softmax, masked_softmax_backward};
@@ -153,54 +152,49 @@ pub(crate) fn dot_product(
 /// Forward for batch entry `b`, head by head:
 /// `X = α Q·Kᵀ`, `W = masked_softmax(X)`, `C = W·V`.
 fn forward_entry(b: usize, hs: &Heads, (q, k, v): Inputs<'_>, mask: &Masking, out: Entry<'_>) {
-    let (heads, mut rest) = out.split();
     let (q, k, v) = (q.index_axis_move(Axis(0), b), k.index_axis_move(Axis(0), b), v.index_axis_move(Axis(0), b));
-    // One query row of contiguous inputs takes the plain-slice path (layouts checked only then).
-    let slices = (hs.n_t == 1).then(|| (q.to_slice(), k.to_slice(), v.to_slice()));
-    match slices {
-        Some((Some(q), Some(k), Some(v))) => one_query(b, hs, (q, k, v), mask, heads, &mut rest),
-        _ => {
-            for (h, Head { scores, context }) in heads.enumerate() {
-                let (qh, kh, vh) = (hs.of(q, h, hs.d), hs.of(k, h, hs.d), hs.of(v, h, hs.d_v));
-                let mut w = scores.gemm(hs.scale, qh, kh.t()); // X = α Q·Kᵀ
-                for (t, row) in w.rows_mut().into_iter().enumerate() {
-                    masked_softmax(slice_mut(row), mask.row(b, t, hs.n_t, hs.n_s)); // W = masked_softmax(X)
-                }
-                context.gemm(1.0, w.view(), vh); // C = W·V
-                rest.head(w.view());
-            }
+    if hs.n_t == 1
+        && let (Some(q), Some(k), Some(v)) = (q.to_slice(), k.to_slice(), v.to_slice())
+    {
+        return one_query(b, hs, (q, k, v), mask, out);
+    }
+    let (heads, mut rest) = out.split();
+    for (h, Head { scores, context }) in heads.enumerate() {
+        let (qh, kh, vh) = (hs.of(q, h, hs.d), hs.of(k, h, hs.d), hs.of(v, h, hs.d_v));
+        let mut w = scores.gemm(hs.scale, qh, kh.t()); // X = α Q·Kᵀ
+        for (t, row) in w.rows_mut().into_iter().enumerate() {
+            masked_softmax(slice_mut(row), mask.row(b, t, hs.n_t, hs.n_s)); // W = masked_softmax(X)
         }
+        context.gemm(1.0, w.view(), vh); // C = W·V
+        rest.head(w.view());
     }
     rest.finish();
 }
 
 /// [`forward_entry`] for one query row (a decoding step) of contiguous
-/// inputs, on plain slices: the same sums in the same order as the two
-/// one-row products (`dot8` for the scores, rows of `V` added in order for
-/// the context), so the same bits, without a view and a product dispatch
-/// per head.
-fn one_query<'a>(
-    b: usize,
-    hs: &Heads,
-    (q, k, v): (&[f32], &[f32], &[f32]),
-    mask: &Masking,
-    heads: impl Iterator<Item = Head<'a>>,
-    rest: &mut Rest<'_>,
-) {
-    let (d, d_v, n_s) = (hs.d, hs.d_v, hs.n_s);
+/// inputs, on plain slices and every head at once: the same sums in the
+/// same order as the two one-row products (`dot8` for the scores, rows of
+/// `V` added in order for the context), so the same bits, without a view
+/// and a product dispatch per head.
+fn one_query(b: usize, hs: &Heads, (q, k, v): (&[f32], &[f32], &[f32]), mask: &Masking, out: Entry<'_>) {
+    let (d, d_v) = (hs.d, hs.d_v);
     let (row_k, row_v) = (hs.count * d, hs.count * d_v);
-    for (h, Head { scores, context }) in heads.enumerate() {
-        let q_h = &q[h * d..(h + 1) * d];
-        let mut w = scores.fill_with(|(_, s)| hs.scale * dot8(q_h, &k[s * row_k + h * d..][..d])); // X = α Q·Kᵀ
-        let w_row = w.as_slice_mut().expect("one row is contiguous");
-        masked_softmax(w_row, mask.row(b, 0, 1, n_s)); // W = masked_softmax(X)
-        let mut c = context.zeros();
-        let c = c.as_slice_mut().expect("one row is contiguous");
-        for (s, &w_s) in w_row.iter().enumerate() {
-            c.iter_mut().zip(&v[s * row_v + h * d_v..][..d_v]).for_each(|(c, &v)| *c += w_s * v); // C = W·V
-        }
-        rest.head(w.view());
+    let (scores, context, mut rest) = out.whole();
+    // X = α Q·Kᵀ, one row per head
+    let mut w = scores.fill_with(|(h, s)| hs.scale * dot8(&q[h * d..(h + 1) * d], &k[s * row_k + h * d..][..d]));
+    for row in w.rows_mut() {
+        masked_softmax(slice_mut(row), mask.row(b, 0, 1, hs.n_s)); // W = masked_softmax(X)
     }
+    let mut c = context.zeros();
+    let c = c.as_slice_mut().expect("one row is contiguous");
+    for (h, w_h) in w.rows().into_iter().enumerate() {
+        let c_h = &mut c[h * d_v..(h + 1) * d_v];
+        for (s, &w_s) in w_h.iter().enumerate() {
+            c_h.iter_mut().zip(&v[s * row_v + h * d_v..][..d_v]).for_each(|(c, &v)| *c += w_s * v); // C = W·V
+        }
+        rest.head(w_h.insert_axis(Axis(0)));
+    }
+    rest.finish();
 }
 
 /// The backward rule (see the module docs): per batch entry, per head, the

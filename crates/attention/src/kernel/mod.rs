@@ -196,15 +196,23 @@ enum Mean<'a> {
 }
 
 impl<'a> Entry<'a> {
+    /// The entry whole: every head's scores `(H·T, S)` (with one head, the
+    /// weights themselves), the context `(T, H·d_v)`, and what the heads feed.
+    pub(crate) fn whole(self) -> (Block<'a>, Block<'a>, Rest<'a>) {
+        let (scores, mean) = match self.heads {
+            Some(all) => (all, Mean::Unwritten(self.weights)),
+            None => (self.weights, Mean::None),
+        };
+        let saved = self.saved.map(|s| s.split_rows(self.n_heads));
+        (scores, self.context, Rest { mean, saved, heads: self.n_heads })
+    }
+
     /// The entry cut into its heads, in order, and what they feed.
     pub(crate) fn split(self) -> (impl Iterator<Item = Head<'a>>, Rest<'a>) {
-        let (scores, mean) = match self.heads {
-            Some(all) => (all.split_rows(self.n_heads), Mean::Unwritten(self.weights)),
-            None => (self.weights.split_rows(1), Mean::None),
-        };
-        let heads = scores.zip(self.context.split_cols(self.n_heads));
-        let saved = self.saved.map(|s| s.split_rows(self.n_heads));
-        (heads.map(|(scores, context)| Head { scores, context }), Rest { mean, saved, heads: self.n_heads })
+        let n_heads = self.n_heads;
+        let (scores, context, rest) = self.whole();
+        let heads = scores.split_rows(n_heads).zip(context.split_cols(n_heads));
+        (heads.map(|(scores, context)| Head { scores, context }), rest)
     }
 }
 
