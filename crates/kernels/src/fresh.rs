@@ -31,9 +31,8 @@ use ndarray::{Array3, ArrayView2, ArrayViewMut2, Axis};
 #[derive(Debug)]
 pub struct Fresh {
     data: Array3<MaybeUninit<f32>>,
-    /// Elements written, per batch entry, each on cache lines of its own:
-    /// threads writing different entries never pass a counter's line back
-    /// and forth between their caches.
+    /// Elements written, one count per batch entry: threads writing
+    /// different entries do not contend for one counter.
     written: Vec<AtomicUsize>,
     handed_out: bool,
 }
