@@ -42,8 +42,7 @@ use lingo_tensor::{BackwardMulti, Tensor, will_record};
 use ndarray::{Array2, Array3, ArrayD, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 use super::{
-    Grads, Head, Results, checked3, entries, flat, for_each_entry, grad_or_zeros, scratch_matrix, slice, slice_mut,
-    unpack,
+    Grads, Results, checked3, flat, for_each_entry, grad_or_zeros, per_entry, scratch_matrix, slice, slice_mut, unpack,
 };
 use crate::error::{Result, mismatch};
 use crate::mask::{Masking, RowMask, masked_softmax, masked_softmax_backward};
@@ -158,10 +157,10 @@ pub(crate) fn additive(
     // H kept for backward, one row (S·A) per query, when small enough.
     let mut kept =
         (record && n_b * n_t * n_s * n_a <= KEEP_HIDDEN).then(|| Array3::<f32>::zeros((n_b, n_t, n_s * n_a)));
-    let items: Vec<_> = results.entries().into_iter().zip(entries(&mut kept, n_b)).collect();
+    let items: Vec<_> =
+        results.entries().into_iter().zip(per_entry(kept.as_mut().map(|k| k.outer_iter_mut()), n_b)).collect();
     for_each_entry(items, flops, n_s * n_a, |b, (out, mut kept_b), scratch| {
-        let (mut heads, mut rest) = out.split();
-        let Some(Head { scores, context }) = heads.next() else { unreachable!("additive attention has one head") };
+        let (scores, context, mut rest) = out.whole(); // one head
         let mut weights = scores.zeros();
         let (qp, kp) = (qp.index_axis(Axis(0), b), kp.index_axis(Axis(0), b));
         for t in 0..n_t {

@@ -88,19 +88,12 @@ pub(crate) fn scratch_matrix(scratch: &mut [f32], (rows, cols): (usize, usize)) 
     ArrayViewMut2::from_shape((rows, cols), &mut scratch[..rows * cols]).expect("sized above")
 }
 
-/// One view per batch entry of an optional per-entry buffer (what forward
-/// keeps for backward).
-pub(crate) fn entries<T>(buf: &mut Option<Array3<T>>, batch: usize) -> Vec<Option<ArrayViewMut2<'_, T>>> {
-    match buf {
-        Some(a) => a.outer_iter_mut().map(Some).collect(),
-        None => (0..batch).map(|_| None).collect(),
-    }
-}
-
-/// One block per batch entry of an optional fresh result.
-fn blocks(fresh: &mut Option<Fresh>, batch: usize) -> Vec<Option<Block<'_>>> {
-    match fresh {
-        Some(f) => f.blocks().into_iter().map(Some).collect(),
+/// One item per batch entry from an optional per-entry buffer (the blocks
+/// of a fresh result or gradient, the rows of what forward keeps for
+/// backward), or `None` for each of `batch` entries when there is none.
+pub(crate) fn per_entry<I: IntoIterator>(items: Option<I>, batch: usize) -> Vec<Option<I::Item>> {
+    match items {
+        Some(items) => items.into_iter().map(Some).collect(),
         None => (0..batch).map(|_| None).collect(),
     }
 }
@@ -142,8 +135,8 @@ impl Results {
             .blocks()
             .into_iter()
             .zip(self.weights.blocks())
-            .zip(blocks(&mut self.heads, n_b))
-            .zip(blocks(&mut self.saved, n_b))
+            .zip(per_entry(self.heads.as_mut().map(Fresh::blocks), n_b))
+            .zip(per_entry(self.saved.as_mut().map(Fresh::blocks), n_b))
             .map(|(((context, weights), heads), saved)| Entry { context, weights, heads, saved, n_heads })
             .collect()
     }
@@ -253,7 +246,8 @@ impl Grads {
 
     /// Per batch entry, one optional block per input, in input order.
     pub(crate) fn entries(&mut self, batch: usize) -> Vec<Vec<Option<Block<'_>>>> {
-        let mut per_input: Vec<_> = self.0.iter_mut().map(|g| blocks(g, batch).into_iter()).collect();
+        let mut per_input: Vec<_> =
+            self.0.iter_mut().map(|g| per_entry(g.as_mut().map(Fresh::blocks), batch).into_iter()).collect();
         (0..batch).map(|_| per_input.iter_mut().map(|it| it.next().flatten()).collect()).collect()
     }
 
