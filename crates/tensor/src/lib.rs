@@ -42,32 +42,44 @@
 //!
 //! ## Reading path
 //!
-//! The files to read, in order (lines, with their docs; the tests keep
-//! these sizes within ten lines of the files'):
+//! The engine, the ops and the recurrent math, in the order to read them
+//! (lines, with their docs; the tests keep these sizes within ten lines of
+//! the files'):
 //!
 //! | # | file | lines | what |
 //! |---|---|---|---|
-//! | 1 | `src/tensor.rs` | 620 | the handle: data, identity, how it was made; recording on and off |
-//! | 2 | `src/backprop.rs` | 245 | one topological sort, one walk backwards, the gradient store |
-//! | 3 | `src/ops/elementwise.rs` | 280 | arithmetic and activations, each beside its derivative |
-//! | 4 | `src/ops/reduce.rs` | 90 | sums and means |
-//! | 5 | `src/ops/shape.rs` | 260 | reshape, permute, cat, narrow, split: gradients routed back |
-//! | 6 | `src/ops/index.rs` | 175 | index_select, embedding, masked_fill: gradients scattered back |
-//! | 7 | `src/ops/matmul.rs` | 175 | matmul and linear through `lingo_kernels::gemm` |
-//! | 8 | `src/ops/softmax.rs` | 65 | softmax and log-softmax |
-//! | 9 | `src/ops/norm.rs` | 123 | layer norm, its rows through `lingo_kernels::norm` (the plain one, composed from these ops, is lingo-nn's) |
-//! | 10 | `src/ops/loss.rs` | 265 | cross-entropy, and the output layer fused with it |
-//! | 11 | `src/param.rs` | 320 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
+//! | 1 | `src/tensor.rs` | 435 | the handle: data, identity, how it was made; recording on and off |
+//! | 2 | `src/backprop.rs` | 243 | one topological sort, one walk backwards, the gradient store |
+//! | 3 | `src/ops/mod.rs` | 63 | broadcasting, and summing a gradient back down its copies |
+//! | 4 | `src/ops/elementwise.rs` | 279 | arithmetic and activations, each beside its derivative |
+//! | 5 | `src/ops/reduce.rs` | 91 | sums and means |
+//! | 6 | `src/ops/shape.rs` | 261 | reshape, permute, cat, narrow, split: gradients routed back |
+//! | 7 | `src/ops/index.rs` | 117 | index_select, embedding, masked_fill: gradients scattered back |
+//! | 8 | `src/ops/matmul.rs` | 174 | matmul and linear through `lingo_kernels::gemm` |
+//! | 9 | `src/ops/softmax.rs` | 65 | softmax and log-softmax |
+//! | 10 | `src/ops/norm.rs` | 98 | layer norm, its rows through `lingo_kernels::norm` (the plain one, composed from these ops, is lingo-nn's) |
+//! | 11 | `src/ops/loss.rs` | 117 | cross-entropy over logits |
 //! | 12 | `src/cells.rs` | 150 | the LSTM and GRU cells composed from ops |
-//! | 13 | `src/fused/lstm.rs` | 285 | the LSTM sequence with its backward derived by hand |
-//! | 14 | `src/fused/gru.rs` | 320 | the GRU sequence, likewise |
-//! | 15 | `src/fused/mod.rs` | 449 | what both fused sequences share: padding, buffers, weight gradients |
+//! | 13 | `src/fused/lstm.rs` | 289 | the LSTM sequence with its backward derived by hand |
+//! | 14 | `src/fused/gru.rs` | 321 | the GRU sequence, likewise |
+//! | 15 | `src/fused/mod.rs` | 198 | what both fused sequences share: padding, the input projection, the weight gradients |
 //!
 //! The fast inner loops these call by name (products, vectorized
 //! activations, softmax rows, dropout masks) are [`lingo_kernels`]', each
 //! beside its plain reference; `LINGO_KERNELS=reference` runs the references.
-//! Off the path: `src/fused/tokens.rs`, the product table that speeds up
-//! token input to a first recurrent layer (tested to equal the dense path).
+//!
+//! Beside the path, each tested against what it stands for:
+//!
+//! | file | lines | what |
+//! |---|---|---|
+//! | `src/values.rs` | 195 | constructors (`zeros`, `from_vec`, `randn`, ...) and readers (`shape`, `to_vec`, `item`, ...) |
+//! | `src/param.rs` | 320 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
+//! | `src/ops/fused.rs` | 248 | compositions fused for speed: `linear_cross_entropy`, `add_layer_norm`, `select_cat` |
+//! | `src/fused/layout.rs` | 265 | the fused sequences' argument checks, buffer layout and per-step products |
+//! | `src/fused/tokens.rs` | 148 | token input to a first recurrent layer through a product table |
+//! | `src/gradcheck.rs` | 276 | [`check_gradients`] and [`check_fused`] |
+//! | `src/init.rs` | 195 | weight initialisers (Xavier, orthogonal), each from a seeded RNG |
+//! | `src/error.rs` | 91 | [`Error`]: what an op reports when its arguments disagree |
 //!
 //! ## The ops
 //!
@@ -114,6 +126,7 @@ pub mod init;
 mod ops;
 mod param;
 mod tensor;
+mod values;
 
 pub use backprop::Gradients;
 pub use cells::{RnnWeights, gru_cell, lstm_cell};

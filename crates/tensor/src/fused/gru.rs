@@ -31,14 +31,16 @@
 
 use ndarray::{Array2, Array3, ArrayD, s};
 
-use super::lstm::as_one_step;
-use super::{
-    Dims, H0, RnnWeights, SeqInput, Slots, Source, Steps, active_rows, add_output_grad, as_matrix, final_grad,
-    gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows,
-    weight_grads,
+use super::layout::{
+    Dims, Slots, Source, Steps, active_rows, add_output_grad, as_matrix, final_grad, gemm_rows, matrix, output_grad,
+    recurrent_weight, recurrent_weight_t, resolve, step_rows,
 };
+use super::lstm::as_one_step;
+use super::{H0, SeqInput, input_projection, weight_grads};
+use crate::cells::RnnWeights;
 use crate::error::Result;
-use crate::tensor::{BackwardMulti, Tensor, flat_vec};
+use crate::tensor::{BackwardMulti, Tensor};
+use crate::values::flat_vec;
 use lingo_kernels::math::{sigmoid_slice, tanh_slice};
 
 /// What [`gru_sequence`] returns.
@@ -310,9 +312,9 @@ mod tests {
         step_forward(&x_hat, &[0.2, -0.4, 0.6], &mut gates, &mut h_hat_n, &mut h);
         let (mut dh, mut dx_hat, mut dh_hat) = (vec![1.0], vec![0.0; 3], vec![0.0; 3]);
         step_backward(&gates, &h_hat_n, &[h_prev], &mut dh, &mut dx_hat, &mut dh_hat);
-        super::super::assert_partials(|x| loss(x, h_prev), x_hat, &dx_hat);
+        super::super::layout::assert_partials(|x| loss(x, h_prev), x_hat, &dx_hat);
         // With ĥ held fixed, h_{t-1} reaches h_t only through z ⊙ h_{t-1}.
-        super::super::assert_partials(|[h]| loss(x_hat, h), [h_prev], &dh);
+        super::super::layout::assert_partials(|[h]| loss(x_hat, h), [h_prev], &dh);
         // dĥ_n is dx̂_n scaled by r.
         assert!((dh_hat[2] - dx_hat[2] * gates[0]).abs() < 1e-7);
     }

@@ -31,13 +31,15 @@
 
 use ndarray::{Array2, Array3, ArrayD, s};
 
-use super::{
-    Dims, H0, RnnWeights, SeqInput, Slots, Source, Steps, active_rows, add_output_grad, as_matrix, final_grad,
-    gemm_rows, input_projection, matrix, output_grad, recurrent_weight, recurrent_weight_t, resolve, step_rows,
-    step_rows_mut, weight_grads,
+use super::layout::{
+    Dims, Slots, Source, Steps, active_rows, add_output_grad, as_matrix, final_grad, gemm_rows, matrix, output_grad,
+    recurrent_weight, recurrent_weight_t, resolve, step_rows, step_rows_mut,
 };
+use super::{H0, SeqInput, input_projection, weight_grads};
+use crate::cells::RnnWeights;
 use crate::error::Result;
-use crate::tensor::{BackwardMulti, Tensor, flat_vec};
+use crate::tensor::{BackwardMulti, Tensor};
+use crate::values::flat_vec;
 use lingo_kernels::math::{sigmoid_slice, tanh_slice};
 
 /// What [`lstm_sequence`] returns.
@@ -281,7 +283,7 @@ mod tests {
         step_forward(&mut g, &mut c, &mut h, &mut tc);
         let (mut dc, mut da) = (vec![1.0], vec![0.0; 4]);
         step_backward(&g, &tc, &[c_prev], &[1.0], &mut dc, &mut da);
-        super::super::assert_partials(|x| loss(x, c_prev), a, &da);
-        super::super::assert_partials(|[c]| loss(a, c), [c_prev], &dc);
+        super::super::layout::assert_partials(|x| loss(x, c_prev), a, &da);
+        super::super::layout::assert_partials(|[c]| loss(a, c), [c_prev], &dc);
     }
 }

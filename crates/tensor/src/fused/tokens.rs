@@ -24,7 +24,7 @@
 
 use ndarray::{Array2, ArrayD, ArrayView2, Axis};
 
-use super::{Dims, Source, rows};
+use super::layout::{Dims, Source, matrix, rows};
 use crate::cells::RnnWeights;
 use crate::error::{Result, bad_arg, mismatch};
 use crate::tensor::{BackwardMulti, Tensor};
@@ -116,7 +116,7 @@ pub(super) fn input_grads(
     dg_x: ArrayView2<'_, f32>,
     w_ih: ArrayView2<'_, f32>,
 ) -> InputGrads {
-    let table = super::matrix(&b.inputs[at_table]);
+    let table = matrix(&b.inputs[at_table]);
     let (w_e, w_f) = w_ih.split_at(Axis(1), table.ncols());
     let mut dp = Array2::<f32>::zeros((table.nrows(), dg_x.ncols()));
     for (&id, g) in ids.iter().zip(dg_x.rows()) {

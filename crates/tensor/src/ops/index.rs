@@ -51,65 +51,6 @@ impl Tensor {
         }))
     }
 
-    /// `cat([self.index_select(0, rows), tail], 1)` in one pass: row `i` of
-    /// the result is row `rows[i]` of `self` followed by row `i` of `tail`.
-    /// This is how a decoder's key/value cache `(batch, len, d)` follows its
-    /// beams and grows by one position per step; reordering, then
-    /// appending, would copy the whole cache twice.
-    ///
-    /// ```
-    /// use lingo_tensor::Tensor;
-    /// let cache = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 1, 2]).unwrap(); // 2 rows, 1 position
-    /// let new = Tensor::from_vec(vec![5.0, 6.0, 7.0, 8.0], &[2, 1, 2]).unwrap();
-    /// let grown = cache.select_cat(&[1, 1], &new).unwrap();
-    /// assert_eq!(grown.shape(), &[2, 2, 2]);
-    /// assert_eq!(grown.to_vec(), [3.0, 4.0, 5.0, 6.0, 3.0, 4.0, 7.0, 8.0]);
-    /// assert!(cache.select_cat(&[0], &new).is_err()); // one tail row per picked row
-    /// ```
-    pub fn select_cat(&self, rows: &[usize], tail: &Tensor) -> Result<Tensor> {
-        let (head_shape, tail_shape) = (self.shape().to_vec(), tail.shape().to_vec());
-        let fits = head_shape.len() >= 2
-            && tail_shape.len() == head_shape.len()
-            && tail_shape[0] == rows.len()
-            && head_shape[2..] == tail_shape[2..];
-        if !fits {
-            return Err(mismatch(
-                "select_cat",
-                &head_shape,
-                &tail_shape,
-                "tail must be (rows picked, len, ...) with the same trailing sizes",
-            ));
-        }
-        let (head, tail_data) = (self.data(), tail.data());
-        let (Some(head), Some(tail_all)) = (head.as_slice(), tail_data.as_slice()) else {
-            return Tensor::cat(&[self.index_select(0, rows)?, tail.clone()], 1); // not contiguous: the plain way
-        };
-        if let Some(&bad) = rows.iter().find(|&&r| r >= head_shape[0]) {
-            return Err(bad_arg("select_cat", format!("row {bad} is out of range for {} rows", head_shape[0])));
-        }
-        let inner: usize = head_shape[2..].iter().product();
-        let (head_block, tail_block) = (head_shape[1] * inner, tail_shape[1] * inner);
-        let mut out = Vec::with_capacity(rows.len() * (head_block + tail_block));
-        for (i, &r) in rows.iter().enumerate() {
-            out.extend_from_slice(&head[r * head_block..(r + 1) * head_block]);
-            out.extend_from_slice(&tail_all[i * tail_block..(i + 1) * tail_block]);
-        }
-        let mut shape = tail_shape;
-        shape[1] += head_shape[1];
-        let out = ArrayD::from_shape_vec(shape, out).expect("one head and one tail block per row");
-        let (rows, head_len) = (rows.to_vec(), head_shape[1]);
-        Ok(Tensor::from_op("select_cat", out, vec![self.clone(), tail.clone()], move |b| {
-            // Scatter-add each row's head part back to the row it was read from.
-            let mut g_head = ArrayD::zeros(b.input(0).raw_dim());
-            for (i, &r) in rows.iter().enumerate() {
-                let mut row = g_head.index_axis_mut(Axis(0), r);
-                row += &b.grad.index_axis(Axis(0), i).slice_axis(Axis(0), (..head_len).into());
-            }
-            let g_tail = b.grad.slice_axis(Axis(1), (head_len..).into()).to_owned();
-            vec![Some(g_head), Some(g_tail)]
-        }))
-    }
-
     /// Embedding lookup: `self` is the table `(vocab, dim)`, `ids` any shape;
     /// the result has shape `ids.shape() + [dim]`. The row `padding_idx`, if
     /// given, is read as usual but never receives gradient, so padding stays

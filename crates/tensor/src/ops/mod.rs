@@ -3,6 +3,7 @@
 //! its backward rule, so the two can be read (and checked) together.
 
 mod elementwise;
+mod fused;
 mod index;
 mod loss;
 mod matmul;

@@ -1,5 +1,5 @@
-//! Layer normalization over the last axis (Ba et al., 2016), alone and
-//! fused with the residual add that precedes it in a post-norm Transformer.
+//! Layer normalization over the last axis (Ba et al., 2016). (Fused with
+//! the residual add before it, `add_layer_norm`, it is in `fused.rs`.)
 //!
 //! For each row `x` of `d` features:
 //!
@@ -26,7 +26,7 @@ use crate::tensor::Tensor;
 use lingo_kernels::norm;
 
 /// Checks `γ`, `β` and `ε` against input `shape` and returns `d`, the size of the last axis.
-fn check(op: &'static str, shape: &[usize], gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<usize> {
+pub(super) fn check(op: &'static str, shape: &[usize], gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<usize> {
     let Some(&d) = shape.last().filter(|&&d| d > 0) else {
         return Err(bad_shape(op, shape, "the last axis must exist and hold at least one feature"));
     };
@@ -41,10 +41,10 @@ fn check(op: &'static str, shape: &[usize], gamma: &Tensor, beta: &Tensor, eps: 
     Ok(d)
 }
 
-/// The op both entry points record: normalizes `x` (the data of `inputs[0]`,
-/// or of the sum of the first two inputs when `residual`) and hands `dx`
-/// to each of them.
-fn record(op: &'static str, x: &ArrayD<f32>, inputs: Vec<Tensor>, residual: bool, eps: f32) -> Tensor {
+/// The op `layer_norm` and `add_layer_norm` both record: normalizes `x`
+/// (the data of `inputs[0]`, or of the sum of the first two inputs when
+/// `residual`) and hands `dx` to each of them.
+pub(super) fn record(op: &'static str, x: &ArrayD<f32>, inputs: Vec<Tensor>, residual: bool, eps: f32) -> Tensor {
     let n = inputs.len();
     let gamma: Vec<f32> = inputs[n - 2].data().iter().copied().collect();
     let beta: Vec<f32> = inputs[n - 1].data().iter().copied().collect();
@@ -94,30 +94,5 @@ impl Tensor {
     pub fn layer_norm(&self, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<Tensor> {
         check("layer_norm", self.shape(), gamma, beta, eps)?;
         Ok(record("layer_norm", self.data(), vec![self.clone(), gamma.clone(), beta.clone()], false, eps))
-    }
-
-    /// `(self + residual).layer_norm(gamma, beta, eps)` as one op: a
-    /// post-norm Transformer's `LayerNorm(x + sublayer(x))`. The sum is
-    /// never stored: the backward needs only `x̂` and `r`, and hands the
-    /// same `dx` to both addends.
-    ///
-    /// ```
-    /// use lingo_tensor::Tensor;
-    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[1, 3]).unwrap();
-    /// let sublayer = Tensor::from_vec(vec![0.5, -1.0, 4.0], &[1, 3]).unwrap();
-    /// let (gamma, beta) = (Tensor::full(&[3], 2.0), Tensor::ones(&[3]));
-    /// let fused = x.add_layer_norm(&sublayer, &gamma, &beta, 1e-5).unwrap();
-    /// let composed = x.add(&sublayer).unwrap().layer_norm(&gamma, &beta, 1e-5).unwrap();
-    /// assert_eq!(fused.to_vec(), composed.to_vec());
-    /// assert!(x.add_layer_norm(&Tensor::ones(&[3]), &gamma, &beta, 1e-5).is_err());   // no broadcasting
-    /// ```
-    pub fn add_layer_norm(&self, residual: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<Tensor> {
-        const OP: &str = "add_layer_norm";
-        if self.shape() != residual.shape() {
-            return Err(mismatch(OP, self.shape(), residual.shape(), "the two addends must have the same shape"));
-        }
-        check(OP, self.shape(), gamma, beta, eps)?;
-        let sum = self.data() + residual.data();
-        Ok(record(OP, &sum, vec![self.clone(), residual.clone(), gamma.clone(), beta.clone()], true, eps))
     }
 }

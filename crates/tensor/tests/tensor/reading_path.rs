@@ -4,16 +4,48 @@
 
 use std::path::Path;
 
-/// `(file, stated lines)` from the reading path's table in `src/lib.rs`.
-fn reading_path(crate_dir: &Path) -> Vec<(String, usize)> {
+/// `(file, stated lines)` for each row of a table in the crate guide.
+type Rows = Vec<(String, usize)>;
+
+/// The rows of the crate guide's two tables in `src/lib.rs`: the reading
+/// path's, then the files beside it.
+fn guide_tables(crate_dir: &Path) -> (Rows, Rows) {
     let guide = std::fs::read_to_string(crate_dir.join("src/lib.rs")).unwrap();
     let section = guide.split("//! ## Reading path").nth(1).expect("lib.rs has a reading path").split("//! ## ").next();
-    let rows = section.unwrap().lines().filter_map(|line| {
-        let cells: Vec<&str> = line.trim_start_matches("//!").split('|').map(str::trim).collect();
-        let file = cells.get(2)?.strip_prefix('`')?.strip_suffix('`')?;
-        Some((file.to_string(), cells.get(3)?.parse().ok()?))
-    });
-    rows.collect()
+    let (path, beside) = section.unwrap().split_once("Beside the path").expect("a table of the files beside the path");
+    let rows = |text: &str| -> Rows {
+        let row = |line: &str| {
+            let cells: Vec<&str> = line.trim_start_matches("//!").split('|').map(str::trim).collect();
+            let at = cells.iter().position(|c| c.starts_with("`src/"))?;
+            let file = cells[at].trim_matches('`');
+            Some((file.to_string(), cells.get(at + 1)?.parse().ok()?))
+        };
+        text.lines().filter_map(row).collect()
+    };
+    (rows(path), rows(beside))
+}
+
+/// The reading path's rows.
+fn reading_path(crate_dir: &Path) -> Rows {
+    guide_tables(crate_dir).0
+}
+
+#[test]
+fn every_source_file_is_on_the_reading_path_or_beside_it_at_its_stated_size() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (path, beside) = guide_tables(dir);
+    let mut listed: Vec<String> = path.iter().chain(&beside).map(|(f, _)| f.clone()).collect();
+    for (file, stated) in &beside {
+        let lines = std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}")).lines().count();
+        assert!(lines.abs_diff(*stated) <= 10, "{file} has {lines} lines; the guide says {stated}");
+    }
+    listed.push("src/lib.rs".into()); // the guide itself
+    let mut files = Vec::new();
+    rust_files(&dir.join("src"), &mut files);
+    for file in files {
+        let name = file.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+        assert!(listed.contains(&name), "{name} is in neither of the crate guide's tables");
+    }
 }
 
 #[test]
