@@ -12,7 +12,7 @@
 //! | `lingo alignment-suite` | the alignment suite: no attention, dot, additive and the Transformer trained on each of seven tasks of known alignment (copy, reverse, swap, many-to-one, one-to-many, filler, sort-duplicates); alignment accuracy and AER against sure and possible gold links, and the misaligned sentences shown |
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set; `--config run.toml` reads its settings from a file, flags overriding it, and every run writes the settings it used as `config.toml` ([`config`]) |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
-//! | `lingo score --hyp FILE --ref FILE` | corpus BLEU and chrF of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with its signature; `--lowercase` as sacrebleu's `-lc` and `--chrf-lowercase` |
+//! | `lingo score --hyp FILE --ref FILE` | BLEU, chrF and TER of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with their signatures: `--metrics`, `--tokenize`, `--chrf-word-order 2` (chrF++), `--ter-*`, `--lowercase`; `--sentence` per line; `--paired-bs` compares several `--hyp` files |
 //! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
 //! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
 //! | `lingo lab` | a local web page that trains the lessons live: loss, alignment accuracy and entropy as they train, the pinned sentence's attention forming, pause, step, resume ([`lingo_lab`]) |
@@ -171,9 +171,9 @@ pub enum Command {
         after_help = "Examples:\n  lingo probe --checkpoint target/lingo-out/train/model.ckpt --data held-out.tsv\n  lingo probe --checkpoint run/model.ckpt --data test.tsv --baseline plain/model.ckpt --report probe.html"
     )]
     Probe(ProbeArgs),
-    /// Score translations against references: corpus BLEU and chrF, as sacrebleu computes and prints them
+    /// Score translations against references: BLEU, chrF(++) and TER, per corpus or per sentence, and systems compared by paired bootstrap, as sacrebleu computes and prints them
     #[command(
-        after_help = "Examples:\n  lingo score --hyp test.hyp.txt --ref test.ref.txt\n  lingo score --hyp out.txt --ref ref1.txt --ref ref2.txt --lowercase --json\n  lingo translate --checkpoint model.ckpt --input test.src.txt | lingo score --hyp - --ref test.ref.txt"
+        after_help = "Examples:\n  lingo score --hyp test.hyp.txt --ref test.ref.txt\n  lingo score --hyp out.txt --ref ref1.txt --ref ref2.txt --metrics bleu,chrf,ter --chrf-word-order 2 --json\n  lingo score --hyp lstm.txt --hyp transformer.txt --ref test.ref.txt --metrics bleu,chrf,ter --paired-bs\n  lingo score --hyp out.txt --ref test.ref.txt --sentence --metrics chrf,ter\n  lingo translate --checkpoint model.ckpt --input test.src.txt | lingo score --hyp - --ref test.ref.txt"
     )]
     Score(ScoreArgs),
     /// Write a model.ckpt as model.safetensors (PyTorch's names and layouts) and config.json, for PyTorch, candle or burn
@@ -250,4 +250,6 @@ pub mod tutorials {
     pub mod transformer {}
     #[doc = include_str!("../../../docs/tutorials/sorting.md")]
     pub mod sorting {}
+    #[doc = include_str!("../../../docs/tutorials/scoring.md")]
+    pub mod scoring {}
 }

@@ -26,8 +26,11 @@
 //!   rate against sure and possible links ([`AlignmentErrorRate`]), hard
 //!   alignments as Pharaoh links, attention entropy, attention beside
 //!   saliency ([`SaliencyAgreement`]: same peaks, [`spearman`] rank
-//!   correlation), token and sequence accuracy, and corpus BLEU and chrF
-//!   that match sacrebleu, case-sensitive or lowercased ([`ScoreOptions`]).
+//!   correlation), token and sequence accuracy.
+//! * **Translation scores as sacrebleu computes them** ([`Metric`]): BLEU
+//!   with its four tokenizers ([`Bleu`], [`BleuTokenize`]), chrF and chrF++
+//!   ([`Chrf`]), TER ([`Ter`]); corpus and sentence scores; systems compared
+//!   by paired bootstrap resampling with sacrebleu's draws ([`PairedBootstrap`]).
 //!
 //! ## From a TSV file to batches
 //!
@@ -79,23 +82,19 @@
 #![warn(missing_docs)]
 
 mod batch;
-mod bleu;
 mod bpe;
 mod corpus;
 mod error;
 mod hash;
 mod metrics;
 mod prepare;
+mod score;
 mod suite;
 mod tasks;
 mod tokenize;
 mod vocab;
 
 pub use batch::{Batch, BatchConfig, Example, SeqPair};
-pub use bleu::{
-    BleuScore, ScoreOptions, Signature, corpus_bleu, corpus_bleu_multi, corpus_bleu_with, corpus_chrf,
-    corpus_chrf_multi, corpus_chrf_with, tokenize_13a,
-};
 pub use bpe::{Bpe, BpeConfig, END_OF_WORD};
 pub use corpus::{
     Corpus, Loaded, MAX_LINE_SEARCH, Pair, ReadOptions, SkippedRow, Split, SplitFractions, parse_lines, read_lines_from,
@@ -107,6 +106,10 @@ pub use metrics::{
     spearman, token_accuracy,
 };
 pub use prepare::{Filtered, PrepareConfig, Prepared, TokenizerKind, filtered, prepare};
+pub use score::{
+    Bleu, BleuScore, BleuTokenize, Chrf, Metric, NumpyRng, PairedBootstrap, Signature, SystemResult, Ter, corpus_bleu,
+    corpus_chrf, corpus_score, sentence_scores, sentence_stats, sum_stats, tokenize_13a, translation_edit_rate,
+};
 pub use suite::{Phenomenon, SuiteConfig, SuiteTask};
 pub use tasks::{AlignedExample, DEFAULT_LEXICON, DigitOp, DigitTask, LexiconReverse, Task};
 pub use tokenize::{TextTokenizer, Tokenizer, WordTokenizer};

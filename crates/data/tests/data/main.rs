@@ -2,13 +2,13 @@
 //! not one per file): a module per part, named as the part it tests.
 
 mod batch;
-mod bleu;
 mod bpe;
 mod corpus;
 mod fuzz_regressions;
 mod metrics;
 mod properties;
 mod sacrebleu;
+mod score;
 mod suite;
 mod tasks;
 mod vocab;

@@ -1,6 +1,6 @@
 //! Invariants over arbitrary input: tokenizers lose nothing but spaces, the
 //! TSV reader accounts for every line and never panics, batches are shifts
-//! of their examples.
+//! of their examples, every translation metric scores any lines in range.
 
 use lingo_data::*;
 use proptest::prelude::*;
@@ -75,6 +75,52 @@ proptest! {
             prop_assert_eq!(b.tgt_out.row(row).iter().take(n).copied().collect::<Vec<_>>(), &ex.tgt[1..]);
             prop_assert!(b.tgt_in.row(row).iter().skip(n).all(|&id| id == PAD));
             prop_assert_eq!(b.src_pad_mask.row(row).iter().filter(|&&m| !m).count(), ex.src.len());
+        }
+    }
+}
+
+/// A line of a few words from a small vocabulary, so hypotheses and
+/// references share words, repeat them, and move them about.
+fn words_line() -> impl Strategy<Value = String> {
+    let word = prop_oneof![
+        Just("el"),
+        Just("gato"),
+        Just("la"),
+        Just("casa"),
+        Just("."),
+        Just("3,5"),
+        Just("¿sí?"),
+        Just("€")
+    ];
+    proptest::collection::vec(word, 0..24).prop_map(|w| w.join(" "))
+}
+
+proptest! {
+    #[test]
+    fn every_metric_scores_any_lines_in_range_and_a_perfect_match_perfectly(hyp in words_line(), reference in words_line()) {
+        use lingo_data::{Bleu, BleuTokenize, Chrf, Metric, Ter};
+        let metrics: [Box<dyn Metric>; 5] = [
+            Box::new(Bleu::default()),
+            Box::new(Bleu { tokenize: BleuTokenize::Intl, effective_order: true, ..Bleu::default() }),
+            Box::new(Chrf::default()),
+            Box::new(Chrf { word_order: 2, ..Chrf::default() }),
+            Box::new(Ter::default()),
+        ];
+        for metric in &metrics {
+            let score = metric.score(&metric.stats(&hyp, &[&reference]));
+            prop_assert!(score.is_finite() && score >= 0.0, "{}: {score}", metric.name());
+            if metric.higher_is_better() {
+                prop_assert!(score <= 100.0 + 1e-9, "{}: {score}", metric.name());
+            }
+        }
+        // TER: never more edits than rewriting every word, none against itself.
+        let ter = Ter::default();
+        let stats = ter.stats(&hyp, &[&reference]);
+        let (h, r) = (hyp.split_whitespace().count(), reference.split_whitespace().count());
+        prop_assert!(stats[0] <= h.max(r) as f64 && stats[1] == r as f64);
+        prop_assert_eq!(ter.score(&ter.stats(&reference, &[&reference])), 0.0);
+        if !reference.trim().is_empty() {
+            prop_assert!((Chrf::default().score(&Chrf::default().stats(&reference, &[&reference])) - 100.0).abs() < 1e-9);
         }
     }
 }

@@ -1,10 +1,12 @@
-//! sacrebleu's numbers for lingo's BLEU, chrF and 13a tokenizer
-//! (`fixtures/bleu_sacrebleu.json`, written by `tools/gen_bleu_fixtures.py`;
+//! sacrebleu's numbers for lingo's translation metrics
+//! (`fixtures/score_sacrebleu.json`, written by `tools/gen_score_fixtures.py`;
 //! sentences from eng-spa, CC BY 2.0, Attribution: www.manythings.org/anki
 //! and tatoeba.org), shared by the library test (`crates/data/tests/data/bleu.rs`)
 //! and the command-line test (`crates/cli/tests/cli/score.rs`). Each uses its
 //! own subset of the fields.
 #![allow(dead_code)]
+
+use std::collections::HashMap;
 
 use serde::Deserialize;
 
@@ -12,7 +14,40 @@ use serde::Deserialize;
 #[derive(Deserialize)]
 pub struct Fixture {
     pub tokenize_13a: Vec<Tokenized>,
+    pub tokenize_intl: Vec<Tokenized>,
     pub cases: Vec<Case>,
+    pub paired_bs: Vec<Paired>,
+    pub draws: Draws,
+}
+
+/// sacrebleu's `--paired-bs` on three systems, the first the baseline.
+#[derive(Deserialize)]
+pub struct Paired {
+    pub seed: u64,
+    pub resamples: usize,
+    pub names: Vec<String>,
+    pub hyps: Vec<Vec<String>>,
+    pub refs: Vec<Vec<String>>,
+    /// Per metric name (`BLEU`, `chrF2`, `TER`), one result per system.
+    pub results: HashMap<String, Vec<PairedResult>>,
+    pub signatures: HashMap<String, String>,
+}
+
+/// One system's row of a paired test.
+#[derive(Deserialize)]
+pub struct PairedResult {
+    pub score: f64,
+    pub mean: f64,
+    pub ci: f64,
+    pub p_value: Option<f64>,
+}
+
+/// `np.random.default_rng(seed).choice(n, size=(rows, n))`.
+#[derive(Deserialize)]
+pub struct Draws {
+    pub seed: u64,
+    pub n: usize,
+    pub rows: Vec<Vec<usize>>,
 }
 
 /// One line and sacrebleu's 13a tokenization of it.
@@ -33,7 +68,34 @@ pub struct Case {
     #[serde(default)]
     pub lowercase: bool,
     pub bleu: Bleu,
+    /// BLEU under the `intl`, `char` and `none` tokenizers.
+    pub bleu_by_tokenizer: HashMap<String, Bleu>,
     pub chrf: f64,
+    /// chrF++ (word order 2).
+    pub chrf_pp: f64,
+    pub ter: Ter,
+    /// TER with one switch on: `case_sensitive`, `normalized`, `no_punct`.
+    pub ter_variants: HashMap<String, f64>,
+    pub sentence: Sentence,
+    /// sacrebleu's signatures of `bleu`, `chrf`, `chrf_pp`, `ter`.
+    pub signatures: HashMap<String, String>,
+}
+
+/// sacrebleu's `TERScore`.
+#[derive(Deserialize)]
+pub struct Ter {
+    pub score: f64,
+    pub num_edits: f64,
+    pub ref_length: f64,
+}
+
+/// Each sentence's own score: BLEU with the effective order, chrF, chrF++, TER.
+#[derive(Deserialize)]
+pub struct Sentence {
+    pub bleu: Vec<f64>,
+    pub chrf: Vec<f64>,
+    pub chrf_pp: Vec<f64>,
+    pub ter: Vec<f64>,
 }
 
 /// sacrebleu's `BLEUScore`.
@@ -63,7 +125,7 @@ impl Case {
 
 /// The fixture, parsed.
 pub fn fixture() -> Fixture {
-    serde_json::from_str(include_str!("../../fixtures/bleu_sacrebleu.json")).expect("fixture parses")
+    serde_json::from_str(include_str!("../../fixtures/score_sacrebleu.json")).expect("fixture parses")
 }
 
 /// The case called `name`.
