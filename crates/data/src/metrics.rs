@@ -589,6 +589,24 @@ pub fn attention_entropy(weights: ArrayView2<f32>) -> Array1<f32> {
         .collect()
 }
 
+/// The source positions no output token attends to as much as `threshold`:
+/// columns `i` strictly between the first and the last (`<sos>` and `<eos>`
+/// are not words) with `max_j w_ji < threshold`. A word the translation
+/// dropped usually shows up here, as a column nothing read. Pass only the
+/// valid part of a padded matrix.
+///
+/// ```
+/// use ndarray::array;
+/// // Three output rows over `<sos> a b c <eos>`: nothing reads `b` (column 2) as much as 0.1.
+/// let w = array![[0.0f32, 0.9, 0.05, 0.05, 0.0], [0.0, 0.1, 0.02, 0.88, 0.0], [0.1, 0.0, 0.0, 0.1, 0.8]];
+/// assert_eq!(lingo_data::unread_sources(w.view(), 0.1), vec![2]);
+/// assert_eq!(lingo_data::unread_sources(w.view(), 0.01), Vec::<usize>::new());
+/// ```
+pub fn unread_sources(weights: ArrayView2<f32>, threshold: f32) -> Vec<usize> {
+    let words = 1..weights.ncols().saturating_sub(1);
+    words.filter(|&i| weights.column(i).iter().all(|&w| w < threshold)).collect()
+}
+
 /// Mean of [`attention_entropy`] over the rows (0 for no rows).
 ///
 /// ```

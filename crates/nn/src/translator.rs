@@ -414,11 +414,33 @@ impl Translator {
         let mut words = Vec::new();
         self.tokenizer.for_each_token(sentence, &mut |t| words.push(t.to_string()));
         let unknown = (1..).zip(words).filter(|(_, word)| self.src_vocab.get(word).is_none()).collect();
-        let best = &translations[0];
-        let tgt = std::iter::once(lingo_data::SOS).chain(best.ids.iter().copied()).collect();
-        let example = Example { src: self.encode(sentence), tgt };
+        let example = self.produced(sentence, &translations[0]);
         let attention = self.model.sentence_attention(&example)?;
         Ok(Inspection { translations, trace, unknown, example, attention })
+    }
+
+    /// Every attention map of `translation`, this translator's output for
+    /// `sentence`, under teacher forcing on the tokens it produced
+    /// ([`AnyModel::sentence_attention`]): the cross-attention of each
+    /// layer and head, and for a Transformer each encoder and decoder
+    /// layer's self-attention. `None` for a model without attention.
+    ///
+    /// ```
+    /// # let translator = lingo_nn::translator::doc_translator();
+    /// let options = lingo_nn::TranslateOptions::default();
+    /// let best = translator.translate(&["a b"], &options).unwrap().remove(0);
+    /// let maps = translator.attention_of("a b", &best).unwrap().unwrap();
+    /// assert_eq!(maps.cross.shape()[2..], [best.tokens.len(), 4]);   // (layers, heads, tgt_len, src_len)
+    /// ```
+    pub fn attention_of(&self, sentence: &str, translation: &Translation) -> Result<Option<SentenceAttention>> {
+        self.model.sentence_attention(&self.produced(sentence, translation))
+    }
+
+    /// `sentence`'s tokens with `<sos>` and `translation`'s ids: the example
+    /// a produced translation's maps are computed on.
+    fn produced(&self, sentence: &str, translation: &Translation) -> Example {
+        let tgt = std::iter::once(lingo_data::SOS).chain(translation.ids.iter().copied()).collect();
+        Example { src: self.encode(sentence), tgt }
     }
 
     /// Greedy or beam-search decoding of source rows, padded into one batch.
