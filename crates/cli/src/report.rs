@@ -112,10 +112,21 @@ impl HtmlReport {
         &mut self,
         name: &str,
         weights: ArrayView4<f32>,
-        (src, tgt): (&[S], &[T]),
+        tokens: (&[S], &[T]),
         caption: &str,
     ) -> Result<()> {
-        let title = |l: usize, h: usize| format!("layer {} head {}", l + 1, h + 1);
+        self.titled_head_grid(name, weights, tokens, |l, h| format!("layer {} head {}", l + 1, h + 1), caption)
+    }
+
+    /// [`head_grid`](Self::head_grid) with each map titled by `title(layer, head)`.
+    pub fn titled_head_grid<S: AsRef<str>, T: AsRef<str>>(
+        &mut self,
+        name: &str,
+        weights: ArrayView4<f32>,
+        (src, tgt): (&[S], &[T]),
+        title: impl Fn(usize, usize) -> String,
+        caption: &str,
+    ) -> Result<()> {
         let svg = lingo::viz::attention_grid_svg(weights, src, tgt, title, &HeatmapOptions::default())?;
         self.figure(name, svg, caption);
         Ok(())

@@ -7,14 +7,15 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use lingo::data::{ReadOptions, format_pharaoh};
-use lingo::nn::{BeamConfig, BeamTrace, EncoderDecoder, Fate, TranslateOptions, Translation, Translator};
+use lingo::data::{ReadOptions, format_pharaoh, mean_attention_entropy, unread_sources};
+use lingo::nn::{AnyModel, BeamConfig, BeamTrace, EncoderDecoder, Fate, TranslateOptions, Translation, Translator};
 use lingo::viz::{HeatmapOptions, TextOptions};
 use serde_json::json;
 
 use lingo::lessons::budget;
 use lingo::lessons::load_translator;
-use lingo::lessons::settings::{MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most};
+use lingo::lessons::settings::{MAX_BATCH, MAX_BEAM, MAX_LENGTH, at_most, unit_fraction};
+use ndarray::{Array2, Array4, s};
 
 use crate::error::{Error, Result};
 use crate::output::{Output, output_dir_of};
@@ -66,9 +67,14 @@ pub struct TranslateArgs {
     #[arg(long)]
     pub alignments: Option<PathBuf>,
     /// Also write the translations, their alignments and heatmaps (the first 20) as one self-contained HTML page
-    /// (SVGs beside it)
+    /// (SVGs beside it): the source tokens nothing read and, for a Transformer, every encoder head's self-attention
+    /// with its entropy
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// A source token counts as unread (a dropped word, often) when no output token's attention on it reaches this;
+    /// --json and --report list them
+    #[arg(long, value_name = "P", default_value = "0.1", value_parser = unit_fraction)]
+    pub unread_below: f32,
     /// `--threads`, `--json`.
     #[command(flatten)]
     pub compute: crate::args::ComputeFlags,
@@ -114,7 +120,7 @@ pub(crate) fn translate(args: &TranslateArgs, out: &Output) -> Result<()> {
         out.note(&format!("wrote {}", path.display()));
     }
     if let Some(path) = &args.report {
-        write_report(path, &translations, out)?;
+        write_report(path, &translations, &translator, args.unread_below, out)?;
     }
     Ok(())
 }
@@ -126,25 +132,152 @@ fn pharaoh_line(t: &Translation) -> String {
 
 /// Sentences whose attention a report draws, at most: the table lists all.
 const REPORT_HEATMAPS: usize = 20;
+/// Sentences whose encoder self-attention a report draws, head by head, at most.
+const REPORT_ENCODER_GRIDS: usize = 5;
+/// Source tokens the report's count of unread tokens lists, at most.
+const REPORT_UNREAD_TOKENS: usize = 15;
 
-/// `--report`: every translation with its alignment in a table, and the
-/// attention of the first [`REPORT_HEATMAPS`] as heatmaps.
-fn write_report(path: &Path, translations: &[(String, Translation)], out: &Output) -> Result<()> {
+/// What a translation read besides its cross-attention: the source tokens
+/// nothing read, and a Transformer's encoder self-attention.
+struct Reading {
+    /// Positions among the source tokens (`<sos>` is 0) that no output
+    /// token's attention reached --unread-below on ([`unread_sources`]).
+    unread: Vec<usize>,
+    /// Every encoder layer's self-attention heads, `(layers, heads, src_len, src_len)`: a Transformer's.
+    encoder_self: Option<Array4<f32>>,
+}
+
+impl Reading {
+    /// What `t`, the translation of `source`, read. A Transformer's encoder
+    /// maps cost one forward pass of the sentence and its output.
+    fn of(translator: &Translator, source: &str, t: &Translation, unread_below: f32) -> Result<Reading> {
+        let unread = t.attention.as_ref().map_or_else(Vec::new, |w| unread_sources(w.view(), unread_below));
+        let encoder_self = match translator.model() {
+            AnyModel::Transformer(_) => translator.attention_of(source, t)?.and_then(|maps| maps.encoder_self),
+            AnyModel::Seq2Seq(_) => None,
+        };
+        Ok(Reading { unread, encoder_self })
+    }
+
+    /// Each encoder head's sharpness: the mean entropy of its rows in nats,
+    /// `(layers, heads)` (0 for a head that reads one token per position,
+    /// `ln(src_len)` for one that reads all alike).
+    fn entropy(&self) -> Option<Array2<f32>> {
+        self.encoder_self.as_ref().map(|maps| {
+            let (layers, heads, ..) = maps.dim();
+            Array2::from_shape_fn((layers, heads), |(l, h)| mean_attention_entropy(maps.slice(s![l, h, .., ..])))
+        })
+    }
+
+    /// The unread tokens, `token` at `position` each.
+    fn unread_tokens<'a>(&self, t: &'a Translation) -> Vec<&'a str> {
+        self.unread.iter().filter_map(|&i| t.source_tokens.get(i).map(String::as_str)).collect()
+    }
+}
+
+/// `--report`: every translation with the source tokens it left unread and
+/// its alignment in a table, which tokens go unread most often, the
+/// attention of the first [`REPORT_HEATMAPS`] as heatmaps, and for a
+/// Transformer the encoder's self-attention: every head's mean entropy
+/// over all lines, and the first [`REPORT_ENCODER_GRIDS`] sentences' maps head by head.
+fn write_report(
+    path: &Path,
+    translations: &[(String, Translation)],
+    translator: &Translator,
+    unread_below: f32,
+    out: &Output,
+) -> Result<()> {
+    let readings = translations
+        .iter()
+        .map(|(source, t)| Reading::of(translator, source, t, unread_below))
+        .collect::<Result<Vec<_>>>()?;
     let mut report = HtmlReport::new(path, "lingo translate: translations and where the model looked");
     report.add(|page| page.code(report::command_line()));
-    let mut table = Table::new(&["line", "source", "translation", "alignment (Pharaoh)"]);
-    for (n, (source, t)) in translations.iter().enumerate() {
-        table.push(vec![(n + 1).to_string(), source.clone(), t.text.clone(), pharaoh_line(t)]);
+    let mut table = Table::new(&["line", "source", "translation", "unread", "alignment (Pharaoh)"]);
+    for (n, ((source, t), reading)) in translations.iter().zip(&readings).enumerate() {
+        let unread = reading.unread_tokens(t).join(" ");
+        table.push(vec![(n + 1).to_string(), source.clone(), t.text.clone(), unread, pharaoh_line(t)]);
     }
     report.table(&table);
-    let drawn = translations.iter().enumerate().filter(|(_, (_, t))| t.attention.is_some()).take(REPORT_HEATMAPS);
-    for (n, (source, t)) in drawn {
+    unread_summary(&mut report, translations, &readings, unread_below);
+    if let Some(mean) = mean_entropy(&readings) {
+        encoder_summary(&mut report, &mean, translations.len());
+    }
+    let drawn = translations.iter().zip(&readings).enumerate().filter(|(_, ((_, t), _))| t.attention.is_some());
+    for (n, ((source, t), reading)) in drawn.take(REPORT_HEATMAPS) {
         let weights = t.attention.as_ref().expect("filtered on attention");
         let rows = decoder_inputs(t, weights.nrows());
-        let caption = format!("Line {}: {source} → {}", n + 1, t.text);
+        let unread = match reading.unread_tokens(t) {
+            tokens if tokens.is_empty() => String::new(),
+            tokens => format!(" Unread: {}.", tokens.join(", ")),
+        };
+        let caption = format!("Line {}: {source} → {}{unread}", n + 1, t.text);
         report.heatmap(&format!("line{}", n + 1), weights.view(), (&t.source_tokens, &rows), &caption)?;
+        let encoder = (&reading.encoder_self, reading.entropy());
+        if let (Some(maps), Some(entropy)) = encoder
+            && n < REPORT_ENCODER_GRIDS
+        {
+            let title = |l: usize, h: usize| format!("layer {} head {}: H {:.2}", l + 1, h + 1, entropy[[l, h]]);
+            let caption = format!(
+                "Line {}: the encoder's self-attention, each head's rows over the same source tokens; H is its mean row entropy in nats (uniform: {:.2}).",
+                n + 1,
+                (t.source_tokens.len() as f32).ln()
+            );
+            let tokens = (&t.source_tokens[..], &t.source_tokens[..]);
+            report.titled_head_grid(&format!("line{}-encoder", n + 1), maps.view(), tokens, title, &caption)?;
+        }
     }
     report.save(out)
+}
+
+/// How many translations left a source token unread, and which tokens go
+/// unread most often.
+fn unread_summary(report: &mut HtmlReport, translations: &[(String, Translation)], readings: &[Reading], below: f32) {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for ((_, t), reading) in translations.iter().zip(readings) {
+        for token in reading.unread_tokens(t) {
+            *counts.entry(token).or_default() += 1;
+        }
+    }
+    let with = readings.iter().filter(|r| !r.unread.is_empty()).count();
+    let mut often: Vec<(&str, usize)> = counts.into_iter().collect();
+    often.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let listed: Vec<String> = often.iter().take(REPORT_UNREAD_TOKENS).map(|(t, c)| format!("{t} ({c})")).collect();
+    let text = format!(
+        "Unread source tokens (no output token's attention reaches {below} on them; often a word the translation \
+         dropped): {with} of {} translations leave one. Most often: {}.",
+        translations.len(),
+        if listed.is_empty() { "none".into() } else { listed.join(", ") }
+    );
+    report.add(|page| page.subheading("Unread source tokens").paragraph(text));
+}
+
+/// Every encoder head's mean row entropy over the lines that have one, `(layers, heads)`.
+fn mean_entropy(readings: &[Reading]) -> Option<Array2<f32>> {
+    let all: Vec<Array2<f32>> = readings.iter().filter_map(Reading::entropy).collect();
+    let first = all.first()?;
+    Some(all.iter().fold(Array2::zeros(first.raw_dim()), |sum, h| sum + h) / all.len() as f32)
+}
+
+/// The table of each encoder head's sharpness: its mean entropy over the
+/// report's lines, one row per layer, with the layer's mean.
+fn encoder_summary(report: &mut HtmlReport, mean: &Array2<f32>, lines: usize) {
+    let mut header = vec!["encoder self-attention".to_string()];
+    header.extend((0..mean.ncols()).map(|h| format!("head {}", h + 1)));
+    header.push("layer mean".into());
+    let mut table = Table::new(&header);
+    for (l, row) in mean.outer_iter().enumerate() {
+        let mut cells = vec![format!("layer {}", l + 1)];
+        cells.extend(row.iter().map(|h| format!("{h:.2}")));
+        cells.push(format!("{:.2}", row.mean().unwrap_or(0.0)));
+        table.push(cells);
+    }
+    let text = format!(
+        "Each encoder head's sharpness: the mean entropy (nats) of its attention rows over the {lines} lines; \
+         0 reads one token per position, higher spreads wider."
+    );
+    report.add(|page| page.subheading("Encoder self-attention, head by head").paragraph(text));
+    report.table(&table);
 }
 
 /// The heatmap's row labels: the decoder's inputs, `<sos>` then the output
@@ -168,6 +301,9 @@ fn translate_one(args: &TranslateArgs, sentence: &str, translator: &Translator, 
     let token = |id: usize| translator.tgt_vocab().decode(&[id], false).concat();
     out.say(&translation.text);
     let mut json = translation_json(sentence, &translation);
+    if out.is_json() {
+        add_reading(&mut json, &Reading::of(translator, sentence, &translation, args.unread_below)?, &translation);
+    }
     if let Some(trace) = trace.as_ref().filter(|_| args.beam_trace) {
         out.say(&format!("\n{}", format_trace(trace, args.search.beam, token)));
         json["beam_trace"] = trace_json(trace, token);
@@ -271,6 +407,17 @@ fn translation_json(source: &str, translation: &Translation) -> serde_json::Valu
     })
 }
 
+/// `value` with what `t` read: the source tokens left unread (`position`
+/// among the source tokens, `token`) and, for a Transformer, every encoder
+/// head's mean row entropy (`encoder_entropy[layer][head]`, nats).
+fn add_reading(value: &mut serde_json::Value, reading: &Reading, t: &Translation) {
+    let unread: Vec<_> = reading.unread.iter().map(|&i| json!({"position": i, "token": t.source_tokens[i]})).collect();
+    value["unread"] = json!(unread);
+    if let Some(entropy) = reading.entropy() {
+        value["encoder_entropy"] = json!(entropy.outer_iter().map(|row| row.to_vec()).collect::<Vec<_>>());
+    }
+}
+
 /// Every line of `--input` (or standard input): one translation per line
 /// (`--n-best` lines with `--n-best`), in the input's order, decoded in
 /// batches of similar length; a progress
@@ -300,6 +447,7 @@ fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) 
         for (rank, candidate) in candidates.iter().enumerate() {
             let text = if out.is_json() {
                 let mut value = translation_json(line, candidate);
+                add_reading(&mut value, &Reading::of(translator, line, candidate, args.unread_below)?, candidate);
                 value["line"] = json!(n + 1);
                 if args.n_best > 1 {
                     value["rank"] = json!(rank + 1);

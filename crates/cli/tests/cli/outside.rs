@@ -37,6 +37,7 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["alignment-suite", "--heads", "4096"], "--heads"),
     (&["ablation", "--seed", "-1"], "--seed"),
     (&["score", "--hyp", "h.txt", "--ref", "h.txt", "--seed", "1.5"], "--seed"),
+    (&["translate", "--checkpoint", "m.ckpt", "--unread-below", "1", "x"], "--unread-below"),
     (
         &["score", "--hyp", "h.txt", "--hyp", "h.txt", "--ref", "h.txt", "--paired-bs", "--paired-bs-n", "0"],
         "--paired-bs-n",

@@ -92,13 +92,18 @@ fn a_sort_study_report_holds_results_heads_probes_and_curves() {
     assert_eq!(points, 3);
 }
 
+/// Trains the tiny LSTM the translate reports read into `dir/run`, for `rounds` rounds.
+fn tiny_lstm(dir: &std::path::Path, rounds: &str) {
+    crate::common::tiny_corpus(&dir.join("numbers.tsv"));
+    let mut args = crate::common::tiny_train(rounds);
+    args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
+    assert!(lingo_in(dir, &args).status.success());
+}
+
 #[test]
 fn a_translate_report_lists_every_line_with_its_alignment_and_draws_the_attention() {
     let dir = tempfile::tempdir().unwrap();
-    crate::common::tiny_corpus(&dir.path().join("numbers.tsv"));
-    let mut args = crate::common::tiny_train("2");
-    args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
-    assert!(lingo_in(dir.path(), &args).status.success());
+    tiny_lstm(dir.path(), "2");
     let sentences = ["two three.", "", "six six five."];
     std::fs::write(dir.path().join("in.txt"), sentences.join("\n") + "\n").unwrap();
     let args = ["translate", "--checkpoint", "run/model.ckpt", "--input", "in.txt", "--beam", "2"];
@@ -110,11 +115,28 @@ fn a_translate_report_lists_every_line_with_its_alignment_and_draws_the_attentio
     let text = stdout(&out);
     let translated: Vec<&str> = text.lines().collect();
     let aligned = std::fs::read_to_string(dir.path().join("align.txt")).unwrap();
+    // The unread column: what --json lists for the same lines.
+    let json = lingo_in(dir.path(), &[&args[..], &["--json"]].concat());
+    let unread: Vec<String> = stdout(&json)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| {
+            v["unread"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|u| u["token"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
     assert_eq!(tables[0].len(), 1 + sentences.len());
     for (n, row) in tables[0][1..].iter().enumerate() {
         let links = aligned.lines().nth(n).unwrap();
-        assert_eq!(row, &[(n + 1).to_string(), sentences[n].into(), translated[n].into(), links.into()]);
+        let want = [(n + 1).to_string(), sentences[n].into(), translated[n].into(), unread[n].clone(), links.into()];
+        assert_eq!(row, &want);
     }
+    assert!(html.contains("Unread source tokens"), "the unread section");
     // A heatmap for each line with tokens; none for the empty line.
     assert!(dir.path().join("out/translate-line1.svg").exists());
     assert!(!dir.path().join("out/translate-line2.svg").exists());
@@ -130,14 +152,97 @@ fn an_output_path_that_cannot_be_written_fails_before_any_work() {
     let out = lingo_in(dir.path(), &["ablation", "--configs", "dot", "--report", "file/x.html"]);
     crate::common::assert_one_line_error(&out, "file: ");
     assert!(stdout(&out).is_empty(), "trained first: {}", stdout(&out));
-    crate::common::tiny_corpus(&dir.path().join("numbers.tsv"));
-    let mut args = crate::common::tiny_train("1");
-    args.extend(["--vocab-size", "50", "--emb", "8", "--hidden", "8"]);
-    assert!(lingo_in(dir.path(), &args).status.success());
+    tiny_lstm(dir.path(), "1");
     for flag in ["--alignments", "--report"] {
         let out = lingo_in(dir.path(), &["translate", "--checkpoint", "run/model.ckpt", flag, "file/a.txt", "two."]);
         crate::common::assert_one_line_error(&out, "file: ");
         assert!(!crate::common::stderr(&out).contains("checkpoint"), "{flag}: {}", crate::common::stderr(&out));
         assert!(stdout(&out).is_empty(), "{flag}: translated first: {}", stdout(&out));
     }
+}
+
+#[test]
+fn unread_tokens_are_the_columns_no_output_token_attends_to_as_much_as_the_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_lstm(dir.path(), "2");
+    let translate = |below: &str| -> serde_json::Value {
+        let args = ["translate", "--checkpoint", "run/model.ckpt", "--json", "--unread-below", below, "two three six."];
+        let out = lingo_in(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap()
+    };
+    for below in ["0", "0.3", "0.99"] {
+        let line = translate(below);
+        let threshold: f32 = below.parse().unwrap();
+        let attention: Vec<Vec<f64>> = serde_json::from_value(line["attention"].clone()).unwrap();
+        let columns = line["source_tokens"].as_array().unwrap().len();
+        // The words (not <sos>, not <eos>) whose largest weight in any row stays below the threshold.
+        let want: Vec<usize> =
+            (1..columns - 1).filter(|&i| attention.iter().all(|row| (row[i] as f32) < threshold)).collect();
+        let got: Vec<usize> =
+            line["unread"].as_array().unwrap().iter().map(|u| u["position"].as_u64().unwrap() as usize).collect();
+        assert_eq!(got, want, "--unread-below {below}");
+        if below == "0" {
+            assert!(got.is_empty());
+        }
+        if below == "0.99" {
+            assert!(!got.is_empty(), "an untrained model's attention peaks below 0.99 somewhere");
+        }
+    }
+}
+
+#[test]
+fn a_transformer_s_report_shows_every_encoder_head_with_its_entropy() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::tiny_corpus(&dir.path().join("numbers.tsv"));
+    let mut args = crate::common::tiny_train("2");
+    args.extend([
+        "--model",
+        "transformer",
+        "--vocab-size",
+        "50",
+        "--d-model",
+        "16",
+        "--heads",
+        "2",
+        "--layers",
+        "2",
+        "--ff-dim",
+        "32",
+    ]);
+    let trained = lingo_in(dir.path(), &args);
+    assert!(trained.status.success(), "{}", stderr(&trained));
+    std::fs::write(dir.path().join("in.txt"), "two three.\nsix six five one.\n").unwrap();
+    let args = ["translate", "--checkpoint", "run/model.ckpt", "--input", "in.txt"];
+    let json = lingo_in(dir.path(), &[&args[..], &["--json"]].concat());
+    assert!(json.status.success(), "{}", stderr(&json));
+    let lines: Vec<serde_json::Value> = stdout(&json).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut sum = [[0.0_f64; 2]; 2];
+    for line in &lines {
+        let entropy: Vec<Vec<f64>> = serde_json::from_value(line["encoder_entropy"].clone()).unwrap();
+        assert_eq!((entropy.len(), entropy[0].len()), (2, 2), "(layers, heads)");
+        let uniform = (line["source_tokens"].as_array().unwrap().len() as f64).ln();
+        for (l, row) in entropy.iter().enumerate() {
+            for (h, &e) in row.iter().enumerate() {
+                assert!((0.0..=uniform + 1e-5).contains(&e), "entropy {e} outside [0, ln n]");
+                sum[l][h] += e / lines.len() as f64;
+            }
+        }
+    }
+    let out = lingo_in(dir.path(), &[&args[..], &["--report", "out/t.html"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = read_report(&dir.path().join("out/t.html"));
+    let tables = tables(&html);
+    let heads = tables.iter().find(|t| t[0][0] == "encoder self-attention").expect("the encoder table");
+    assert_eq!(heads[0], ["encoder self-attention", "head 1", "head 2", "layer mean"]);
+    for l in 0..2 {
+        for h in 0..2 {
+            assert_eq!(heads[1 + l][1 + h], format!("{:.2}", sum[l][h]), "layer {l} head {h}");
+        }
+    }
+    // Each line's encoder maps, one heatmap per head, titled with its entropy.
+    assert!(dir.path().join("out/t-line1-encoder.svg").exists() && dir.path().join("out/t-line2-encoder.svg").exists());
+    let entropy: Vec<Vec<f64>> = serde_json::from_value(lines[0]["encoder_entropy"].clone()).unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("out/t-line1-encoder.svg")).unwrap();
+    assert!(svg.contains(&format!("layer 2 head 1: H {:.2}", entropy[1][0])), "the title carries the entropy");
 }
