@@ -252,4 +252,6 @@ pub mod tutorials {
     pub mod sorting {}
     #[doc = include_str!("../../../docs/tutorials/scoring.md")]
     pub mod scoring {}
+    #[doc = include_str!("../../../docs/tutorials/real-model.md")]
+    pub mod real_model {}
 }
