@@ -151,12 +151,17 @@ impl Reading {
     /// What `t`, the translation of `source`, read. A Transformer's encoder
     /// maps cost one forward pass of the sentence and its output.
     fn of(translator: &Translator, source: &str, t: &Translation, unread_below: f32) -> Result<Reading> {
-        let unread = t.attention.as_ref().map_or_else(Vec::new, |w| unread_sources(w.view(), unread_below));
         let encoder_self = match translator.model() {
             AnyModel::Transformer(_) => translator.attention_of(source, t)?.and_then(|maps| maps.encoder_self),
             AnyModel::Seq2Seq(_) => None,
         };
-        Ok(Reading { unread, encoder_self })
+        Ok(Reading { unread: unread(t, unread_below), encoder_self })
+    }
+
+    /// What another candidate `t` for the same source read: its own unread
+    /// tokens, the encoder's maps (which read the source alone) shared.
+    fn of_candidate(&self, t: &Translation, unread_below: f32) -> Reading {
+        Reading { unread: unread(t, unread_below), encoder_self: self.encoder_self.clone() }
     }
 
     /// Each encoder head's sharpness: the mean entropy of its rows in nats,
@@ -173,6 +178,11 @@ impl Reading {
     fn unread_tokens<'a>(&self, t: &'a Translation) -> Vec<&'a str> {
         self.unread.iter().filter_map(|&i| t.source_tokens.get(i).map(String::as_str)).collect()
     }
+}
+
+/// The positions of `t`'s source tokens its attention left unread ([`unread_sources`]).
+fn unread(t: &Translation, unread_below: f32) -> Vec<usize> {
+    t.attention.as_ref().map_or_else(Vec::new, |w| unread_sources(w.view(), unread_below))
 }
 
 /// `--report`: every translation with the source tokens it left unread and
@@ -444,10 +454,15 @@ fn translate_lines(args: &TranslateArgs, translator: &Translator, out: &Output) 
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     'lines: for (n, (line, candidates)) in lines.iter().zip(&translations).enumerate() {
+        // The encoder's maps read the source alone: one pass per line, not per candidate.
+        let best = match &candidates[..] {
+            [best, ..] if out.is_json() => Some(Reading::of(translator, line, best, args.unread_below)?),
+            _ => None,
+        };
         for (rank, candidate) in candidates.iter().enumerate() {
-            let text = if out.is_json() {
+            let text = if let Some(best) = &best {
                 let mut value = translation_json(line, candidate);
-                add_reading(&mut value, &Reading::of(translator, line, candidate, args.unread_below)?, candidate);
+                add_reading(&mut value, &best.of_candidate(candidate, args.unread_below), candidate);
                 value["line"] = json!(n + 1);
                 if args.n_best > 1 {
                     value["rank"] = json!(rank + 1);
