@@ -29,6 +29,7 @@ from pathlib import Path
 import os
 
 import numpy as np
+import regex
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.significance import PairedTest
@@ -180,6 +181,24 @@ def paired(systems, refs_per_hyp, seed, n_samples):
     }
 
 
+def category_edge_lines():
+    """Lines that put every edge of every Unicode P, S and N run (its first
+    and last code point, and the one either side) between letters, between
+    digits and beside a full stop (where being a number matters), so the
+    fixture pins lingo's category tables to the ones sacrebleu's `regex` uses."""
+    edges = set()
+    for category in "PSN":
+        pattern = regex.compile(r"\p{%s}" % category)
+        inside = [pattern.match(chr(cp)) is not None for cp in range(0x110000)]
+        for cp in range(0x110000):
+            before = cp > 0 and inside[cp - 1]
+            if inside[cp] != before:
+                edges.update([cp - 1, cp])
+    usable = sorted(cp for cp in edges if 0x20 < cp < 0x110000 and not 0xD800 <= cp <= 0xDFFF)
+    spots = [f"x{chr(cp)}y 1{chr(cp)}2 {chr(cp)}.1 1.{chr(cp)}" for cp in usable]
+    return [" ".join(spots[i:i + 12]) for i in range(0, len(spots), 12)]
+
+
 def main():
     rng = random.Random(2018)
     lines = CORPUS.read_text(encoding="utf-8").splitlines()
@@ -293,6 +312,7 @@ def main():
     intl_inputs = [
         *tokenize_inputs, "Él pagó 3.50€, ¿no?", "«Sí», dijo—y se fue…", "x+y=z", "50% de 1,000", "año 1999.",
         "C'est l'été !", "¡Ay!¿Qué?", "a’b", "©2024 ™", "1.000,5 €", "—¿Vienes?—preguntó.",
+        *category_edge_lines(),
     ]
     tokenize_intl = [{"input": s, "output": intl(s.rstrip())} for s in intl_inputs]
 

@@ -22,6 +22,7 @@ mod bootstrap;
 mod chrf;
 mod ter;
 mod tokenize;
+mod unicode;
 
 pub use bleu::{Bleu, BleuScore, corpus_bleu};
 pub use bootstrap::{NumpyRng, PairedBootstrap, SystemResult};

@@ -17,10 +17,7 @@
 //! candidate shifts per sentence in all, and an edit distance computed in
 //! a band of 25 cells either side of the diagonal.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
-
+use super::tokenize::{split_dots_commas_dashes, split_punctuation, unescape_entities};
 use super::{Metric, Signature, is_py_space, py_split, yes_no};
 
 /// The longest block of words a shift moves.
@@ -73,32 +70,16 @@ impl Ter {
     }
 }
 
-/// Tercom's normalization of western text, as sacrebleu's `TercomTokenizer`
-/// writes it: each rule a regular expression applied to the whole line in turn.
+/// Tercom's normalization of western text, sacrebleu's `TercomTokenizer`
+/// rule by rule: entities unescaped, ASCII punctuation split as 13a splits
+/// it, and possessive `'s` split off.
 fn normalize(line: &str) -> String {
-    static RULES: OnceLock<Vec<(Regex, &str)>> = OnceLock::new();
-    let rules = RULES.get_or_init(|| {
-        let rule = |pattern: &str, replacement| (Regex::new(pattern).expect("a valid pattern"), replacement);
-        vec![
-            rule(r"\n-", ""),
-            rule(r"\n", " "),
-            rule(r"&quot;", "\""),
-            rule(r"&amp;", "&"),
-            rule(r"&lt;", "<"),
-            rule(r"&gt;", ">"),
-            rule(r"([{-~\[-` -&(-+:-@/])", " ${1} "),
-            rule(r"'s ", " 's "),
-            rule(r"'s$", " 's"),
-            rule(r"([^0-9])([\.,])", "${1} ${2} "),
-            rule(r"([\.,])([^0-9])", " ${1} ${2}"),
-            rule(r"([0-9])(-)", "${1} ${2} "),
-        ]
-    });
-    let mut line = format!(" {line} ");
-    for (pattern, replacement) in rules {
-        line = pattern.replace_all(&line, *replacement).into_owned();
-    }
-    line
+    let line = line.replace("\n-", "").replace('\n', " ");
+    let line = unescape_entities(&line);
+    let line: String = split_punctuation(&format!(" {line} ")).into_iter().collect();
+    // `'s$` never fires: the line ends in the space padded on above.
+    let line: Vec<char> = line.replace("'s ", " 's ").chars().collect();
+    split_dots_commas_dashes(&line).into_iter().collect()
 }
 
 impl Metric for Ter {

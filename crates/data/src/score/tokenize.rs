@@ -2,10 +2,7 @@
 //! n-grams of whatever the tokenizer makes, so a score is comparable with
 //! another only under the same one.
 
-use std::sync::OnceLock;
-
-use regex::Regex;
-
+use super::unicode::{is_number, is_punctuation, is_symbol};
 use super::{is_py_space, py_split};
 
 /// How BLEU splits a line into tokens, as sacrebleu's `--tokenize`.
@@ -84,33 +81,45 @@ impl BleuTokenize {
 pub fn tokenize_13a(line: &str) -> String {
     let mut line = line.trim_end_matches(is_py_space).replace("<skipped>", "").replace("-\n", "").replace('\n', " ");
     if line.contains('&') {
-        line = line.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
+        line = unescape_entities(&line);
     }
-    // The four regular expressions of sacrebleu's TokenizerRegexp, applied in
-    // turn to " line " as left-to-right, non-overlapping substitutions.
-    let mut chars: Vec<char> = Vec::with_capacity(line.len() + 2);
-    chars.push(' ');
-    chars.extend(line.chars());
-    chars.push(' ');
-    // 1. ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 "
-    let is_split_punct = |c: char| matches!(c, '{'..='~' | '['..='`' | ' '..='&' | '('..='+' | ':'..='@' | '/');
-    let mut out = Vec::with_capacity(chars.len() * 2);
-    for &c in &chars {
-        if is_split_punct(c) {
+    let chars = split_punctuation(&format!(" {line} "));
+    py_split(&split_dots_commas_dashes(&chars).into_iter().collect::<String>()).collect::<Vec<_>>().join(" ")
+}
+
+/// The four HTML entities mteval (and Tercom) turn back into characters.
+pub(super) fn unescape_entities(line: &str) -> String {
+    line.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+}
+
+/// The first of sacrebleu's 13a regular expressions (Tercom's
+/// normalization shares it): `([\{-\~\[-\` -\&\(-\+\:-\@\/])` → `" \1 "`,
+/// spaces around most ASCII punctuation.
+pub(super) fn split_punctuation(line: &str) -> Vec<char> {
+    let is_split = |c: char| matches!(c, '{'..='~' | '['..='`' | ' '..='&' | '('..='+' | ':'..='@' | '/');
+    let mut out = Vec::with_capacity(line.len() * 2);
+    for c in line.chars() {
+        if is_split(c) {
             out.extend([' ', c, ' ']);
         } else {
             out.push(c);
         }
     }
+    out
+}
+
+/// The last three of sacrebleu's 13a regular expressions (and Tercom's),
+/// each a left-to-right, non-overlapping substitution over the whole line:
+/// `.` and `,` split off unless a digit sits on that side, `-` after a digit.
+pub(super) fn split_dots_commas_dashes(chars: &[char]) -> Vec<char> {
     let digit = |c: char| c.is_ascii_digit();
     let dot_comma = |c: char| c == '.' || c == ',';
-    // 2. ([^0-9])([\.,]) -> "\1 \2 "
-    let out = substitute_pairs(&out, |a, b| !digit(a) && dot_comma(b), |a, b| [a, ' ', b, ' ']);
-    // 3. ([\.,])([^0-9]) -> " \1 \2"
+    // ([^0-9])([\.,]) -> "\1 \2 "
+    let out = substitute_pairs(chars, |a, b| !digit(a) && dot_comma(b), |a, b| [a, ' ', b, ' ']);
+    // ([\.,])([^0-9]) -> " \1 \2"
     let out = substitute_pairs(&out, |a, b| dot_comma(a) && !digit(b), |a, b| [' ', a, ' ', b]);
-    // 4. ([0-9])(-) -> "\1 \2 "
-    let out = substitute_pairs(&out, |a, b| digit(a) && b == '-', |a, b| [a, ' ', b, ' ']);
-    py_split(&out.into_iter().collect::<String>()).collect::<Vec<_>>().join(" ")
+    // ([0-9])(-) -> "\1 \2 "
+    substitute_pairs(&out, |a, b| digit(a) && b == '-', |a, b| [a, ' ', b, ' '])
 }
 
 /// One pass of a two-character regex substitution: scanning left to right,
@@ -151,14 +160,16 @@ fn substitute_pairs(
 ///
 /// (A number ending a line keeps its full stop, `1999.`, as in mteval-v14.)
 fn tokenize_intl(line: &str) -> String {
-    static RULES: OnceLock<[(Regex, &str); 3]> = OnceLock::new();
-    let rules = RULES.get_or_init(|| {
-        let rule = |pattern: &str| Regex::new(pattern).expect("a valid pattern");
-        [(rule(r"(\P{N})(\p{P})"), "${1} ${2} "), (rule(r"(\p{P})(\P{N})"), " ${1} ${2}"), (rule(r"(\p{S})"), " ${1} ")]
-    });
-    let mut line = line.to_string();
-    for (pattern, replacement) in rules {
-        line = pattern.replace_all(&line, *replacement).into_owned();
+    let chars: Vec<char> = line.chars().collect();
+    let chars = substitute_pairs(&chars, |a, b| !is_number(a) && is_punctuation(b), |a, b| [a, ' ', b, ' ']);
+    let chars = substitute_pairs(&chars, |a, b| is_punctuation(a) && !is_number(b), |a, b| [' ', a, ' ', b]);
+    let mut line = String::with_capacity(chars.len() * 2);
+    for c in chars {
+        if is_symbol(c) {
+            line.extend([' ', c, ' ']);
+        } else {
+            line.push(c);
+        }
     }
     py_split(&line).collect::<Vec<_>>().join(" ")
 }
