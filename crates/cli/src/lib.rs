@@ -12,6 +12,7 @@
 //! | `lingo alignment-suite` | the alignment suite: no attention, dot, additive and the Transformer trained on each of seven tasks of known alignment (copy, reverse, swap, many-to-one, one-to-many, filler, sort-duplicates); alignment accuracy and AER against sure and possible gold links, and the misaligned sentences shown |
 //! | `lingo train --data FILE.tsv` | a translation model on a real parallel corpus, within a time budget; BLEU and chrF on a held-out test set; `--config run.toml` reads its settings from a file, flags overriding it, and every run writes the settings it used as `config.toml` ([`config`]) |
 //! | `lingo translate --checkpoint FILE "sentence"` | greedy or beam-search translation with its attention heatmap; with `--input FILE` (or lines on standard input), one translation per line |
+//! | `lingo diagnose --run DIR` | five checks of a run of `lingo train`, each with a verdict and its numbers: the loss at initialisation against ln V, every parameter's gradient (exploding, vanishing, missing, never updated), training against validation loss and its trend, held-out pairs leaked into training, evaluation that depends on chance or on batchmates |
 //! | `lingo score --hyp FILE --ref FILE` | BLEU, chrF and TER of translations against one or more references (`--ref` again for each), as sacrebleu computes and prints them, with their signatures: `--metrics`, `--tokenize`, `--chrf-word-order 2` (chrF++), `--ter-*`, `--lowercase`; `--sentence` per line; `--paired-bs` compares several `--hyp` files |
 //! | `lingo export --checkpoint FILE --out DIR` | the model as `model.safetensors` (PyTorch's names and layouts) and `config.json`, which `tools/lingo_torch.py` loads into PyTorch |
 //! | `lingo import DIR` | a `model.ckpt` from such a directory, written by lingo or by PyTorch |
@@ -24,7 +25,7 @@
 //! Each command lists only the flags it reads: every command takes `--json`;
 //! the commands that train (`ablation`, `sort-study`, `alignment-suite`, `train`) take `--seed`
 //! (the same seed gives the same output; it is a lesson's setting); those
-//! that run a model (the four, `translate` and `probe`) take `--threads`
+//! that run a model (the four, `translate`, `probe` and `diagnose`) take `--threads`
 //! (rayon's pool, which also shares out large products; [`args::ComputeFlags`]).
 //! These shared flags, and `--out`, may also come before the command's name
 //! ([`args::shared_flags_after_command`]).
@@ -71,6 +72,7 @@
 mod ablation;
 pub mod args;
 pub mod config;
+mod diagnose;
 mod error;
 mod export;
 mod interrupt;
@@ -88,6 +90,7 @@ mod translate;
 use clap::{Parser, Subcommand};
 
 pub use ablation::AblationArgs;
+pub use diagnose::DiagnoseArgs;
 pub use error::{Error, Result, clap_line, one_line};
 pub use export::{ExportArgs, ImportArgs};
 pub use lab::LabArgs;
@@ -171,6 +174,11 @@ pub enum Command {
         after_help = "Examples:\n  lingo probe --checkpoint target/lingo-out/train/model.ckpt --data held-out.tsv\n  lingo probe --checkpoint run/model.ckpt --data test.tsv --baseline plain/model.ckpt --report probe.html"
     )]
     Probe(ProbeArgs),
+    /// Diagnose a run of `lingo train`: loss at initialisation, gradients, train/validation gap, leaked test pairs, evaluation mode
+    #[command(
+        after_help = "Examples:\n  lingo diagnose --run target/lingo-out/train\n  lingo diagnose --run run --batches 8 --all-params\n  lingo diagnose --run run --json"
+    )]
+    Diagnose(DiagnoseArgs),
     /// Score translations against references: BLEU, chrF(++) and TER, per corpus or per sentence, and systems compared by paired bootstrap, as sacrebleu computes and prints them
     #[command(
         after_help = "Examples:\n  lingo score --hyp test.hyp.txt --ref test.ref.txt\n  lingo score --hyp out.txt --ref ref1.txt --ref ref2.txt --metrics bleu,chrf,ter --chrf-word-order 2 --json\n  lingo score --hyp lstm.txt --hyp transformer.txt --ref test.ref.txt --metrics bleu,chrf,ter --paired-bs\n  lingo score --hyp out.txt --ref test.ref.txt --sentence --metrics chrf,ter\n  lingo translate --checkpoint model.ckpt --input test.src.txt | lingo score --hyp - --ref test.ref.txt"
@@ -211,6 +219,7 @@ pub fn run(cli: &Cli) -> Result<()> {
         Command::Train(args) => train::run(args, start(args.compute)?),
         Command::Translate(args) => translate::translate(args, &start(args.compute)?),
         Command::Probe(args) => probe::run(args, &start(args.compute)?),
+        Command::Diagnose(args) => diagnose::run(args, &start(args.compute)?),
         Command::Score(args) => score::score(args, &Output::new(args.output.json)),
         Command::Export(args) => export::export(args, &Output::new(args.output.json)),
         Command::Import(args) => export::import(args, &Output::new(args.output.json)),

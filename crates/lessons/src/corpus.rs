@@ -551,7 +551,7 @@ impl CorpusSettings {
     }
 
     /// The model of these (resolved) settings, for vocabularies of these sizes.
-    fn model_config(&self, src_vocab: usize, tgt_vocab: usize) -> AnyConfig {
+    pub(crate) fn model_config(&self, src_vocab: usize, tgt_vocab: usize) -> AnyConfig {
         let (m, dropout) = (&self.model, self.model.dropout.unwrap_or_default());
         match m.kind {
             ModelKind::Rnn => AnyConfig::Seq2Seq(Seq2SeqConfig {
@@ -808,7 +808,7 @@ const RUN_FILES: [&str; 7] =
     ["model.ckpt", "last.ckpt", "best.ckpt", "metrics.jsonl", "loss.png", "test.hyp.txt", CONFIG_FILE];
 
 /// The resolved settings of a run, in its directory.
-const CONFIG_FILE: &str = "config.toml";
+pub(crate) const CONFIG_FILE: &str = "config.toml";
 
 /// Trains a model on the corpus of `settings` in `run.out`: prepare the
 /// corpus, train within the budget, keep the best round (or the average of
@@ -950,7 +950,7 @@ fn ready_out_dir(run: &RunOptions, data: &Prepared) -> Result<()> {
 
 /// Reads, filters, splits and encodes the corpus, telling the observer
 /// what it read and kept.
-fn prepare(settings: &CorpusSettings, observer: &Shared<'_>) -> Result<Prepared> {
+pub(crate) fn prepare(settings: &CorpusSettings, observer: &Shared<'_>) -> Result<Prepared> {
     let d = &settings.data;
     let path = d.path.as_deref().ok_or_else(|| Error::setting("path", "is needed, as a flag or in a run file"))?;
     let filtered = lingo_data::filtered(path, d.lenient, d.max_len)?;

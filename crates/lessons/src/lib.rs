@@ -95,6 +95,7 @@ pub mod ablation;
 pub mod beam;
 pub mod budget;
 pub mod corpus;
+pub mod diagnose;
 mod error;
 pub mod measure;
 pub mod metrics;

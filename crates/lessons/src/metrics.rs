@@ -76,16 +76,7 @@ impl MetricsLog {
             .into_iter()
             .zip(train_losses.iter().zip(val_losses))
             .enumerate()
-            .map(|(i, (m, (&train_loss, &val_loss)))| {
-                m.unwrap_or(RoundMetrics {
-                    round: i + 1,
-                    pairs_seen: None,
-                    steps: None,
-                    train_loss,
-                    val_loss,
-                    seconds: None,
-                })
-            })
+            .map(|(i, (m, (&train_loss, &val_loss)))| m.unwrap_or(RoundMetrics::of_losses(i + 1, train_loss, val_loss)))
             .collect();
         let mut text = String::new();
         for m in &rounds {
@@ -130,12 +121,55 @@ impl MetricsLog {
     }
 }
 
+/// The rounds of the `metrics.jsonl` at `path`: none when there is no
+/// such file; blank lines, and a last line cut off without its newline (a
+/// run killed while writing it), left out. Any other line that is not a
+/// round is an error naming the file and the line.
+///
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("metrics.jsonl");
+/// std::fs::write(&path, "{\"round\":1,\"pairs_seen\":9,\"steps\":1,\"train_loss\":2.0,\"val_loss\":2.5,\"seconds\":0.5}\n{\"round\":2,")?;
+/// assert_eq!(lingo_lessons::metrics::read(&path)?.len(), 1);
+/// std::fs::write(&path, "{}\n")?;
+/// assert!(lingo_lessons::metrics::read(&path).unwrap_err().to_string().contains("metrics.jsonl:1: "));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read(path: &Path) -> Result<Vec<RoundMetrics>> {
+    let text = match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        other => other.map_err(|e| Error::io(path, e))?,
+    };
+    let whole = text.rfind('\n').map_or("", |end| &text[..end]);
+    let mut rounds = Vec::new();
+    for (i, line) in whole.lines().enumerate().filter(|(_, line)| !line.trim().is_empty()) {
+        let round = serde_json::from_str(line).map_err(|e| Error::File {
+            path: path.to_path_buf(),
+            line: Some(i + 1),
+            message: format!("not a round of metrics.jsonl: {e}"),
+        })?;
+        rounds.push(round);
+    }
+    Ok(rounds)
+}
+
 /// `m` as one line of JSON and its newline.
 fn line(m: &RoundMetrics) -> String {
     format!("{}\n", serde_json::to_string(m).expect("plain numbers serialize"))
 }
 
 impl RoundMetrics {
+    /// A round known only by its losses (a line a resumed run lost, or a
+    /// run trained outside `lingo train`).
+    ///
+    /// ```
+    /// let m = lingo_lessons::metrics::RoundMetrics::of_losses(3, 2.5, 2.75);
+    /// assert_eq!((m.round, m.steps, m.val_loss), (3, None, 2.75));
+    /// ```
+    pub fn of_losses(round: usize, train_loss: f32, val_loss: f32) -> RoundMetrics {
+        RoundMetrics { round, pairs_seen: None, steps: None, train_loss, val_loss, seconds: None }
+    }
+
     /// The round as its line of `metrics.jsonl` reads: each loss as the
     /// shortest decimal of its `f32`.
     ///

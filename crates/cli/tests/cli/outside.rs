@@ -179,6 +179,10 @@ const BAD_VALUES: &[(&[&str], &str)] = &[
     (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--limit", "0"], "--limit"),
     (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--max-len", "0"], "--max-len"),
     (&["probe", "--checkpoint", "x.ckpt", "--data", "d.tsv", "--threads", "0"], "--threads"),
+    (&["diagnose", "--run", "run", "--batches", "0"], "--batches"),
+    (&["diagnose", "--run", "run", "--batch-size", "0"], "--batch-size"),
+    (&["diagnose", "--run", "run", "--pairs", "0"], "--pairs"),
+    (&["diagnose", "--run", "run", "--threads", "0"], "--threads"),
 ];
 
 #[test]
@@ -235,13 +239,14 @@ fn each_command_lists_only_the_shared_flags_it_reads() {
     let root = lingo_cli::Cli::command();
     assert!(root.get_arguments().all(|a| a.get_long().is_none_or(|l| l == "help" || l == "version")));
     let trains: &[&str] = &["seed", "threads", "json"];
-    let want: [(&str, &[&str]); 10] = [
+    let want: [(&str, &[&str]); 11] = [
         ("ablation", trains),
         ("sort-study", trains),
         ("alignment-suite", trains),
         ("train", trains),
         ("translate", &["threads", "json"]),
         ("probe", &["threads", "json"]),
+        ("diagnose", &["threads", "json"]),
         ("score", &["seed", "json"]),
         ("export", &["json"]),
         ("import", &["json"]),
