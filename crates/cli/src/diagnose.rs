@@ -1,6 +1,6 @@
 //! `lingo diagnose`: [`lingo::lessons::diagnose::diagnose()`] on a run
 //! `lingo train` wrote, printed as one line per check (or one JSON object)
-//! and the parameters the gradient check flags. See `docs/diagnose.md`.
+//! and the parameters the gradient check flags. See `docs/tutorials/diagnosing.md`.
 
 use clap::Args;
 use lingo::lessons::diagnose::{DiagnoseSettings, Diagnosis, Verdict};
@@ -71,6 +71,8 @@ fn print(args: &DiagnoseArgs, diagnosis: &Diagnosis, out: &Output) {
     }
     let verdict = diagnosis.verdict();
     if verdict != Verdict::Pass {
-        out.say(&format!("\nworst verdict: {verdict}; docs/diagnose.md says what each check's failure means."));
+        out.say(&format!(
+            "\nworst verdict: {verdict}; docs/tutorials/diagnosing.md says what each check's failure means."
+        ));
     }
 }

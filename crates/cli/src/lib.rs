@@ -263,4 +263,6 @@ pub mod tutorials {
     pub mod scoring {}
     #[doc = include_str!("../../../docs/tutorials/real-model.md")]
     pub mod real_model {}
+    #[doc = include_str!("../../../docs/tutorials/diagnosing.md")]
+    pub mod diagnosing {}
 }

@@ -11,6 +11,7 @@
 //! | the sorting case study: bidirectional GRU, Bahdanau attention, with and without attention at two lengths; the failure modes (duplicates, longer inputs, a rare digit) | [`sort_study()`] | [`SortStudySettings`] | [`SortStudyResults`] |
 //! | the alignment suite: each configuration trained on seven tasks of known alignment, scored by alignment accuracy and AER against sure and possible links, the misaligned sentences kept | [`alignment_suite()`] | [`SuiteSettings`] | [`SuiteResults`] |
 //! | a translation model trained on a parallel corpus within a time budget, scored by BLEU and chrF on held-out pairs (`lingo train`) | [`train_corpus()`] | [`CorpusSettings`] with [`RunOptions`] | [`CorpusResults`] |
+//! | five checks of a run of `lingo train` (the loss at initialisation, gradients, the train/validation gap, leakage, evaluation mode), and seven models broken on purpose to show each check catching its failure | [`diagnose()`](diagnose::diagnose()), [`diagnose::broken_models()`] | [`diagnose::DiagnoseSettings`] | [`diagnose::Diagnosis`] |
 //! | the attention lab on a trained `model.ckpt`: held-out pairs as trained and with attention replaced (uniform, shuffled, one-hot, zero context), against a baseline without attention | [`probe_checkpoint()`] | [`ProbeSettings`] | [`ProbeResults`] |
 //!
 //! ## The ablation's table in a few lines

@@ -1,5 +1,5 @@
 //! Diagnosing a trained model: five checks, each with a one-line verdict
-//! and the numbers behind it (`lingo diagnose`, `docs/diagnose.md`).
+//! and the numbers behind it (`lingo diagnose`, `docs/tutorials/diagnosing.md`).
 //!
 //! | check | catches | function |
 //! |---|---|---|
