@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use ndarray::{Array2, s};
+use ndarray::{Array2, Array3, s};
 use rand::Rng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,17 @@ pub trait SeqPair {
     /// assert_eq!(Example { src: vec![2, 5, 3], tgt: vec![2, 3] }.tgt(), [2, 3]);
     /// ```
     fn tgt(&self) -> &[usize];
+    /// The gold alignment, when known: for each output row `j` (token
+    /// `y_{j+1}`, or `<eos>` last), the source positions it comes from.
+    /// Guided alignment trains attention towards it.
+    ///
+    /// ```
+    /// use lingo_data::{Example, SeqPair};
+    /// assert!(Example { src: vec![2, 5, 3], tgt: vec![2, 3] }.gold().is_none());
+    /// ```
+    fn gold(&self) -> Option<&[Vec<usize>]> {
+        None
+    }
 }
 
 impl SeqPair for Example {
@@ -87,6 +98,9 @@ pub struct Batch {
     pub tgt_lens: Vec<usize>,
     /// `true` at target padding, `(batch, tgt_len)`.
     pub tgt_pad_mask: Array2<bool>,
+    /// Each row's gold alignment ([`SeqPair::gold`]), when every example
+    /// of the batch has one.
+    pub gold: Option<Vec<Vec<Vec<usize>>>>,
 }
 
 /// A copy of the rows `rows` of `a`.
@@ -154,6 +168,12 @@ impl Batch {
             if ex.tgt().len() < 2 {
                 return Err(Error::invalid("batch", format!("example {i}: target needs at least <sos> <eos>")));
             }
+            if let Some(gold) = ex.gold()
+                && (gold.len() != ex.tgt().len() - 1 || gold.iter().flatten().any(|&s| s >= ex.src().len()))
+            {
+                let reason = format!("example {i}: gold links need one row per output token, each within the source");
+                return Err(Error::invalid("batch", reason));
+            }
             chosen.push(ex);
         }
         let src_lens: Vec<usize> = chosen.iter().map(|e| e.src().len()).collect();
@@ -164,7 +184,8 @@ impl Batch {
         // Teacher forcing: the decoder reads y[..n] and predicts y[1..].
         let (tgt_in, tgt_pad_mask) = pad_rows(chosen.iter().map(|e| &e.tgt()[..e.tgt().len() - 1]), tgt_width)?;
         let (tgt_out, _) = pad_rows(chosen.iter().map(|e| &e.tgt()[1..]), tgt_width)?;
-        Ok(Self { src, src_lens, src_pad_mask, tgt_in, tgt_out, tgt_lens, tgt_pad_mask })
+        let gold = chosen.iter().map(|e| e.gold().map(<[Vec<usize>]>::to_vec)).collect();
+        Ok(Self { src, src_lens, src_pad_mask, tgt_in, tgt_out, tgt_lens, tgt_pad_mask, gold })
     }
 
     /// Number of examples in the batch.
@@ -215,6 +236,7 @@ impl Batch {
                     tgt_out: row_range(&self.tgt_out, &rows),
                     tgt_lens: self.tgt_lens[rows.clone()].to_vec(),
                     tgt_pad_mask: row_range(&self.tgt_pad_mask, &rows),
+                    gold: self.gold.as_ref().map(|gold| gold[rows.clone()].to_vec()),
                 }
             })
             .collect()
@@ -230,6 +252,32 @@ impl Batch {
     /// ```
     pub fn num_tgt_tokens(&self) -> usize {
         self.tgt_lens.iter().sum()
+    }
+
+    /// The gold alignment as attention should look, `(batch, tgt_len,
+    /// src_len)`: each output row's links share its weight equally (a row
+    /// of `k` links holds `1/k` at each), rows without links and padding
+    /// hold 0. `None` without gold links.
+    ///
+    /// ```
+    /// use lingo_data::{AlignedExample, Batch};
+    /// let ex = AlignedExample { src: vec![2, 5, 6, 3], tgt: vec![2, 7, 3], gold: vec![vec![1, 2], vec![]], sure: vec![vec![], vec![]] };
+    /// let gold = Batch::from_examples(&[ex]).unwrap().gold_weights().unwrap();
+    /// assert_eq!(gold.shape(), &[1, 2, 4]);
+    /// assert_eq!(gold.sum_axis(ndarray::Axis(2)), ndarray::arr2(&[[1.0, 0.0]]));
+    /// assert_eq!(gold[[0, 0, 2]], 0.5);
+    /// ```
+    pub fn gold_weights(&self) -> Option<Array3<f32>> {
+        let gold = self.gold.as_ref()?;
+        let mut weights = Array3::zeros((self.len(), self.tgt_in.ncols(), self.src.ncols()));
+        for (b, rows) in gold.iter().enumerate() {
+            for (t, links) in rows.iter().enumerate().filter(|(_, links)| !links.is_empty()) {
+                for &s in links {
+                    weights[[b, t, s]] = 1.0 / links.len() as f32;
+                }
+            }
+        }
+        Some(weights)
     }
 }
 

@@ -45,6 +45,9 @@ impl SeqPair for AlignedExample {
     fn tgt(&self) -> &[usize] {
         &self.tgt
     }
+    fn gold(&self) -> Option<&[Vec<usize>]> {
+        Some(&self.gold)
+    }
 }
 
 /// A generator of examples with known alignments.

@@ -2,7 +2,8 @@
 //! with its attention replaced after training ([`Probe`]), and how much of
 //! what attention gave it each replacement takes away.
 
-use lingo_nn::{EncoderDecoder, Probe, ProbeScore, Probed, probe};
+use lingo_data::SeqPair;
+use lingo_nn::{EncoderDecoder, Probe, ProbeScore, probe};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -44,14 +45,14 @@ pub struct ProbeRow {
 /// assert_eq!(rows.len(), Probe::ALL.len());
 /// assert_eq!(rows[0].gain_lost, Some(0.0)); // the model as trained loses nothing
 /// ```
-pub fn probe_model<M: EncoderDecoder, E: Probed>(
+pub fn probe_model<M: EncoderDecoder, E: SeqPair + Sync>(
     (config, label): (&str, &str),
     model: &M,
     attention: bool,
     examples: &[E],
     baseline: Option<f64>,
 ) -> Result<Vec<ProbeRow>> {
-    let gold = examples.first().is_some_and(|e| !e.gold().is_empty());
+    let gold = examples.first().is_some_and(|e| e.gold().is_some_and(|g| !g.is_empty()));
     let probes: Vec<Probe> = if attention {
         Probe::ALL.into_iter().filter(|&p| gold || p != Probe::Gold).collect()
     } else {
@@ -84,6 +85,6 @@ pub fn probe_model<M: EncoderDecoder, E: Probed>(
 /// let plain = Seq2Seq::new(Seq2SeqConfig::new(9, 9), &mut rand::rngs::StdRng::seed_from_u64(0)).unwrap();
 /// assert!(lingo_lessons::probes::baseline_loss(&plain, &examples).unwrap() > 0.0);
 /// ```
-pub fn baseline_loss<M: EncoderDecoder, E: Probed>(model: &M, examples: &[E]) -> Result<f64> {
+pub fn baseline_loss<M: EncoderDecoder, E: SeqPair + Sync>(model: &M, examples: &[E]) -> Result<f64> {
     Ok(probe(model, examples, Probe::Unchanged)?.loss)
 }

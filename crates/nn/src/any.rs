@@ -239,6 +239,19 @@ impl EncoderDecoder for AnyModel {
         })
     }
 
+    fn loss_and_attention(
+        &self,
+        batch: &Batch,
+        label_smoothing: f32,
+        head: usize,
+        mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        match self {
+            AnyModel::Seq2Seq(m) => m.loss_and_attention(batch, label_smoothing, head, mode),
+            AnyModel::Transformer(m) => m.loss_and_attention(batch, label_smoothing, head, mode),
+        }
+    }
+
     fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
         match self {
             AnyModel::Seq2Seq(m) => m.loss(batch, label_smoothing, mode),

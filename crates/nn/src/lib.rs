@@ -20,6 +20,7 @@
 //! | [`seq2seq`] | [`Seq2Seq`] and [`Seq2SeqConfig`]: the encoder–decoder with attention off (the bottleneck baseline, the default) or any `lingo-attention` scorer, in Luong's or Bahdanau's [`Placement`] |
 //! | [`model`] | [`EncoderDecoder`]: what training, checkpoints and decoding need of a model (loss, `start`, `step`), implemented by [`Seq2Seq`] and [`Transformer`]; [`ModelConfig`], [`SelectRows`], [`Step`] |
 //! | [`train`] | [`train_model`] (any [`EncoderDecoder`]) with a [`TrainConfig`]: epochs, validation, checkpoints (the last epochs' weights kept for averaging), early stopping, a NaN stop; [`train_model_with`] adds a call after each epoch, with its [`EpochReport`], that may stop training or end it at a later epoch ([`Next`]); training prints nothing (a progress bar on standard error in a terminal, [`Progress`]), the call is how a program shows progress; [`train_model_hooked`] with [`TrainHooks`] also hears every few steps ([`StepReport`]) |
+//! | [`guided`] | guided alignment: [`alignment_loss`], the cross-entropy from gold links to attention, added to training's loss with weight `λ` by [`TrainConfig::guided_alignment`] ([`GuidedAlignment`]; [`training_loss`]) |
 //! | [`control`] | [`RunControl`]: pause, resume or stop a run between its steps, from another thread |
 //! | [`transformer`] | [`Transformer`] and [`TransformerConfig`]: the encoder–decoder of Vaswani et al. with `nn.Transformer`'s parameter names, post- or pre-norm, ReLU or GELU, tied embeddings, every layer's and head's attention out, and decoding with a key/value cache ([`Transformer::decode_step`]) |
 //! | [`decode`] | [`greedy_decode`] and [`beam_search`] (batched; GNMT length and coverage penalties, a word reward, two stopping rules; n-best; any [`EncoderDecoder`]), both with attention; [`beam_search_traced`] with every candidate's fate ([`BeamTrace`]) |
@@ -175,6 +176,7 @@ pub mod control;
 pub mod decode;
 mod error;
 pub mod export;
+pub mod guided;
 pub mod init;
 pub mod inspect;
 pub mod layers;
@@ -200,6 +202,7 @@ pub use decode::{
 };
 pub use error::{CheckpointProblem, Error, ExportProblem, ParamProblem, Result};
 pub use export::{ExportedConfig, Reference, ReferencePair};
+pub use guided::{GuidedAlignment, alignment_loss};
 pub use init::Init;
 pub use inspect::{AttentionKind, Cell, SentenceAttention};
 pub use layers::{
@@ -208,7 +211,7 @@ pub use layers::{
 };
 pub use model::{EncoderDecoder, ModelConfig, SelectRows, Step};
 pub use optim::{Algorithm, Optimizer, ParamState, StepStats, clip_scale, grad_norm};
-pub use probe::{Probe, ProbeScore, Probed, probe};
+pub use probe::{Probe, ProbeScore, probe};
 pub use saliency::{SaliencyComparison, compare_saliency, gradient_times_input, saliency};
 pub use schedule::{Schedule, Scheduler};
 pub use seq2seq::{DecoderContext, Encoded, Forward, Placement, Seq2Seq, Seq2SeqConfig, Seq2SeqState};
@@ -216,6 +219,7 @@ pub use state_dict::{NamedTensor, StateDict};
 pub use train::{
     CheckpointSpec, EpochReport, Next, Progress, StepReport, TrainConfig, TrainHooks, TrainResult, TrainedModel,
     batch_gradients, evaluate, load_own, load_resumable, train_model, train_model_hooked, train_model_with,
+    training_loss,
 };
 pub use transformer::{
     Activation, DecoderState, NormPosition, Transformer, TransformerConfig, TransformerContext, TransformerEncoded,

@@ -175,6 +175,31 @@ pub trait EncoderDecoder: Module + Sized + Sync {
     /// padding ignored, with label smoothing `label_smoothing`.
     fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor>;
 
+    /// [`loss`](Self::loss) and, from the same teacher-forced pass, the
+    /// attention guided alignment pulls ([`crate::guided`]): `(batch,
+    /// tgt_len, src_len)` weights in the graph, for a recurrent model its
+    /// attention, for a Transformer head `head` of its last decoder layer's
+    /// cross-attention. `None` without attention.
+    ///
+    /// ```
+    /// use lingo_nn::{EncoderDecoder, Mode, Transformer, TransformerConfig};
+    /// use rand::SeedableRng;
+    /// let model = Transformer::new(TransformerConfig { d_model: 8, ff_dim: 16, heads: 2, ..TransformerConfig::new(9, 9) }, &mut rand::rngs::StdRng::seed_from_u64(0))?;
+    /// let batch = lingo_data::Batch::from_examples(&[lingo_data::Example { src: vec![2, 5, 6, 3], tgt: vec![2, 6, 3] }])?;
+    /// let (loss, attention) = model.loss_and_attention(&batch, 0.0, 1, Mode::Eval)?;
+    /// assert_eq!(loss.item()?, model.loss(&batch, 0.0, Mode::Eval)?.item()?);
+    /// let heads = model.head_attention(&batch)?.unwrap();                 // (layers, heads, batch, tgt, src)
+    /// assert_eq!(attention.unwrap().data().as_slice().unwrap(), heads.slice(ndarray::s![1, 1, 0, .., ..]).to_owned().as_slice().unwrap());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn loss_and_attention(
+        &self,
+        batch: &Batch,
+        label_smoothing: f32,
+        head: usize,
+        mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)>;
+
     /// The attention weights under teacher forcing, `(batch, tgt_len,
     /// src_len)`, what alignment metrics and heatmaps read (for a
     /// Transformer: its last layer's cross-attention averaged over heads);

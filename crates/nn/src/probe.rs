@@ -14,12 +14,12 @@
 //! | `bleu` | corpus BLEU of the greedy outputs against the targets, over target tokens |
 //!
 //! The gold intervention needs each example's gold alignment (a task's
-//! [`AlignedExample::gold`]); without it that probe is not run.
+//! [`lingo_data::AlignedExample::gold`]); without it that probe is not run.
 
 use std::fmt;
 
 use lingo_attention::{GoldLinks, Intervention};
-use lingo_data::{AlignedExample, Batch, PAD, SeqPair, corpus_bleu};
+use lingo_data::{Batch, PAD, SeqPair, corpus_bleu};
 use ndarray::Array2;
 use rayon::prelude::*;
 
@@ -126,24 +126,6 @@ pub struct ProbeScore {
     pub bleu: f64,
 }
 
-/// Examples with a gold alignment, or plain pairs without one.
-pub trait Probed: SeqPair + Sync {
-    /// Per output position, the gold source positions (empty without gold).
-    fn gold(&self) -> &[Vec<usize>];
-}
-
-impl Probed for AlignedExample {
-    fn gold(&self) -> &[Vec<usize>] {
-        &self.gold
-    }
-}
-
-impl Probed for lingo_data::Example {
-    fn gold(&self) -> &[Vec<usize>] {
-        &[]
-    }
-}
-
 /// Evaluates `model` on `examples` under probe `which` (see the [module
 /// docs](self)); greedy outputs run to the target's length plus one. Chunks
 /// of [`ROWS_PER_GROUP`] examples run in parallel and are summed in order,
@@ -162,12 +144,12 @@ impl Probed for lingo_data::Example {
 /// let gold = probe(&model, &examples, Probe::Gold).unwrap();
 /// assert!(own.loss > 0.0 && gold.loss > 0.0 && own.loss != gold.loss);
 /// ```
-pub fn probe<M: EncoderDecoder, E: Probed>(model: &M, examples: &[E], which: Probe) -> Result<ProbeScore> {
+pub fn probe<M: EncoderDecoder, E: SeqPair + Sync>(model: &M, examples: &[E], which: Probe) -> Result<ProbeScore> {
     let chunks: Vec<&[E]> = examples.chunks(ROWS_PER_GROUP).collect();
     let parts = chunks
         .par_iter()
         .map(|chunk| {
-            let gold = || GoldLinks::new(chunk.iter().map(|ex| ex.gold().to_vec()).collect());
+            let gold = || GoldLinks::new(chunk.iter().map(|ex| ex.gold().unwrap_or_default().to_vec()).collect());
             let model = model.intervene(which.intervention(gold));
             let batch = Batch::from_examples(chunk)?;
             let loss = f64::from(evaluate(&model, std::slice::from_ref(&batch), 0.0)?);

@@ -42,7 +42,7 @@
 //! so `∂L_{b',t}/∂e_b = 0` for `b' ≠ b` and one pass serves the whole
 //! batch. A batch costs one forward and `tgt_len` backward passes.
 
-use lingo_data::{AgreementScore, AlignmentAccuracy, AlignmentScore, Batch, SaliencyAgreement};
+use lingo_data::{AgreementScore, AlignmentAccuracy, AlignmentScore, Batch, SaliencyAgreement, SeqPair};
 use lingo_tensor::{Module, Tensor};
 use ndarray::{Array3, ArrayD, Axis, Ix3, s};
 use rayon::prelude::*;
@@ -50,7 +50,6 @@ use rayon::prelude::*;
 use crate::decode::ROWS_PER_GROUP;
 use crate::error::{Result, config as invalid};
 use crate::model::EncoderDecoder;
-use crate::probe::Probed;
 
 /// Gradient × input saliency of every output position on every source
 /// position, `(batch, tgt_len, src_len)`, each real row normalized to sum
@@ -186,7 +185,10 @@ pub struct SaliencyComparison {
 /// assert_eq!(report.saliency_alignment.scored, 4 * 3);                 // every digit has a gold position
 /// assert_eq!(report.agreement.unwrap().rows, 4 * 4);                  // and <eos> a row of its own
 /// ```
-pub fn compare_saliency<M: EncoderDecoder + Clone, E: Probed>(model: &M, examples: &[E]) -> Result<SaliencyComparison> {
+pub fn compare_saliency<M: EncoderDecoder + Clone, E: SeqPair + Sync>(
+    model: &M,
+    examples: &[E],
+) -> Result<SaliencyComparison> {
     let frozen = frozen(model);
     let chunks: Vec<&[E]> = examples.chunks(ROWS_PER_GROUP).collect();
     let parts = chunks
@@ -204,11 +206,11 @@ pub fn compare_saliency<M: EncoderDecoder + Clone, E: Probed>(model: &M, example
     for (chunk, (batch, attention, saliency)) in chunks.iter().zip(parts) {
         for (b, example) in chunk.iter().enumerate() {
             let (src_len, s) = (batch.src_lens[b], saliency.index_axis(Axis(0), b));
-            saliency_alignment.add(s, example.gold(), src_len)?;
+            saliency_alignment.add(s, example.gold().unwrap_or_default(), src_len)?;
             if let Some(attention) = &attention {
                 let a = attention.index_axis(Axis(0), b);
                 let (alignment, agreement) = with_attention.get_or_insert_with(Default::default);
-                alignment.add(a, example.gold(), src_len)?;
+                alignment.add(a, example.gold().unwrap_or_default(), src_len)?;
                 agreement.add(a, s, src_len, batch.tgt_lens[b])?;
             }
         }

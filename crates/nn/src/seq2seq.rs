@@ -916,6 +916,20 @@ impl EncoderDecoder for Seq2Seq {
         Seq2Seq::loss(self, batch, label_smoothing, mode)
     }
 
+    /// The attention's weights (the mean over heads for `multi_head`); `head` is not read.
+    fn loss_and_attention(
+        &self,
+        batch: &Batch,
+        label_smoothing: f32,
+        _head: usize,
+        mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let (features, attended) =
+            self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
+        let out = (self.out.weight().tensor(), self.out.bias().map(Param::tensor));
+        Ok((output_loss(&features, out, batch, label_smoothing)?, attended.map(|a| a.weights)))
+    }
+
     fn attention(&self, batch: &Batch) -> Result<Option<Array3<f32>>> {
         let out = lingo_tensor::no_grad(|| {
             self.forward(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, Mode::Eval)

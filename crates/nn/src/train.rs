@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use lingo_data::{Batch, BatchConfig, SeqPair, Vocab};
-use lingo_tensor::{Gradients, enable_grad, no_grad};
+use lingo_tensor::{Gradients, Tensor, enable_grad, no_grad};
 use ndarray::ArrayD;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -28,7 +28,8 @@ use rayon::prelude::*;
 
 use crate::checkpoint::{Checkpoint, problem as checkpoint_problem, remove_stale_temp_files};
 use crate::control::RunControl;
-use crate::error::{CheckpointProblem, Error, Result};
+use crate::error::{CheckpointProblem, Error, Result, config as config_error};
+use crate::guided::{GuidedAlignment, alignment_loss};
 use crate::layers::Mode;
 use crate::model::{EncoderDecoder, ModelConfig};
 use crate::optim::{Algorithm, Optimizer};
@@ -153,6 +154,11 @@ pub struct TrainConfig {
     pub max_grad_norm: Option<f64>,
     /// Label smoothing `ε` of the loss (training and validation).
     pub label_smoothing: f32,
+    /// Guided alignment ([`crate::guided`]): a term pulling attention
+    /// towards the batches' gold links, in training only (validation loss
+    /// stays the cross-entropy). Batches without gold links train without it.
+    #[serde(default)]
+    pub guided_alignment: Option<GuidedAlignment>,
     /// Stop after this many epochs without a better validation loss.
     pub patience: Option<usize>,
     /// Stop after the epoch during which this much time has passed.
@@ -209,6 +215,7 @@ impl TrainConfig {
             schedule: Schedule::Constant,
             max_grad_norm: None,
             label_smoothing: 0.0,
+            guided_alignment: None,
             patience: None,
             time_budget: None,
             checkpoints: None,
@@ -243,7 +250,13 @@ impl TrainConfig {
             ("epoch_size", format!("{:?}", self.epoch_size)),
             ("shards", self.shards.to_string()),
         ];
-        fields.into_iter().map(|(name, value)| (name.to_string(), value)).collect()
+        let mut settings: Vec<(String, String)> =
+            fields.into_iter().map(|(name, value)| (name.to_string(), value)).collect();
+        // Only when set, so checkpoints written before guided alignment existed still resume.
+        if let Some(guide) = self.guided_alignment {
+            settings.push(("guided_alignment".into(), format!("{guide:?}")));
+        }
+        settings
     }
 
     /// Optimizer steps from the start to the end of `epoch` on `train`:
@@ -553,7 +566,7 @@ pub fn batch_gradients<M: EncoderDecoder>(
         // Recorded wherever this runs: a rayon thread waiting inside someone's
         // no_grad may be the one running it.
         return enable_grad(|| {
-            let loss = model.loss(batch, config.label_smoothing, Mode::Train(rng))?;
+            let loss = training_loss(model, batch, config, Mode::Train(rng))?;
             Ok((loss.item()?, loss.backward()?))
         });
     }
@@ -566,7 +579,7 @@ pub fn batch_gradients<M: EncoderDecoder>(
         .map(|(shard, seed)| {
             let share = shard.num_tgt_tokens() as f32 / total; // n_s / N
             enable_grad(|| {
-                let loss = model.loss(shard, config.label_smoothing, Mode::Train(&mut StdRng::seed_from_u64(seed)))?;
+                let loss = training_loss(model, shard, config, Mode::Train(&mut StdRng::seed_from_u64(seed)))?;
                 let grads = loss.backward_with(ArrayD::from_elem(loss.shape(), share))?;
                 Ok((share * loss.item()?, grads))
             })
@@ -578,6 +591,40 @@ pub fn batch_gradients<M: EncoderDecoder>(
         grads.merge(g);
     }
     Ok((value, grads))
+}
+
+/// The loss training minimizes on `batch`: the cross-entropy, plus guided
+/// alignment's term `λ · A` when the configuration asks for it and the
+/// batch has gold links (see [`crate::guided`]).
+///
+/// ```
+/// use lingo_data::{AlignedExample, Batch};
+/// use lingo_nn::{EncoderDecoder, GuidedAlignment, Mode, Seq2Seq, Seq2SeqConfig, TrainConfig, alignment_loss, training_loss};
+/// use rand::SeedableRng;
+/// let config = Seq2SeqConfig { attention: Some("dot".parse()?), ..Seq2SeqConfig::new(9, 9) };
+/// let model = Seq2Seq::new(config, &mut rand::rngs::StdRng::seed_from_u64(0))?;
+/// let ex = AlignedExample { src: vec![2, 5, 6, 3], tgt: vec![2, 6, 5, 3], gold: vec![vec![2], vec![1], vec![3]], sure: vec![vec![2], vec![1], vec![3]] };
+/// let batch = Batch::from_examples(&[ex])?;
+/// let guided = TrainConfig { guided_alignment: Some(GuidedAlignment::new(0.5)), ..TrainConfig::new(1, 1e-3) };
+/// let total = training_loss(&model, &batch, &guided, Mode::Eval)?.item()?;
+/// let ce = model.loss(&batch, 0.0, Mode::Eval)?.item()?;
+/// let attention = lingo_tensor::Tensor::new(model.attention(&batch)?.unwrap().into_dyn());
+/// let a = alignment_loss(&attention, &batch.gold_weights().unwrap())?.item()?;
+/// assert!((total - (ce + 0.5 * a)).abs() < 1e-5);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn training_loss<M: EncoderDecoder>(
+    model: &M,
+    batch: &Batch,
+    config: &TrainConfig,
+    mode: Mode<'_>,
+) -> Result<Tensor> {
+    let (Some(guide), Some(gold)) = (config.guided_alignment, batch.gold_weights()) else {
+        return model.loss(batch, config.label_smoothing, mode);
+    };
+    let (loss, attention) = model.loss_and_attention(batch, config.label_smoothing, guide.head, mode)?;
+    let attention = attention.ok_or_else(|| config_error("guided alignment", "the model has no attention to guide"))?;
+    Ok(loss.add(&alignment_loss(&attention, &gold)?.mul_scalar(guide.weight))?)
 }
 
 /// Mean loss over `batches` in evaluation mode, without a graph.

@@ -50,7 +50,7 @@
 use lingo_attention::{Intervention, ScoreSteps};
 use lingo_data::{Batch, Example, PAD};
 use lingo_tensor::{Param, Tensor};
-use ndarray::{Array, Array2, Array4, Array5, ArrayD, Axis, Dimension, Ix4, RemoveAxis};
+use ndarray::{Array, Array2, Array4, Array5, Axis, Dimension, Ix4, RemoveAxis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -319,6 +319,8 @@ struct Decoded {
     features: Tensor,
     self_weights: Array5<f32>,
     cross_weights: Array5<f32>,
+    /// The last layer's cross-attention heads in the graph, `(batch, heads, tgt_len, src_len)`.
+    last_cross: Tensor,
     encoder_weights: Array5<f32>,
     reads: Vec<(Tensor, Tensor)>,
 }
@@ -330,7 +332,7 @@ struct LayerOut {
     /// Its self-attention keys and values: the cache, extended.
     kv: Kv,
     /// Its self- and cross-attention weights, `(batch, heads, len, keys)`.
-    weights: (ArrayD<f32>, ArrayD<f32>),
+    weights: (Tensor, Tensor),
     /// What its self- and cross-attention read, `(batch, len, d)` (after
     /// their norms when the norm comes first).
     reads: (Tensor, Tensor),
@@ -844,10 +846,12 @@ impl Transformer {
             cross_w.push(out.weights.1);
             reads.push(out.reads);
         }
+        let last_cross = cross_w.last().cloned().expect("a decoder has at least one layer");
         Ok(Decoded {
             features: self.decoder_norm.forward(&y)?,
             self_weights: stack_layers(self_w)?,
             cross_weights: stack_layers(cross_w)?,
+            last_cross,
             encoder_weights: encoded.self_weights,
             reads,
         })
@@ -946,10 +950,10 @@ where
 }
 
 /// Per-layer `(batch, heads, tgt, src)` weights as one `(layers, heads, batch, tgt, src)` array.
-fn stack_layers(layers: Vec<ArrayD<f32>>) -> Result<Array5<f32>> {
+fn stack_layers(layers: Vec<Tensor>) -> Result<Array5<f32>> {
     let views: Vec<_> = layers
         .iter()
-        .map(|w| w.view().into_dimensionality::<Ix4>())
+        .map(|w| w.data().view().into_dimensionality::<Ix4>())
         .collect::<std::result::Result<_, _>>()
         .map_err(|e| invalid("attention weights", e.to_string()))?;
     let stacked = ndarray::stack(Axis(0), &views).map_err(|e| invalid("attention weights", e.to_string()))?;
@@ -1015,6 +1019,28 @@ impl EncoderDecoder for Transformer {
 
     fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
         Transformer::loss(self, batch, label_smoothing, mode)
+    }
+
+    fn loss_and_attention(
+        &self,
+        batch: &Batch,
+        label_smoothing: f32,
+        head: usize,
+        mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        if head >= self.config.heads {
+            return Err(invalid("head", format!("guided alignment's head {head} of {} heads", self.config.heads)));
+        }
+        let d = self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
+        let loss = output_loss(
+            &d.features,
+            (self.out_weight().tensor(), Some(self.out_bias.tensor())),
+            batch,
+            label_smoothing,
+        )?;
+        // (batch, heads, tgt_len, src_len) → head `head`'s (batch, tgt_len, src_len)
+        let &[b, _, t, s] = d.last_cross.shape() else { unreachable!("heads' weights are 4-d") };
+        Ok((loss, Some(d.last_cross.narrow(1, head, 1)?.reshape(&[b, t, s])?)))
     }
 
     /// The last layer's cross-attention averaged over heads.

@@ -15,7 +15,7 @@
 use lingo_attention::{AttentionOutput, Intervention, ScoreSteps, dot_product_attention, plain};
 use lingo_tensor::init::xavier_uniform;
 use lingo_tensor::{Param, Tensor};
-use ndarray::{Array2, ArrayD, ArrayView1, ArrayView2, Axis, Ix2, IxDyn};
+use ndarray::{Array2, ArrayD, ArrayView1, ArrayView2, Ix2, IxDyn};
 
 use super::{Linear, Mode, param_name, positive};
 use crate::error::{Result, config};
@@ -37,8 +37,10 @@ pub struct Projected {
 pub struct HeadsOutput {
     /// `[head_1 | … | head_H]·W_oᵀ + b_o`, `(batch, tgt_len, d)`.
     pub out: Tensor,
-    /// Each head's weights `(batch, heads, tgt_len, src_len)`, before dropout.
-    pub weights: ArrayD<f32>,
+    /// Each head's weights `(batch, heads, tgt_len, src_len)`, before
+    /// dropout: a tensor, so a loss may pull on them (guided alignment);
+    /// `.data()` gives the array.
+    pub weights: Tensor,
 }
 
 /// `nn.MultiheadAttention(d, heads, dropout, batch_first=True)`: parameters
@@ -58,7 +60,7 @@ pub struct HeadsOutput {
 /// let out = attn.forward(&x, &x, None, true, Mode::Eval).unwrap();  // causal self-attention
 /// assert_eq!(out.out.shape(), &[3, 5, 8]);
 /// assert_eq!(out.weights.shape(), &[3, 2, 5, 5]);                  // (batch, heads, tgt_len, src_len)
-/// assert_eq!(out.weights[[0, 1, 0, 1]], 0.0);                       // position 0 cannot see 1
+/// assert_eq!(out.weights.data()[[0, 1, 0, 1]], 0.0);                // position 0 cannot see 1
 /// ```
 #[derive(Debug, Clone)]
 pub struct MultiheadAttention {
@@ -213,7 +215,7 @@ impl MultiheadAttention {
     /// let q = attn.project_query(&lingo_tensor::Tensor::ones(&[1, 2, 4])).unwrap();
     /// let pad = ndarray::arr2(&[[false, false, true]]);
     /// let out = attn.attend(&q, &k, &v, Some(&pad), false, Mode::Eval).unwrap();
-    /// assert_eq!(out.weights[[0, 1, 1, 2]], 0.0);                   // padding gets no weight
+    /// assert_eq!(out.weights.data()[[0, 1, 1, 2]], 0.0);            // padding gets no weight
     /// ```
     pub fn attend(
         &self,
@@ -248,7 +250,7 @@ impl MultiheadAttention {
     /// let q = attn.project_query(&lingo_tensor::Tensor::ones(&[1, 1, 4])).unwrap();
     /// let uniform = lingo_attention::Intervention::Uniform;
     /// let out = attn.attend_intervened(&q, &k, &v, None, &uniform, 0).unwrap();
-    /// assert!(out.weights.iter().all(|&w| w == 0.25));                 // every head, every position
+    /// assert!(out.weights.data().iter().all(|&w| w == 0.25));          // every head, every position
     /// ```
     pub fn attend_intervened(
         &self,
@@ -331,7 +333,10 @@ impl MultiheadAttention {
     /// The heads' context through `out_proj`, and their weights `(batch, heads, tgt_len, src_len)`.
     fn finish(&self, AttentionOutput { context, weights, head_weights }: AttentionOutput) -> Result<HeadsOutput> {
         // One head: the ops return its weights alone, (batch, tgt_len, src_len).
-        let weights = head_weights.map_or_else(|| weights.data().clone().insert_axis(Axis(1)), |w| w.data().clone());
+        let weights = match head_weights {
+            Some(heads) => heads,
+            None => weights.unsqueeze(1)?,
+        };
         Ok(HeadsOutput { out: self.out_proj.forward(&context)?, weights })
     }
 

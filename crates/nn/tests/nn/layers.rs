@@ -370,7 +370,7 @@ fn a_transformer_heads_row_worked_through_is_the_layers_own() {
                 let steps = attn.explain(rows.row(t), memory_rows.view(), Some(&hidden), source).unwrap();
                 for (h, head) in steps.heads.iter().enumerate() {
                     for (s, w) in head.weights.iter().enumerate() {
-                        assert!((w - out.weights[[0, h, t, s]]).abs() < 1e-6, "{name} head {h} ({t}, {s})");
+                        assert!((w - out.weights.data()[[0, h, t, s]]).abs() < 1e-6, "{name} head {h} ({t}, {s})");
                     }
                     let sum: f32 = head.terms.iter().sum();
                     assert!((sum * head.scale - head.scores[source]).abs() < 1e-5, "{name} head {h}");

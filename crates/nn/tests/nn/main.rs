@@ -5,6 +5,7 @@ mod checkpoint;
 mod common;
 mod export;
 mod fuzz_regressions;
+mod guided;
 mod inspect;
 mod intervene;
 mod layers;
