@@ -38,6 +38,7 @@ pub struct AblationArgs {
 pub(crate) fn run(args: &AblationArgs, out: Output) -> Result<()> {
     let settings = args.settings.clone().check()?;
     let _claimed = crate::output::ready_outputs(args.report.as_deref(), (!args.no_png).then_some(&*args.out))?;
+    crate::suite::guided_note(&settings.training, &out);
     print(args, &lingo::lessons::ablation(&settings, &mut ())?, &out)
 }
 

@@ -4,7 +4,7 @@
 //! measures and a run.
 
 use clap::Args;
-use lingo::lessons::{SuiteResults, SuiteRun, SuiteSettings, SuiteSummary, alignment_suite};
+use lingo::lessons::{SuiteResults, SuiteRun, SuiteSettings, SuiteSummary, TaskTraining, alignment_suite};
 use lingo::viz::TextOptions;
 
 use crate::error::Result;
@@ -32,6 +32,7 @@ pub(crate) fn run(args: &SuiteArgs, out: Output) -> Result<()> {
     let shape = format!("{configs} × {phenomena}");
     let out = &out;
     out.note(&format!("training configurations × phenomena: {shape} = {} runs", configs * phenomena));
+    guided_note(&settings.training, out);
     let results = alignment_suite(settings, &mut ())?;
     for runs in results.runs.chunks(configs) {
         print_phenomenon(runs, out)?;
@@ -39,6 +40,18 @@ pub(crate) fn run(args: &SuiteArgs, out: Output) -> Result<()> {
     print_matrix(settings, &results, out);
     out.say(&format!("\ntotal: {:.1} s", results.seconds));
     Ok(())
+}
+
+/// Says, when guided alignment is on, what it pulls and that the losses
+/// printed leave its term out.
+pub(crate) fn guided_note(training: &TaskTraining, out: &Output) {
+    if training.guided_alignment > 0.0 {
+        out.note(&format!(
+            "guided alignment: λ = {} on each model's attention (head {} of the Transformer's last decoder layer); \
+             the losses shown are the cross-entropy alone",
+            training.guided_alignment, training.guided_head
+        ));
+    }
 }
 
 /// One phenomenon's runs: their JSON lines, or its table and the misaligned cases.

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use crate::budget;
 use crate::error::Result;
 use crate::measure::{AttentionSummary, HeadScores, alignment_accuracy, head_scores};
-use crate::models::{AttentionChoice, ModelChoice, TaskTraining, check_widths, transformer_schedule};
+use crate::models::{AttentionChoice, ModelChoice, TaskTraining, transformer_schedule};
 use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started, Trained};
 use crate::probes::{ProbeRow, baseline_loss, probe_model};
 use crate::settings::{
@@ -113,7 +113,7 @@ impl AblationSettings {
     pub fn check(self) -> Result<Checked<AblationSettings>> {
         check_fields(&self)?;
         check_range(("min_words", self.min_words), ("max_words", self.max_words))?;
-        check_widths(&self.configs, self.training.hidden, self.training.heads)?;
+        self.training.check(&self.configs)?;
         // Every configuration trains at once, each with its model and batches.
         let task = self.task()?;
         let config = self.training.recurrent(AttentionChoice(None), task.src_vocab().len(), task.tgt_vocab().len());
@@ -154,6 +154,7 @@ impl AblationSettings {
         config.label_smoothing = self.label_smoothing;
         config.seed = self.seed;
         config.progress = Progress::Silent;
+        config.guided_alignment = self.training.guide(choice);
         match choice {
             ModelChoice::Recurrent(_) if self.warmup == 0 => config.schedule = Schedule::Constant,
             ModelChoice::Recurrent(_) => config.schedule = Schedule::LinearWarmup { warmup_steps: self.warmup },

@@ -7,10 +7,12 @@ use std::fmt;
 use std::str::FromStr;
 
 use lingo_attention::Scorer;
-use lingo_nn::{Init, Placement, RnnKind, Schedule, Seq2SeqConfig, TrainConfig, TransformerConfig};
+use lingo_nn::{GuidedAlignment, Init, Placement, RnnKind, Schedule, Seq2SeqConfig, TrainConfig, TransformerConfig};
 
 use crate::error::{Error, Result};
-use crate::settings::{MAX_BATCH, MAX_EPOCHS, MAX_LAYERS, at_most, choice, dimension, positive_real, serde_as_text};
+use crate::settings::{
+    MAX_BATCH, MAX_EPOCHS, MAX_LAYERS, at_most, choice, dimension, non_negative_real, positive_real, serde_as_text,
+};
 
 /// Attention heads per layer of the task Transformer.
 pub const HEADS: usize = 4;
@@ -235,6 +237,13 @@ pub struct TaskTraining {
     /// The Transformer's attention heads per layer, which must divide --hidden
     #[arg(long, default_value = "4", value_parser = dimension)]
     pub heads: usize,
+    /// Guided alignment's weight λ: a loss term pulling each model's attention towards the task's gold links
+    /// (OpenNMT's -lambda_align); 0 trains without it
+    #[arg(long, default_value = "0", value_parser = non_negative_real)]
+    pub guided_alignment: f64,
+    /// The head of the Transformer's last decoder layer that guided alignment pulls, from 0 (the others stay free)
+    #[arg(long, default_value = "0")]
+    pub guided_head: usize,
 }
 
 impl Default for TaskTraining {
@@ -274,6 +283,41 @@ impl TaskTraining {
             }
             choice => choice.label(),
         }
+    }
+
+    /// Checks the widths against the heads of `choices` ([`check_widths`])
+    /// and that guided alignment's head is one the Transformer has.
+    ///
+    /// ```
+    /// use lingo_lessons::{TaskTraining, models::ModelChoice};
+    /// let training = TaskTraining { guided_alignment: 1.0, guided_head: 4, ..Default::default() };
+    /// let err = training.check(&[ModelChoice::Transformer]).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid `guided_head`: must be below the Transformer's 4 heads, got 4");
+    /// assert!(training.check(&["dot".parse().unwrap()]).is_ok());
+    /// ```
+    pub fn check(&self, choices: &[ModelChoice]) -> Result<()> {
+        check_widths(choices, self.hidden, self.heads)?;
+        if self.guided_alignment > 0.0 && choices.contains(&ModelChoice::Transformer) && self.guided_head >= self.heads
+        {
+            let reason = format!("must be below the Transformer's {} heads, got {}", self.heads, self.guided_head);
+            return Err(Error::setting("guided_head", reason));
+        }
+        Ok(())
+    }
+
+    /// Guided alignment for `choice`, when asked for and `choice` has attention to guide.
+    ///
+    /// ```
+    /// use lingo_lessons::{TaskTraining, models::ModelChoice};
+    /// let training = TaskTraining { guided_alignment: 0.5, ..Default::default() };
+    /// assert_eq!(training.guide(ModelChoice::Transformer).unwrap().weight, 0.5);
+    /// assert!(training.guide("none".parse().unwrap()).is_none());
+    /// assert!(TaskTraining::default().guide("dot".parse().unwrap()).is_none());
+    /// ```
+    pub fn guide(&self, choice: ModelChoice) -> Option<GuidedAlignment> {
+        let attends = !matches!(choice, ModelChoice::Recurrent(AttentionChoice(None)));
+        (self.guided_alignment > 0.0 && attends)
+            .then_some(GuidedAlignment { weight: self.guided_alignment as f32, head: self.guided_head })
     }
 
     /// The recurrent model of these settings with `attention`, between

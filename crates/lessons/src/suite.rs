@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use crate::budget;
 use crate::error::{Error, Result};
 use crate::measure::{CHUNK, HeadScores, head_scores, sequence_accuracy};
-use crate::models::{ModelChoice, TaskTraining, check_widths, transformer_schedule};
+use crate::models::{ModelChoice, TaskTraining, transformer_schedule};
 use crate::observe::{Event, Finished, Observer, Pinned, RunInfo, Shared, Started, Trained};
 use crate::settings::{Checked, MAX_EXAMPLES, MAX_LENGTH, at_most, check_fields, check_range, defaults, dimension};
 
@@ -129,7 +129,7 @@ impl SuiteSettings {
                 format!("must be at least 2 (a swap, a pair or a filler needs two words), got {}", self.max_words),
             ));
         }
-        check_widths(&self.configs, self.training.hidden, self.training.heads)?;
+        self.training.check(&self.configs)?;
         // Every phenomenon's data is held at once; up to one run per
         // thread trains at a time, each with its model.
         let tasks = self.tasks()?;
@@ -193,6 +193,7 @@ impl SuiteSettings {
         config.label_smoothing = LABEL_SMOOTHING;
         config.seed = self.seed;
         config.progress = Progress::Silent;
+        config.guided_alignment = self.training.guide(choice);
         match choice {
             ModelChoice::Recurrent(_) => config.schedule = Schedule::LinearWarmup { warmup_steps: WARMUP },
             ModelChoice::Transformer => transformer_schedule(&mut config),

@@ -134,7 +134,7 @@ mod properties {
             let settings = AblationSettings { train_size, min_words, max_words, label_smoothing, training, ..Default::default() };
             let fields = [&["train_size", "min_words", "max_words", "label_smoothing"][..], &TRAINING_FIELDS].concat();
             accepted_or_named(&settings, AblationSettings::check, &fields)?;
-            if training.lr.is_finite() {
+            if training.lr.is_finite() && training.guided_alignment.is_finite() {
                 reads_back(&settings)?;
             }
         }

@@ -87,17 +87,34 @@ pub fn reads_back<S: PartialEq + std::fmt::Debug + serde::Serialize + serde::de:
 }
 
 /// Any [`TaskTraining`](lingo_lessons::TaskTraining): counts from 0 to past
-/// their bounds, learning rates that are not positive or not finite.
+/// their bounds, learning rates that are not positive or not finite,
+/// guided-alignment weights that are negative or not finite.
 pub fn any_training() -> impl proptest::strategy::Strategy<Value = lingo_lessons::TaskTraining> {
     use proptest::prelude::*;
-    let lr = prop_oneof![Just(f64::NAN), Just(-1.0), 0.0..1.0f64];
+    let real = || prop_oneof![Just(f64::NAN), Just(-1.0), 0.0..1.0f64];
     let rnn = prop_oneof![Just(lingo_nn::RnnKind::Lstm), Just(lingo_nn::RnnKind::Gru)];
     let placement = prop_oneof![Just(lingo_nn::Placement::Luong), Just(lingo_nn::Placement::Bahdanau)];
     let counts = (0usize..200_000, 0usize..100_000, 0usize..3000, 0usize..3000, 0usize..100, 0usize..100);
-    (counts, lr, rnn, placement).prop_map(|((epochs, batch_size, emb, hidden, layers, heads), lr, rnn, placement)| {
-        lingo_lessons::TaskTraining { epochs, batch_size, lr, emb, hidden, rnn, placement, layers, heads }
-    })
+    let guide = (real(), 0usize..100);
+    (counts, real(), rnn, placement, guide).prop_map(
+        |((epochs, batch_size, emb, hidden, layers, heads), lr, rnn, placement, (guided_alignment, guided_head))| {
+            lingo_lessons::TaskTraining {
+                epochs,
+                batch_size,
+                lr,
+                emb,
+                hidden,
+                rnn,
+                placement,
+                layers,
+                heads,
+                guided_alignment,
+                guided_head,
+            }
+        },
+    )
 }
 
 /// The fields of [`TaskTraining`](lingo_lessons::TaskTraining), which a refusal may name.
-pub const TRAINING_FIELDS: [&str; 7] = ["epochs", "batch_size", "lr", "emb", "hidden", "layers", "heads"];
+pub const TRAINING_FIELDS: [&str; 9] =
+    ["epochs", "batch_size", "lr", "emb", "hidden", "layers", "heads", "guided_alignment", "guided_head"];
