@@ -60,8 +60,17 @@ fn print_phenomenon(runs: &[SuiteRun], out: &Output) -> Result<()> {
     let mut lines = vec![
         format!("\n== {phenomenon} ({tested} test sentences) =="),
         format!(
-            "{:<26} {:>8} {:>8} {:>9} {:>6} {:>6} {:>6} {:>10}  {}",
-            "configuration", "val loss", "seq acc", "alignment", "chance", "AER", "recall", "misaligned", "best head"
+            "{:<26} {:>8} {:>8} {:>9} {:>6} {:>6} {:>6} {:>7} {:>10}  {}",
+            "configuration",
+            "val loss",
+            "seq acc",
+            "alignment",
+            "chance",
+            "AER",
+            "recall",
+            "AER≥0.3",
+            "misaligned",
+            "best head"
         ),
     ];
     let summaries: Vec<SuiteSummary> = runs.iter().map(SuiteRun::summary).collect();
@@ -70,7 +79,7 @@ fn print_phenomenon(runs: &[SuiteRun], out: &Output) -> Result<()> {
         // Precision is the alignment accuracy (one peak per scored row): the table has the accuracy alone.
         lines.push(
             format!(
-                "{:<26} {:>8.4} {:>8} {:>9} {:>6} {:>6} {:>6} {:>10}  {}",
+                "{:<26} {:>8.4} {:>8} {:>9} {:>6} {:>6} {:>6} {:>7} {:>10}  {}",
                 run.label.clone(),
                 summary.val_loss,
                 percent(Some(summary.sequence_accuracy)),
@@ -78,6 +87,7 @@ fn print_phenomenon(runs: &[SuiteRun], out: &Output) -> Result<()> {
                 percent(summary.chance),
                 summary.aer.map_or("n/a".into(), |aer| format!("{aer:.3}")),
                 percent(summary.recall),
+                summary.aer_split.map_or("n/a".into(), |aer| format!("{aer:.3}")),
                 summary.misaligned.map_or("n/a".into(), |n| n.to_string()),
                 run.best_head().map_or(String::new(), |(name, acc)| format!("{name} ({})", percent(Some(acc)))),
             )

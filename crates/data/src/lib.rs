@@ -103,7 +103,7 @@ pub use error::{Error, Result, RowProblem};
 pub use metrics::{
     Accuracy, AerScore, AgreementScore, AlignmentAccuracy, AlignmentErrorRate, AlignmentScore, SaliencyAgreement,
     attention_entropy, format_pharaoh, hard_alignment, mean_attention_entropy, pharaoh_links, sequence_accuracy,
-    spearman, token_accuracy, unread_sources,
+    spearman, threshold_alignment, token_accuracy, unread_sources,
 };
 pub use prepare::{Filtered, PrepareConfig, Prepared, TokenizerKind, filtered, prepare};
 pub use score::{

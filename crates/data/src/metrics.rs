@@ -514,6 +514,29 @@ pub fn hard_alignment(weights: ArrayView2<f32>, src_len: usize) -> Result<Vec<us
     Ok(weights.rows().into_iter().map(|row| argmax(row.iter().take(src_len).copied())).collect())
 }
 
+/// A hard alignment that may give a row several links: every source
+/// position in `0..src_len` holding at least `threshold` of the row's
+/// weight, or the row's peak when none does. A word made of two source
+/// words, its weight split between them, gets both links, which one peak
+/// per row ([`hard_alignment`]) cannot give.
+///
+/// ```
+/// use ndarray::array;
+/// let weights = array![[0.1f32, 0.45, 0.45, 0.0], [0.2, 0.2, 0.25, 0.35]];
+/// let links = lingo_data::threshold_alignment(weights.view(), 4, 0.3).unwrap();
+/// assert_eq!(links, [vec![1, 2], vec![3]]);
+/// assert_eq!(lingo_data::threshold_alignment(weights.view(), 3, 0.3).unwrap()[1], [2]); // the peak
+/// ```
+pub fn threshold_alignment(weights: ArrayView2<f32>, src_len: usize, threshold: f32) -> Result<Vec<Vec<usize>>> {
+    let peaks = hard_alignment(weights, src_len)?;
+    let rows = weights.rows().into_iter().zip(peaks);
+    let links = rows.map(|(row, peak)| {
+        let above: Vec<usize> = (0..src_len).filter(|&i| row[i] >= threshold).collect();
+        if above.is_empty() { vec![peak] } else { above }
+    });
+    Ok(links.collect())
+}
+
 /// The hard alignment as Pharaoh word links `(i, j)`: target word `j` is
 /// aligned to source word `i`, both 0-based word indices without `<sos>`
 /// (source position `i + 1`, output row `j`).

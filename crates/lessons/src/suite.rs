@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use lingo_data::{
     AerScore, AlignedExample, AlignmentAccuracy, AlignmentErrorRate, AlignmentScore, Batch, Phenomenon, SuiteConfig,
-    SuiteTask, Task, Vocab, format_pharaoh, hard_alignment, pharaoh_links,
+    SuiteTask, Task, Vocab, format_pharaoh, hard_alignment, pharaoh_links, threshold_alignment,
 };
 use lingo_nn::{
     AnyConfig, AnyModel, EncoderDecoder, Progress, Schedule, TrainConfig, TransformerConfig, train_model_hooked,
@@ -51,6 +51,10 @@ use crate::settings::{Checked, MAX_EXAMPLES, MAX_LENGTH, at_most, check_fields, 
 /// learns to align.
 const LABEL_SMOOTHING: f32 = 0.1;
 const WARMUP: u64 = 4000;
+/// The share of its row's weight a link holds in [`SuiteAlignment::aer_split`]:
+/// above a third, so a row has at most three such links, and an even split
+/// between two source words gives both.
+pub const SPLIT_LINK: f32 = 0.3;
 
 /// Settings of the alignment suite; the defaults are those of
 /// `docs/alignment-suite.md`.
@@ -257,6 +261,10 @@ pub struct SuiteAlignment {
     pub accuracy: AlignmentScore,
     /// The alignment error rate of the peaks against the sure and possible links.
     pub aer: AerScore,
+    /// The alignment error rate of the links holding at least
+    /// [`SPLIT_LINK`] of their row's weight ([`threshold_alignment`]):
+    /// a word from two source words can find both, which one peak cannot.
+    pub aer_split: AerScore,
     /// Test sentences with a target word whose peak is not on a possible link.
     pub misaligned: usize,
     /// The first [`SuiteSettings::show`] of them.
@@ -298,6 +306,8 @@ pub struct SuiteSummary {
     pub chance: Option<f64>,
     /// Alignment error rate.
     pub aer: Option<f64>,
+    /// Alignment error rate of the links holding at least 0.3 of their row's weight.
+    pub aer_split: Option<f64>,
     /// Share of predicted links that are possible. One peak per scored row
     /// makes it the alignment accuracy; both are kept.
     pub precision: Option<f64>,
@@ -386,6 +396,7 @@ impl SuiteRun {
             alignment_accuracy: alignment.map(|a| a.accuracy.accuracy),
             chance: alignment.map(|a| a.accuracy.chance),
             aer: aer.map(|s| s.aer),
+            aer_split: alignment.map(|a| a.aer_split.aer),
             precision: aer.and_then(|s| ratio(s.possible_hits, s.links)),
             recall: aer.and_then(|s| ratio(s.sure_hits, s.sure)),
             links: aer.map(|s| s.links),
@@ -539,7 +550,8 @@ fn score_alignment<M: EncoderDecoder>(
     test: &[AlignedExample],
     show: usize,
 ) -> Result<Option<SuiteAlignment>> {
-    let (mut accuracy, mut aer) = (AlignmentAccuracy::new(), AlignmentErrorRate::new());
+    let (mut accuracy, mut aer, mut aer_split) =
+        (AlignmentAccuracy::new(), AlignmentErrorRate::new(), AlignmentErrorRate::new());
     let (mut misaligned, mut cases) = (0, Vec::new());
     for chunk in test.chunks(CHUNK) {
         let batch = Batch::from_examples(chunk)?;
@@ -549,6 +561,8 @@ fn score_alignment<M: EncoderDecoder>(
             let (weights, src_len) = (weights.index_axis(Axis(0), b), batch.src_lens[b]);
             accuracy.add(weights, &ex.gold, src_len)?;
             aer.add(weights, &ex.sure, &ex.gold, src_len)?;
+            let split = threshold_alignment(weights, src_len, SPLIT_LINK)?;
+            aer_split.add_links(&split, &ex.sure, &ex.gold, src_len)?;
             let peaks = hard_alignment(weights, src_len)?;
             if peaks.iter().zip(&ex.gold).all(|(peak, gold)| gold.is_empty() || gold.contains(peak)) {
                 continue;
@@ -570,7 +584,8 @@ fn score_alignment<M: EncoderDecoder>(
             }
         }
     }
-    Ok(Some(SuiteAlignment { accuracy: accuracy.score(), aer: aer.score(), misaligned, cases }))
+    let (aer, aer_split) = (aer.score(), aer_split.score());
+    Ok(Some(SuiteAlignment { accuracy: accuracy.score(), aer, aer_split, misaligned, cases }))
 }
 
 /// Gold link sets as Pharaoh word links `(i, j)` in target order, as

@@ -534,6 +534,7 @@ fn alignment_suite_json_scores_each_phenomenon_under_each_config() {
     for (n, line) in lines.iter().enumerate() {
         let want = [
             "aer",
+            "aer_split",
             "alignment_accuracy",
             "best_head",
             "best_head_alignment",
@@ -558,7 +559,9 @@ fn alignment_suite_json_scores_each_phenomenon_under_each_config() {
         assert!(line["val_loss"].as_f64().unwrap() > 0.0, "{line:?}");
         assert!((0.0..=1.0).contains(&line["sequence_accuracy"].as_f64().unwrap()), "{line:?}");
         if config == "none" {
-            for key in ["aer", "alignment_accuracy", "precision", "recall", "misaligned", "misaligned_examples"] {
+            for key in
+                ["aer", "aer_split", "alignment_accuracy", "precision", "recall", "misaligned", "misaligned_examples"]
+            {
                 assert!(line[key].is_null(), "no attention, no {key}: {line:?}");
             }
             continue;
@@ -573,6 +576,7 @@ fn alignment_suite_json_scores_each_phenomenon_under_each_config() {
         assert!((line["recall"].as_f64().unwrap() - sure_hits / sure).abs() < 1e-12, "{line:?}");
         let accuracy = line["alignment_accuracy"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&accuracy) && (0.0..=1.0).contains(&aer), "{line:?}");
+        assert!((0.0..=1.0).contains(&line["aer_split"].as_f64().unwrap()), "{line:?}");
         // One peak per scored row: the possible ones are the hits.
         assert_eq!(line["precision"], line["alignment_accuracy"], "{line:?}");
         if phenomenon == "copy" {
