@@ -619,7 +619,8 @@ pub fn training_loss<M: EncoderDecoder>(
     config: &TrainConfig,
     mode: Mode<'_>,
 ) -> Result<Tensor> {
-    let (Some(guide), Some(gold)) = (config.guided_alignment, batch.gold_weights()) else {
+    // The gold matrix is built only when guidance asks for it: this runs every step.
+    let Some((guide, gold)) = config.guided_alignment.and_then(|guide| Some((guide, batch.gold_weights()?))) else {
         return model.loss(batch, config.label_smoothing, mode);
     };
     let (loss, attention) = model.loss_and_attention(batch, config.label_smoothing, guide.head, mode)?;
