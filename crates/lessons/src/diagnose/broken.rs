@@ -6,13 +6,14 @@
 //! lexicon-translate-then-reverse; [`Breakage`] says what is done to it.
 //! `cargo run --release --example broken_models` prints the table.
 
-use lingo_data::{Batch, Example, LexiconReverse, Pair, Task, Vocab};
+use lingo_data::{Example, LexiconReverse, Pair, Task, Vocab};
 use lingo_nn::{Mode, Progress, Seq2Seq, Seq2SeqConfig, TrainConfig, TrainResult, evaluate, train_model};
 use lingo_tensor::Module;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
 
+use super::model::batches_of;
 use super::{Diagnosis, eval_mode, gap, gradient_report, initial_loss, leakage};
 use crate::error::Result;
 use crate::metrics::RoundMetrics;
@@ -119,10 +120,7 @@ struct Case {
 /// ```
 pub fn broken_model(breakage: Breakage) -> Result<BrokenModel> {
     let case = case(breakage)?;
-    let batches = |examples: &[Example]| -> Result<Vec<Batch>> {
-        Ok(examples.chunks(32).take(4).map(Batch::from_examples).collect::<lingo_data::Result<Vec<_>>>()?)
-    };
-    let (train, valid) = (batches(&case.train)?, batches(&case.valid)?);
+    let (train, valid) = (batches_of(&case.train, 4 * 32, 32)?, batches_of(&case.valid, 4 * 32, 32)?);
     let model = &case.model;
     let losses = (f64::from(evaluate(model, &train, 0.0)?), f64::from(evaluate(model, &valid, 0.0)?));
     let mut rng = StdRng::seed_from_u64(1);
