@@ -1,7 +1,7 @@
 //! sacrebleu's numbers for lingo's translation metrics
 //! (`fixtures/score_sacrebleu.json`, written by `tools/gen_score_fixtures.py`;
 //! sentences from eng-spa, CC BY 2.0, Attribution: www.manythings.org/anki
-//! and tatoeba.org), shared by the library test (`crates/data/tests/data/bleu.rs`)
+//! and tatoeba.org), shared by the library test (`crates/data/tests/data/score.rs`)
 //! and the command-line test (`crates/cli/tests/cli/score.rs`). Each uses its
 //! own subset of the fields.
 #![allow(dead_code)]
