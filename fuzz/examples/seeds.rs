@@ -40,6 +40,11 @@ fn main() {
         write("lines", name, &[&[64u8][..], text.as_bytes()].concat());
     }
 
+    // pharaoh: links as aligners write them, one line per pair.
+    for (name, text) in [("plain", "0-0 1-1\n\n1-0 0-1 2-2\n"), ("crlf", "\u{FEFF}0-0\r\n2-1  1-0\t0-0\r\n")] {
+        write("pharaoh", name, text.as_bytes());
+    }
+
     // vocab: the token list as a checkpoint stores it.
     write("vocab", "specials", &encode(&Vocab::new()));
     write("vocab", "words", &encode(&Vocab::from_tokens(["go", "ve", "hola", "¡", "!", "él", "corrió"])));

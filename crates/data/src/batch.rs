@@ -60,6 +60,36 @@ impl SeqPair for Example {
     }
 }
 
+/// A corpus [`Example`] with the gold rows of its word links
+/// ([`SeqPair::gold`]), as guided alignment on a corpus trains on it
+/// ([`crate::Prepared::linked_train`]).
+///
+/// ```
+/// use lingo_data::{Example, Linked, SeqPair};
+/// let example = Example { src: vec![2, 5, 3], tgt: vec![2, 6, 3] };
+/// let gold = [vec![1], vec![]];
+/// assert_eq!(Linked { example: &example, gold: &gold }.gold(), Some(&gold[..]));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Linked<'a> {
+    /// The encoded pair.
+    pub example: &'a Example,
+    /// For each output row, the source positions it reads.
+    pub gold: &'a [Vec<usize>],
+}
+
+impl SeqPair for Linked<'_> {
+    fn src(&self) -> &[usize] {
+        &self.example.src
+    }
+    fn tgt(&self) -> &[usize] {
+        &self.example.tgt
+    }
+    fn gold(&self) -> Option<&[Vec<usize>]> {
+        Some(self.gold)
+    }
+}
+
 /// One padded mini-batch, the only thing that crosses into the models.
 ///
 /// From targets `<sos> y1 .. yn <eos>`: `tgt_in` is `<sos> y1 .. yn` (what

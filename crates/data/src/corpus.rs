@@ -47,6 +47,8 @@ pub struct SkippedRow {
 pub struct Loaded {
     /// The good rows, in file order.
     pub corpus: Corpus,
+    /// The 1-based line of each good row.
+    pub lines: Vec<usize>,
     /// The bad rows that lenient mode skipped (always empty in strict mode).
     pub skipped: Vec<SkippedRow>,
     /// The 1-based lines that had more than two columns (the rest of such a
@@ -146,6 +148,7 @@ impl Corpus {
                         loaded.extra_columns.push(index + 1);
                     }
                     loaded.corpus.pairs.push(pair);
+                    loaded.lines.push(index + 1);
                 }
                 Err(problem) if options.lenient => loaded.skipped.push(SkippedRow { line: index + 1, problem }),
                 Err(problem) => return Err(Error::Row { path: path.to_owned(), line: index + 1, problem }),
@@ -241,6 +244,18 @@ impl Corpus {
     /// assert_eq!((split.train.len(), split.valid.len(), split.test.len()), (70, 10, 20));
     /// ```
     pub fn split<R: Rng + ?Sized>(&self, fractions: SplitFractions, rng: &mut R) -> Result<Split> {
+        let [train, valid, test] = self.split_indices(fractions, rng)?;
+        let part = |indices: Vec<usize>| Corpus { pairs: indices.into_iter().map(|i| self.pairs[i].clone()).collect() };
+        Ok(Split { train: part(train), valid: part(valid), test: part(test) })
+    }
+
+    /// [`Corpus::split`] as the indices of the pairs of each part, `[train,
+    /// valid, test]`, so what travels with a pair (its word links) follows it.
+    pub(crate) fn split_indices<R: Rng + ?Sized>(
+        &self,
+        fractions: SplitFractions,
+        rng: &mut R,
+    ) -> Result<[Vec<usize>; 3]> {
         let SplitFractions { valid, test } = fractions;
         let in_range = |f: f64| (0.0..1.0).contains(&f);
         if !in_range(valid) || !in_range(test) || valid + test >= 1.0 {
@@ -263,18 +278,19 @@ impl Corpus {
         groups.shuffle(rng);
         let n = self.len() as f64;
         let (want_test, want_valid) = ((test * n).round() as usize, (valid * n).round() as usize);
-        let mut split = Split::default();
+        // Test first, then validation, then training: parts [train, valid, test].
+        let mut parts: [Vec<usize>; 3] = Default::default();
         for group in groups {
-            let part = if split.test.len() < want_test {
-                &mut split.test
-            } else if split.valid.len() < want_valid {
-                &mut split.valid
+            let part = if parts[2].len() < want_test {
+                2
+            } else if parts[1].len() < want_valid {
+                1
             } else {
-                &mut split.train
+                0
             };
-            part.pairs.extend(group.iter().map(|&i| self.pairs[i].clone()));
+            parts[part].extend(group);
         }
-        Ok(split)
+        Ok(parts)
     }
 
     /// Tokenizes and maps every pair to ids, both sides as

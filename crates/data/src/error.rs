@@ -3,7 +3,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// What is wrong with one row of a parallel TSV file.
+/// What is wrong with one line of a data file: a row of a parallel TSV
+/// file, or a line of a Pharaoh alignment file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RowProblem {
@@ -41,6 +42,22 @@ pub enum RowProblem {
         /// The configured maximum.
         max: usize,
     },
+    /// A Pharaoh line holds something other than `i-j` links.
+    BadLink {
+        /// The first word of the line that is not a link.
+        token: String,
+    },
+    /// A Pharaoh link names a word its sentence pair does not have.
+    LinkPastPair {
+        /// The link, `(source word, target word)`.
+        link: (usize, usize),
+        /// Words of the source sentence.
+        src_words: usize,
+        /// Words of the target sentence.
+        tgt_words: usize,
+        /// The pair's words, `source / target`, as they were counted.
+        words: String,
+    },
 }
 
 impl fmt::Display for RowProblem {
@@ -61,6 +78,12 @@ impl fmt::Display for RowProblem {
             ),
             Self::TooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, over the limit of {max}")
+            }
+            Self::BadLink { token } => {
+                write!(f, "`{token}` is not a link `i-j` (source word i, target word j, counted from 0)")
+            }
+            Self::LinkPastPair { link: (i, j), src_words, tgt_words, words } => {
+                write!(f, "link {i}-{j} is past the pair's {src_words} source and {tgt_words} target words ({words})")
             }
         }
     }

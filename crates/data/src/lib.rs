@@ -13,6 +13,9 @@
 //!   [`filtered`] and [`prepare`] make a corpus file ready for training as
 //!   `lingo train` does (length filter, no repeats, split, tokenizer and
 //!   vocabularies learned on the training pairs alone).
+//! * **Word alignments from a file** ([`read_pharaoh`]): an aligner's
+//!   Pharaoh links, checked against their pairs and turned into the gold
+//!   rows of subword tokens ([`gold_rows`]) that guided alignment trains on.
 //! * **Batches** ([`Batch`], [`BatchConfig`]): padding, masks, the
 //!   teacher-forcing shift, bucketing by length, a cap on padded tokens per
 //!   batch, seeded batch order.
@@ -81,6 +84,7 @@
 
 #![warn(missing_docs)]
 
+mod align;
 mod batch;
 mod bpe;
 mod corpus;
@@ -94,7 +98,8 @@ mod tasks;
 mod tokenize;
 mod vocab;
 
-pub use batch::{Batch, BatchConfig, Example, SeqPair};
+pub use align::{Links, check_links, gold_rows, parse_pharaoh, parse_pharaoh_line, read_pharaoh};
+pub use batch::{Batch, BatchConfig, Example, Linked, SeqPair};
 pub use bpe::{Bpe, BpeConfig, END_OF_WORD};
 pub use corpus::{
     Corpus, Loaded, MAX_LINE_SEARCH, Pair, ReadOptions, SkippedRow, Split, SplitFractions, parse_lines, read_lines_from,
@@ -103,9 +108,9 @@ pub use error::{Error, Result, RowProblem};
 pub use metrics::{
     Accuracy, AerScore, AgreementScore, AlignmentAccuracy, AlignmentErrorRate, AlignmentScore, SaliencyAgreement,
     attention_entropy, format_pharaoh, hard_alignment, mean_attention_entropy, pharaoh_links, sequence_accuracy,
-    spearman, threshold_alignment, token_accuracy, unread_sources,
+    spearman, threshold_alignment, token_accuracy, unread_sources, word_alignment,
 };
-pub use prepare::{Filtered, PrepareConfig, Prepared, TokenizerKind, filtered, prepare};
+pub use prepare::{Filtered, PrepareConfig, Prepared, TokenizerKind, filtered, prepare, prepare_linked};
 pub use score::{
     Bleu, BleuScore, BleuTokenize, Chrf, Metric, NumpyRng, PairedBootstrap, Signature, SystemResult, Ter, corpus_bleu,
     corpus_chrf, corpus_score, sentence_scores, sentence_stats, sum_stats, tokenize_13a, translation_edit_rate,

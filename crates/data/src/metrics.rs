@@ -8,6 +8,7 @@
 //! used while predicting output `j`. Take them from a batch's
 //! `(batch, tgt_len, src_len)` array with `weights.index_axis(Axis(0), b)`.
 
+use crate::Links;
 use crate::error::{Error, Result};
 use ndarray::{Array1, ArrayView2, Zip};
 
@@ -472,6 +473,28 @@ impl AlignmentErrorRate {
         Ok(())
     }
 
+    /// Scores one sentence pair's word links against gold word links that
+    /// are all sure (`S = P`, as an aligner's Pharaoh file gives them):
+    /// every predicted link counts, repeats once.
+    ///
+    /// ```
+    /// let mut aer = lingo_data::AlignmentErrorRate::new();
+    /// aer.add_word_links(&[(0, 0), (1, 2)], &[(0, 0), (1, 1), (2, 2)]);
+    /// let score = aer.score();
+    /// assert_eq!((score.links, score.sure, score.sure_hits), (2, 3, 1));
+    /// assert_eq!(score.aer, 1.0 - 2.0 / 5.0);
+    /// ```
+    pub fn add_word_links(&mut self, predicted: &[(usize, usize)], gold: &[(usize, usize)]) {
+        let mut predicted = predicted.to_vec();
+        predicted.sort_unstable();
+        predicted.dedup();
+        let hits = predicted.iter().filter(|link| gold.contains(link)).count();
+        self.links += predicted.len();
+        self.sure += gold.len();
+        self.sure_hits += hits;
+        self.possible_hits += hits;
+    }
+
     /// The score so far; AER is 1 if nothing was scored.
     ///
     /// ```
@@ -578,6 +601,27 @@ pub fn pharaoh_links(weights: ArrayView2<f32>, src_len: usize, tgt_words: usize)
         .filter(|(_, i)| words.contains(i))
         .map(|(j, i)| (i - 1, j))
         .collect())
+}
+
+/// The hard alignment of `weights (output tokens, source tokens)` as word
+/// links, for tokenizers that split words into pieces: each output row's
+/// peak ([`pharaoh_links`]) is moved to the words of its two tokens,
+/// `src_words[i]` being source token `i`'s word (without `<sos>` and
+/// `<eos>`) and `tgt_words[j]` output token `j`'s ([`crate::Tokenizer::word_indices`]).
+/// Links come once each, in target order.
+///
+/// ```
+/// use ndarray::array;
+/// // Source "<sos> un· believ· able <eos>" (one word), output "in· creíble <eos>" (one word).
+/// let weights = array![[0.0f32, 0.6, 0.2, 0.1, 0.1], [0.0, 0.1, 0.2, 0.6, 0.1], [0.0, 0.0, 0.0, 0.0, 1.0]];
+/// assert_eq!(lingo_data::word_alignment(weights.view(), &[0, 0, 0], &[0, 0]).unwrap(), [(0, 0)]);
+/// ```
+pub fn word_alignment(weights: ArrayView2<f32>, src_words: &[usize], tgt_words: &[usize]) -> Result<Links> {
+    let token_links = pharaoh_links(weights, src_words.len() + 2, tgt_words.len())?;
+    let mut links: Links = token_links.into_iter().map(|(i, j)| (src_words[i], tgt_words[j])).collect();
+    links.sort_by_key(|&(i, j)| (j, i));
+    links.dedup();
+    Ok(links)
 }
 
 /// Pharaoh's text form of word links: `i-j` pairs separated by spaces, the

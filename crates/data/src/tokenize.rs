@@ -53,6 +53,19 @@ pub trait Tokenizer {
         (0..tokens.len()).collect()
     }
 
+    /// The word of each token of `text` ([`word_indices`](Tokenizer::word_indices) of its tokens).
+    ///
+    /// ```
+    /// use lingo_data::{Bpe, BpeConfig, Tokenizer};
+    /// let bpe = Bpe::learn(["hola hola"], &BpeConfig::default());
+    /// assert_eq!(bpe.tokenize("hola zz"), ["hola</w>", "z", "z</w>"]);   // "zz" was never seen
+    /// assert_eq!(bpe.token_words("hola zz"), [0, 1, 1]);
+    /// ```
+    fn token_words(&self, text: &str) -> Vec<usize> {
+        let tokens = self.tokenize(text);
+        self.word_indices(&tokens.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
     /// Counts the tokens of `text` without storing them.
     ///
     /// ```

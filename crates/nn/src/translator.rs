@@ -27,7 +27,7 @@
 
 use std::path::Path;
 
-use lingo_data::{Example, PAD, TextTokenizer, Tokenizer, Vocab, Wrap, pharaoh_links};
+use lingo_data::{Example, PAD, TextTokenizer, Tokenizer, Vocab, Wrap, word_alignment};
 use ndarray::{Array2, s};
 use serde::{Deserialize, Serialize};
 
@@ -481,13 +481,8 @@ impl Translator {
     /// The argmax token links of `attention (output tokens, source tokens)`
     /// as word links; `words` are the output tokens that are words (no `<eos>`).
     fn word_links(&self, attention: &Array2<f32>, source: &[&str], words: &[&str]) -> Result<Vec<(usize, usize)>> {
-        let token_links = pharaoh_links(attention.view(), source.len(), words.len())?;
         let src_word = self.tokenizer.word_indices(&source[1..source.len() - 1]); // without <sos>, <eos>
-        let tgt_word = self.tokenizer.word_indices(words);
-        let mut links: Vec<(usize, usize)> = token_links.into_iter().map(|(i, j)| (src_word[i], tgt_word[j])).collect();
-        links.sort_by_key(|&(i, j)| (j, i));
-        links.dedup();
-        Ok(links)
+        Ok(word_alignment(attention.view(), &src_word, &self.tokenizer.word_indices(words))?)
     }
 
     /// The translation of a source without tokens: nothing.
