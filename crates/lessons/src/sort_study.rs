@@ -517,7 +517,8 @@ fn time_epochs(settings: &SortStudySettings, observer: &Shared<'_>) -> Result<So
     let mut config = settings.train_config();
     config.control = observer.control();
     let mut watch = observer.watch(&run, &[], &[]);
-    let trained = train_model_hooked(&mut model, &train, &[], &config, None, &mut watch)?;
+    // No validation pairs: this run measures its epochs' time alone.
+    let trained = train_model_hooked(&mut model, &train, &train[..0], &config, None, &mut watch)?;
     let ends = watch.epoch_ends();
     let seconds: Vec<f64> = std::iter::once(&0.0).chain(ends).zip(ends).map(|(start, end)| end - start).collect();
     let mut sorted = seconds.clone();

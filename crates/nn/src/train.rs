@@ -785,7 +785,9 @@ impl<M, Er: From<Error>, F: FnMut(&EpochReport, &M) -> std::result::Result<Next,
 /// Trains `model` on `train`, validating on `val` after every epoch; see the
 /// [module docs](self). With `resume`, continues from a `last.ckpt` written
 /// by an earlier run with the same configuration: weights, optimizer and
-/// schedule state, epoch and step come from it.
+/// schedule state, epoch and step come from it. `train` and `val` may be
+/// of two kinds of pairs: validation scores the cross-entropy alone, so
+/// training pairs with gold links ([`lingo_data::Linked`]) validate on plain ones.
 ///
 /// A NaN or infinite training loss stops training with
 /// [`Error::NonFiniteLoss`], naming the epoch and step; the checkpoints of
@@ -805,10 +807,10 @@ impl<M, Er: From<Error>, F: FnMut(&EpochReport, &M) -> std::result::Result<Next,
 /// assert_eq!(result.val_losses.len(), 3);
 /// assert!(result.train_losses[2] < result.train_losses[0]);
 /// ```
-pub fn train_model<M: EncoderDecoder, E: SeqPair>(
+pub fn train_model<M: EncoderDecoder, E: SeqPair, V: SeqPair>(
     model: &mut M,
     train: &[E],
-    val: &[E],
+    val: &[V],
     config: &TrainConfig,
     resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
 ) -> Result<TrainResult> {
@@ -840,10 +842,10 @@ pub fn train_model<M: EncoderDecoder, E: SeqPair>(
 /// assert_eq!(seen, result.val_losses);
 /// assert_eq!(seen.len(), 4);
 /// ```
-pub fn train_model_with<M: EncoderDecoder, E: SeqPair, F: From<Error>>(
+pub fn train_model_with<M: EncoderDecoder, E: SeqPair, V: SeqPair, F: From<Error>>(
     model: &mut M,
     train: &[E],
-    val: &[E],
+    val: &[V],
     config: &TrainConfig,
     resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
     after_epoch: impl FnMut(&EpochReport, &M) -> std::result::Result<Next, F>,
@@ -855,10 +857,10 @@ pub fn train_model_with<M: EncoderDecoder, E: SeqPair, F: From<Error>>(
 /// `hooks` between steps as they ask), validate, keep the best,
 /// checkpoint, then ask `hooks` whether to go on. The hooks' own errors
 /// stop training and are handed back unchanged.
-pub fn train_model_hooked<M: EncoderDecoder, E: SeqPair, H: TrainHooks<M>>(
+pub fn train_model_hooked<M: EncoderDecoder, E: SeqPair, V: SeqPair, H: TrainHooks<M>>(
     model: &mut M,
     train: &[E],
-    val: &[E],
+    val: &[V],
     config: &TrainConfig,
     resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
     hooks: &mut H,
@@ -912,10 +914,10 @@ struct Training<'a, E, M: EncoderDecoder> {
 impl<'a, E: SeqPair, M: EncoderDecoder> Training<'a, E, M> {
     /// The state before the first epoch to train, which it returns: a fresh
     /// run's, or the one `resume` saved, with its weights restored to `model`.
-    fn start(
+    fn start<V: SeqPair>(
         model: &mut M,
         train: &'a [E],
-        val: &[E],
+        val: &[V],
         config: &'a TrainConfig,
         resume: Option<&Checkpoint<TrainedModel<M::Config>>>,
     ) -> Result<(Self, u64)> {
