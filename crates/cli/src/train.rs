@@ -78,10 +78,11 @@ impl TrainArgs {
             return Ok(self.settings.clone().check()?);
         };
         let (mut file, text) = run_file::read::<CorpusSettings>(path)?;
-        // A relative corpus path is taken from the file's folder, as Cargo
+        // A relative corpus (or links) path is taken from the file's folder, as Cargo
         // takes paths in `Cargo.toml`, so a run file works from any directory.
         let dir = path.parent().unwrap_or(std::path::Path::new(""));
         file.data.path = file.data.path.map(|data| dir.join(data));
+        file.data.alignments = file.data.alignments.map(|links| dir.join(links));
         let settings = under_flags(file, &self.settings, &self.given);
         if settings.data.path.is_none() {
             let message = "no corpus: set path in [data], or pass --data".into();
@@ -166,12 +167,21 @@ pub(crate) fn run(args: &TrainArgs, out: Output) -> Result<()> {
     Ok(())
 }
 
-/// The test set's BLEU and chrF, a few translations, and the run's summary.
+/// The test set's BLEU and chrF (and AER with links), a few translations, and the run's summary.
 fn print_test(args: &TrainArgs, results: &CorpusResults, out: Output) {
     let (summary, beam) = (&results.summary, results.summary.beam);
     let search = if beam > 1 { format!("beam {beam}") } else { "greedy".into() };
     let mut lines = vec![format!("\ntest set ({} pairs, {search}): {}", results.references.len(), results.bleu)];
     lines.push(format!("chrF = {:.2}   (lowercased; {:.0} s of training)", summary.chrf, summary.train_seconds));
+    if let Some(aer) = &summary.test_aer {
+        let ratio = |a: usize, b: usize| a as f64 / b.max(1) as f64;
+        lines.push(format!(
+            "AER = {:.3}   (the attention guidance pulls, against --alignments' links: precision {:.3}, recall {:.3})",
+            aer.aer,
+            ratio(aer.possible_hits, aer.links),
+            ratio(aer.sure_hits, aer.sure)
+        ));
+    }
     let shown = results.sources.iter().zip(&results.hypotheses).zip(&results.references).take(args.show);
     for ((source, hyp), reference) in shown {
         lines.push(format!("\n  source:     {source}\n  reference:  {reference}\n  lingo:      {hyp}"));

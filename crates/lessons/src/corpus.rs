@@ -37,14 +37,19 @@ use std::time::Instant;
 
 use clap::Args;
 use lingo_attention::Scorer;
-use lingo_data::{BleuScore, Example, PrepareConfig, Prepared, TokenizerKind, corpus_bleu, corpus_chrf};
+use lingo_data::{
+    AerScore, AlignmentErrorRate, Batch, BleuScore, Example, PrepareConfig, Prepared, Tokenizer, TokenizerKind, Wrap,
+    corpus_bleu, corpus_chrf, word_alignment,
+};
 use lingo_nn::{
     Activation, Algorithm, AnyConfig, AnyModel, BeamConfig, Checkpoint, CheckpointSpec, EncoderDecoder, EpochReport,
-    Init, Next, NormPosition, Placement, PositionKind, Progress, RnnKind, Schedule, Seq2SeqConfig, StateDict,
-    StepReport, Stopping, TrainConfig, TrainHooks, TrainResult, TrainedModel, TransformerConfig, TranslateOptions,
-    Translator, evaluate, load_own, load_resumable, remove_stale_temp_files, train_model_hooked,
+    GuidedAlignment, Init, Mode, Next, NormPosition, Placement, PositionKind, Progress, RnnKind, Schedule,
+    Seq2SeqConfig, StateDict, StepReport, Stopping, TrainConfig, TrainHooks, TrainResult, TrainedModel,
+    TransformerConfig, TranslateOptions, Translator, evaluate, load_own, load_resumable, remove_stale_temp_files,
+    train_model_hooked,
 };
-use lingo_tensor::Module;
+use lingo_tensor::{Module, no_grad};
+use ndarray::s;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
@@ -121,6 +126,9 @@ pub struct DataSettings {
     /// One vocabulary for both languages, built from both sides' training sentences (at most --vocab-size); needed by --tie-source
     #[arg(long)]
     pub joint_vocab: bool,
+    /// Word links to train attention towards (guided alignment): a Pharaoh file with one line per line of --data, `i-j` for source word i and target word j counted from 0, words as --tokenizer word splits them (tools/align.py writes one with eflomal)
+    #[arg(long, value_name = "FILE")]
+    pub alignments: Option<PathBuf>,
 }
 
 /// `[model]`: the kind of model and every field of its configuration. The
@@ -242,6 +250,12 @@ pub struct TrainingSettings {
     /// Label smoothing of the loss
     #[arg(long, default_value = "0.1", value_parser = unit_fraction, allow_hyphen_values = true)]
     pub label_smoothing: f32,
+    /// Weight λ of guided alignment: the loss adds λ times the cross-entropy from --alignments' links to the attention (OpenNMT's -lambda_align; 0 reads the links and trains without them) [default: 1 with --alignments]
+    #[arg(long, value_parser = non_negative_real, allow_hyphen_values = true)]
+    pub guided_alignment: Option<f64>,
+    /// The head of the Transformer's last decoder layer that guided alignment pulls, from 0 (the others stay free)
+    #[arg(long, default_value = "0")]
+    pub guided_head: usize,
     /// Stop after this many rounds without a better validation loss [default: never]
     #[arg(long, value_parser = at_most::<MAX_EPOCHS>)]
     pub patience: Option<usize>,
@@ -473,6 +487,7 @@ impl CorpusSettings {
             ));
         }
         let resolved = self.resolved();
+        resolved.check_guidance()?;
         let model = &resolved.model;
         match kind {
             ModelKind::Rnn => {
@@ -502,6 +517,43 @@ impl CorpusSettings {
         }
     }
 
+    /// Guided alignment needs word links, attention to pull, and a head
+    /// the Transformer has (of these resolved settings).
+    fn check_guidance(&self) -> Result<()> {
+        let model = &self.model;
+        if self.data.alignments.is_none() {
+            return match self.train.guided_alignment {
+                Some(_) => {
+                    Err(Error::setting("guided_alignment", "needs `alignments`, the links it pulls attention towards"))
+                }
+                None => Ok(()),
+            };
+        }
+        match model.kind {
+            ModelKind::Rnn if model.attention == Some(AttentionChoice(None)) => Err(Error::setting(
+                "alignments",
+                "guided alignment needs attention, and this model has none (`attention` none)",
+            )),
+            ModelKind::Transformer if self.train.guided_head >= model.heads.unwrap_or_default() => {
+                let reason = format!(
+                    "must be below the Transformer's {} heads, got {}",
+                    model.heads.unwrap_or_default(),
+                    self.train.guided_head
+                );
+                Err(Error::setting("guided_head", reason))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Guided alignment as training takes it, when these (resolved)
+    /// settings ask for it: links to read and a weight above 0.
+    fn guide(&self) -> Option<GuidedAlignment> {
+        self.data.alignments.as_ref()?;
+        let weight = self.train.guided_alignment.filter(|&w| w > 0.0)?;
+        Some(GuidedAlignment { weight: weight as f32, head: self.train.guided_head })
+    }
+
     /// These settings with every default made explicit: the recipe of the
     /// model kind, its sizes, the split seed. The settings of the other
     /// kind of model, and `momentum` for another optimizer, stay unset.
@@ -518,6 +570,7 @@ impl CorpusSettings {
         let recipe = s.model.kind.recipe();
         s.data.split_seed = s.data.split_seed.or(Some(s.train.seed));
         s.train.lr = s.train.lr.or(Some(recipe.lr));
+        s.train.guided_alignment = s.train.guided_alignment.or(s.data.alignments.as_ref().map(|_| 1.0));
         s.train.decay = s.train.decay.or(Some(recipe.decay));
         s.model.dropout = s.model.dropout.or(Some(recipe.dropout));
         if s.train.optimizer == OptimizerKind::Sgd {
@@ -618,14 +671,15 @@ impl CorpusSettings {
 
     /// The training these (resolved) settings describe, with the settings
     /// a resume must bring again.
-    fn train_config(&self, train: &[Example]) -> Result<TrainConfig> {
-        let t = &self.train;
+    fn train_config(&self, data: &Prepared) -> Result<TrainConfig> {
+        let (t, train) = (&self.train, &data.train);
         let mut config = TrainConfig::new(t.rounds, t.lr.unwrap_or_default());
         config.batching.batch_size = t.batch_size;
         config.shards = t.shards;
         config.batching.bucket = true; // similar lengths together: less padding
         config.batching.max_tokens = t.batch_tokens;
         config.label_smoothing = t.label_smoothing;
+        config.guided_alignment = self.guide();
         // A "round" is an epoch of `round_size` pairs (a slice of the corpus).
         config.epoch_size = Some(t.round_size);
         config.max_grad_norm = (t.max_grad_norm > 0.0).then_some(t.max_grad_norm);
@@ -637,7 +691,7 @@ impl CorpusSettings {
         let total_steps = if cosine { config.steps_through(train, t.rounds)? } else { 0 };
         config.schedule = self.schedule(total_steps);
         config.progress = Progress::Bar;
-        config.extra_settings = self.run_settings(train);
+        config.extra_settings = self.run_settings(data);
         Ok(config)
     }
 
@@ -646,10 +700,14 @@ impl CorpusSettings {
     /// (stored in every checkpoint, compared by [`load_resumable`]).
     /// `rounds`, `time_budget` and `average` may change, and the search
     /// only shapes the test set.
-    fn run_settings(&self, train: &[Example]) -> Vec<(String, String)> {
+    fn run_settings(&self, data: &Prepared) -> Vec<(String, String)> {
         let value = serde_json::to_value(self).expect("settings serialize");
         let other = self.model.kind.other().own_keys();
-        let left_out = ["path", "rounds", "time_budget", "average"];
+        let mut left_out = vec!["path", "alignments", "rounds", "time_budget", "average"];
+        // Unguided, as runs were before guided alignment: their checkpoints still resume.
+        if self.data.alignments.is_none() {
+            left_out.extend(["guided_alignment", "guided_head"]);
+        }
         let command = CorpusSettings::augment_args(clap::Command::new("settings"));
         // In the order of the flags, the seed first: it decides the most.
         let mut args: Vec<&clap::Arg> = command.get_arguments().collect();
@@ -666,10 +724,13 @@ impl CorpusSettings {
                 settings.push((format!("--{}", arg.get_long().unwrap_or(key)), setting_text(v)));
             }
         }
-        // The same flags on an edited corpus give other pairs.
+        // The same flags on an edited corpus (or edited links) give other pairs.
+        let train = &data.train;
+        let gold = data.train_gold.iter().flatten().flatten().flat_map(|row| row.iter().chain([&usize::MAX]));
         let ids: Vec<u8> = train
             .iter()
             .flat_map(|e| e.src.iter().chain([&usize::MAX]).chain(&e.tgt))
+            .chain(gold)
             .flat_map(|&id| (id as u64).to_le_bytes())
             .collect();
         let fingerprint = format!("{} training pairs, fingerprint {:016x}", train.len(), lingo_nn::fnv1a64(&ids));
@@ -681,7 +742,9 @@ impl CorpusSettings {
     /// the other kind of model's switches left out.
     fn as_run_file(&self) -> Result<String> {
         let mut explicit = self.clone();
-        explicit.data.path = self.data.path.as_ref().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        explicit.data.path = self.data.path.as_ref().map(absolute);
+        explicit.data.alignments = self.data.alignments.as_ref().map(absolute);
         // Through text, so each f32 keeps its shortest decimal (0.1, not 0.10000000149011612).
         let text = crate::run_file::to_toml(&explicit)?;
         let mut table: toml::Table =
@@ -801,6 +864,10 @@ pub struct CorpusSummary {
     pub word_reward: f64,
     /// Its stopping rule, by name.
     pub stopping: String,
+    /// With `alignments`, the alignment error rate of the attention
+    /// guidance pulls against the test pairs' word links (teacher-forced
+    /// on the references; each row's peak, moved to words).
+    pub test_aer: Option<AerScore>,
 }
 
 /// The files of a corpus run, besides the `epoch-<round>.ckpt` it keeps.
@@ -829,7 +896,7 @@ pub fn train_corpus(
     let data = prepare(&settings, &observer)?;
     let model_config = settings.model_config(data.src_vocab.len(), data.tgt_vocab.len());
     let mut model = AnyModel::new(model_config.clone(), &mut StdRng::seed_from_u64(settings.train.seed))?;
-    let mut config = settings.train_config(&data.train)?;
+    let mut config = settings.train_config(&data)?;
     ready_out_dir(run, &data)?;
     let start = Instant::now();
     config.control = observer.control();
@@ -995,7 +1062,17 @@ pub(crate) fn prepare(settings: &CorpusSettings, observer: &Shared<'_>) -> Resul
         vocab_size: d.vocab_size,
         joint_vocab: d.joint_vocab,
     };
-    let data = lingo_data::prepare(filtered.corpus, &config)?;
+    let data = match &d.alignments {
+        Some(file) => {
+            let links = filtered.links(&lingo_data::read_pharaoh(file)?, file)?;
+            let linked = links.iter().filter(|l| !l.is_empty()).count();
+            let total: usize = links.iter().map(Vec::len).sum();
+            let text = format!("{}: {total} word links, {linked} of {kept} pairs linked", file.display());
+            observer.send(Event::Note(Note { text }));
+            lingo_data::prepare_linked(filtered.corpus, links, &config)?
+        }
+        None => lingo_data::prepare(filtered.corpus, &config)?,
+    };
     let text = format!(
         "{}: {read} pairs read{skipped}, {kept} kept (up to {} tokens, no duplicates); {} train / {} validation / {} test; vocabularies {} / {}",
         path.display(),
@@ -1156,7 +1233,10 @@ impl CorpusRun<'_, '_> {
             .collect();
         let watch = self.observer.watch("model", &[], &pinned);
         let mut hooks = Rounds { watch, corpus: self, metrics, first_round, seconds_before, start };
-        train_model_hooked(model, &self.data.train, &self.data.valid, &self.config, resume, &mut hooks)
+        match self.data.linked_train() {
+            Some(linked) => train_model_hooked(model, &linked, &self.data.valid, &self.config, resume, &mut hooks),
+            None => train_model_hooked(model, &self.data.train, &self.data.valid, &self.config, resume, &mut hooks),
+        }
     }
 
     /// The last round the budget holds at this process's pace so far, re-planned after every
@@ -1224,6 +1304,37 @@ impl CorpusRun<'_, '_> {
             )));
         }
         Ok(Kept { translator, chosen, average_loss })
+    }
+
+    /// The AER of the attention guidance pulls (the recurrent model's, or
+    /// head `guided_head` of the Transformer's last layer) against the test
+    /// pairs' word links, read under teacher forcing on the references;
+    /// `None` without links.
+    fn test_alignment(&self, translator: &Translator) -> Result<Option<AerScore>> {
+        let (data, tokenizer) = (&self.data, translator.tokenizer());
+        let Some(links) = &data.test_links else { return Ok(None) };
+        let mut aer = AlignmentErrorRate::new();
+        for (pairs, links) in data.test.pairs.chunks(64).zip(links.chunks(64)) {
+            let examples: Vec<Example> = pairs
+                .iter()
+                .map(|p| {
+                    let mut tgt = Vec::new();
+                    translator.tgt_vocab().encode_text(&p.tgt, tokenizer, Wrap::SosEos, &mut tgt);
+                    Example { src: translator.encode(&p.src), tgt }
+                })
+                .collect();
+            let batch = Batch::from_examples(&examples)?;
+            let head = self.settings.train.guided_head;
+            let (_, attention) = no_grad(|| translator.model().loss_and_attention(&batch, 0.0, head, Mode::Eval))?;
+            let Some(attention) = attention else { return Ok(None) };
+            let weights = attention.data(); // (batch, tgt_len, src_len)
+            for (b, (pair, gold)) in pairs.iter().zip(links).enumerate() {
+                let (src_words, tgt_words) = (tokenizer.token_words(&pair.src), tokenizer.token_words(&pair.tgt));
+                let rows = weights.slice(s![b, ..tgt_words.len(), ..src_words.len() + 2]);
+                aer.add_word_links(&word_alignment(rows, &src_words, &tgt_words)?, gold);
+            }
+        }
+        Ok(Some(aer.score()))
     }
 
     /// Saves `model` with the tokenizer and vocabularies, all translation needs, and says so.
@@ -1294,6 +1405,7 @@ impl CorpusRun<'_, '_> {
             coverage_penalty: search.coverage_penalty,
             word_reward: search.word_reward,
             stopping: choice::name(&search.stopping),
+            test_aer: self.test_alignment(&kept.translator)?,
         };
         let references = data.test.pairs.iter().map(|p| p.tgt.clone()).collect();
         Ok(CorpusResults { summary, bleu, sources, references, hypotheses })
@@ -1304,6 +1416,7 @@ impl CorpusRun<'_, '_> {
 mod tests {
     use super::{CorpusSettings, Decay, ModelKind, OptimizerKind};
     use lingo_attention::Scorer;
+    use lingo_data::{Corpus, Prepared, TextTokenizer, Vocab, WordTokenizer};
     use lingo_nn::{Algorithm, AnyConfig, NormPosition, Schedule, Seq2SeqConfig, TransformerConfig};
 
     fn of(kind: ModelKind) -> CorpusSettings {
@@ -1372,7 +1485,7 @@ mod tests {
 
     #[test]
     fn a_resume_is_compared_on_the_settings_of_the_model_s_own_kind() {
-        let settings = of(ModelKind::Transformer).run_settings(&[]);
+        let settings = of(ModelKind::Transformer).run_settings(&empty_data());
         let names: Vec<&str> = settings.iter().map(|(name, _)| name.as_str()).collect();
         assert_eq!(names[..2], ["--seed", "--lenient"]);
         assert!(names.contains(&"--d-model") && names.contains(&"--model") && !names.contains(&"--hidden"));
@@ -1382,5 +1495,30 @@ mod tests {
             (value("--dropout"), value("--momentum"), value("--decay")),
             (Some("0.1"), Some("none"), Some("inverse-sqrt"))
         );
+        // Guidance's settings only when it has links: unguided runs compare as they always did.
+        assert!(!names.iter().any(|name| name.starts_with("--guided") || *name == "--alignments"));
+        let mut guided = of(ModelKind::Transformer);
+        guided.data.alignments = Some("pairs.align".into());
+        let settings = guided.resolved().run_settings(&empty_data());
+        let names: Vec<&str> = settings.iter().map(|(name, _)| name.as_str()).collect();
+        assert!(names.contains(&"--guided-alignment") && names.contains(&"--guided-head"), "{names:?}");
+        assert!(!names.contains(&"--alignments"));
+    }
+
+    /// Prepared data with no pairs at all.
+    fn empty_data() -> Prepared {
+        let no_words = Vocab::from_tokens(Vec::<String>::new());
+        Prepared {
+            tokenizer: TextTokenizer::Word(WordTokenizer::lowercased()),
+            src_vocab: no_words.clone(),
+            tgt_vocab: no_words,
+            train: Vec::new(),
+            train_gold: None,
+            valid: Vec::new(),
+            train_pairs: Corpus::default(),
+            valid_pairs: Corpus::default(),
+            test: Corpus::default(),
+            test_links: None,
+        }
     }
 }

@@ -100,3 +100,50 @@ fn bad_exported_directories_are_one_line_errors_and_write_nothing() {
         assert!(!target.exists(), "{}", dir.display());
     }
 }
+
+#[test]
+fn bad_alignment_files_are_one_line_errors_and_keep_the_run_in_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let data = dir.join("numbers.tsv");
+    crate::common::tiny_corpus(&data);
+    let lines = std::fs::read_to_string(&data).unwrap().lines().count();
+    // A run already in --out, which a bad links file must leave as it is.
+    let out = dir.join("run");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("model.ckpt"), b"an earlier run").unwrap();
+    let good = "0-0\n".repeat(lines);
+    let cases: [(&str, String, String); 5] = [
+        ("missing.align", String::new(), "missing.align: No such file or directory".into()),
+        (
+            "short.align",
+            "0-0\n".repeat(lines - 1),
+            format!(
+                "invalid alignments: short.align has {} lines for the {lines} of the corpus; an alignment file has one line per line of its corpus",
+                lines - 1
+            ),
+        ),
+        (
+            "token.align",
+            good.replacen("0-0\n", "0-0 0:1\n", 1),
+            "token.align:1: `0:1` is not a link `i-j` (source word i, target word j, counted from 0)".into(),
+        ),
+        (
+            "past.align",
+            format!("{}0-40\n{}", "0-0\n".repeat(2), "0-0\n".repeat(lines - 3)),
+            "past.align:3: link 0-40 is past the pair's".into(),
+        ),
+        ("binary.align", format!("0-0\n{}\0\n", "1-1"), "binary.align:2: NUL byte at byte 3 of the line".into()),
+    ];
+    for (name, text, message) in cases {
+        if name != "missing.align" {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let mut args = crate::common::tiny_train("1");
+        args.extend(["--alignments", name, "--overwrite"]);
+        let run = lingo_in(dir, &args);
+        assert_eq!(run.status.code(), Some(1), "{name}: {}", stderr(&run));
+        assert_one_line_error(&run, &format!("error: {message}"));
+        assert_eq!(std::fs::read(out.join("model.ckpt")).unwrap(), b"an earlier run", "{name}");
+    }
+}

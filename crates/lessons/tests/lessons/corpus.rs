@@ -163,3 +163,90 @@ mod run_files {
         }
     }
 }
+
+/// How often the cross-attention of `model.ckpt` in `run` peaks, for each
+/// target word of each held-out pair, on the source word `links` joins it to.
+fn peaks_on_links(run: &Path, results: &lingo_lessons::CorpusResults, links: &[(usize, usize)]) -> f64 {
+    let translator = lingo_nn::Translator::load(run.join("model.ckpt")).unwrap();
+    let (mut hits, mut rows) = (0, 0);
+    for (src, reference) in results.sources.iter().zip(&results.references) {
+        let mut tgt = Vec::new();
+        let (vocab, tokenizer) = (translator.tgt_vocab(), translator.tokenizer());
+        vocab.encode_text(&reference.to_lowercase(), tokenizer, lingo_data::Wrap::SosEos, &mut tgt);
+        let example = lingo_data::Example { src: translator.encode(src), tgt };
+        let maps = translator.model().sentence_attention(&example).unwrap().unwrap();
+        let cross = maps.cross.index_axis(ndarray::Axis(0), 0).index_axis(ndarray::Axis(0), 0).to_owned();
+        for &(i, j) in links {
+            let row = cross.row(j);
+            let peak = (0..row.len()).max_by(|&a, &b| row[a].total_cmp(&row[b])).unwrap();
+            hits += usize::from(peak == i + 1);
+            rows += 1;
+        }
+    }
+    hits as f64 / rows as f64
+}
+
+#[test]
+fn guided_alignment_pulls_attention_to_the_links_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = corpus(dir.path());
+    // Links that cross: "zero one ." → "cero uno ." read as one→cero, zero→uno.
+    let crossed = [(1, 0), (0, 1), (2, 2)];
+    let links = dir.path().join("numbers.align");
+    std::fs::write(&links, "1-0 0-1 2-2\n".repeat(100)).unwrap();
+    let train = |alignments: Option<&Path>, weight: Option<f64>, name: &str| {
+        let mut settings = tiny(&data);
+        (settings.train.rounds, settings.train.round_size, settings.train.average, settings.train.warmup) =
+            (30, 84, 1, 20);
+        (settings.model.emb, settings.model.hidden) = (Some(16), Some(16));
+        settings.data.alignments = alignments.map(Path::to_path_buf);
+        settings.train.guided_alignment = weight;
+        let run = RunOptions { out: dir.path().join(name), ..RunOptions::default() };
+        let mut recorder = Recorder { events: Vec::new(), control: RunControl::new(), stop_after: None };
+        let results = train_corpus(&settings.check().unwrap(), &run, &mut recorder).unwrap();
+        (peaks_on_links(&run.out, &results, &crossed), results.summary.test_aer, recorder.events)
+    };
+    let (plain, no_aer, _) = train(None, None, "plain");
+    assert_eq!(no_aer, None, "no links, no AER");
+    // Weight 0: the links are read and scored against, and do not train.
+    let (unguided, unguided_aer, _) = train(Some(&links), Some(0.0), "unguided");
+    assert_eq!(unguided, plain, "weight 0 trains as without links");
+    let (guided, guided_aer, events) = train(Some(&links), None, "guided");
+    assert!(guided >= 0.9, "guided attention on the file's links: {guided:.3}");
+    assert!(plain < 0.5, "plain attention does not find crossed links by itself: {plain:.3}");
+    // Three sure links a pair: AER falls with the peaks that land on them.
+    let (unguided_aer, guided_aer) = (unguided_aer.unwrap(), guided_aer.unwrap());
+    assert_eq!((guided_aer.sure, unguided_aer.sure), (3 * 8, 3 * 8));
+    assert!(
+        guided_aer.aer <= 0.1 && unguided_aer.aer >= 0.5,
+        "AER {} guided, {} not",
+        guided_aer.aer,
+        unguided_aer.aer
+    );
+    let note = events.iter().find_map(|e| match e {
+        Event::Note(n) if n.text.contains("word links") => Some(n.text.clone()),
+        _ => None,
+    });
+    assert_eq!(note, Some(format!("{}: 300 word links, 100 of 100 pairs linked", links.display())));
+}
+
+#[test]
+fn a_resume_with_other_links_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = corpus(dir.path());
+    let links = dir.path().join("numbers.align");
+    std::fs::write(&links, "0-0 1-1 2-2\n".repeat(100)).unwrap();
+    let mut settings = tiny(&data);
+    settings.data.alignments = Some(links.clone());
+    let settings = settings.check().unwrap();
+    let run = RunOptions { out: dir.path().join("run"), ..RunOptions::default() };
+    let mut recorder = Recorder { events: Vec::new(), control: RunControl::new(), stop_after: Some(1) };
+    assert!(matches!(train_corpus(&settings, &run, &mut recorder), Err(Error::Interrupted(_))));
+    std::fs::write(&links, "1-0 0-1 2-2\n".repeat(100)).unwrap();
+    let resume = RunOptions { resume: true, ..run.clone() };
+    let err = train_corpus(&settings, &resume, &mut ()).unwrap_err().to_string();
+    assert!(err.contains("not from this run") && err.contains("--data"), "{err}");
+    // The same links again: the run goes on.
+    std::fs::write(&links, "0-0 1-1 2-2\n".repeat(100)).unwrap();
+    assert_eq!(train_corpus(&settings, &resume, &mut ()).unwrap().summary.rounds, 2);
+}
