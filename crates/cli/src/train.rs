@@ -63,12 +63,13 @@ impl TrainArgs {
     /// use clap::Parser;
     /// let dir = tempfile::tempdir().unwrap();
     /// let run = dir.path().join("run.toml");
-    /// std::fs::write(&run, "[data]\npath = \"pairs.tsv\"\n[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n").unwrap();
+    /// std::fs::write(&run, "[data]\npath = \"pairs.tsv\"\nalignments = \"pairs.align\"\n[train]\nbatch_size = 32\nrounds = 7\nseed = 5\n").unwrap();
     /// let cli = lingo_cli::Cli::try_parse_from(["lingo", "train", "--config", run.to_str().unwrap(), "--rounds", "9"]).unwrap();
     /// let lingo_cli::Command::Train(args) = cli.command else { unreachable!() };
     /// let settings = args.settings().unwrap();
     /// assert_eq!((settings.train.batch_size, settings.train.rounds, settings.train.seed), (32, 9, 5));
     /// assert_eq!(settings.data.path, Some(dir.path().join("pairs.tsv")));
+    /// assert_eq!(settings.data.alignments, Some(dir.path().join("pairs.align")));
     /// ```
     pub fn settings(&self) -> Result<Checked<CorpusSettings>> {
         let Some(path) = &self.config else {
