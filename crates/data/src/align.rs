@@ -50,7 +50,8 @@ fn word_index(text: &str) -> Option<usize> {
 /// Reads a Pharaoh file: one line of links per sentence pair. The first
 /// bad line is an [`Error::Row`] naming the file, the line and the problem;
 /// a file that cannot be read is an [`Error::Io`]. Lines end as
-/// [`crate::parse_lines`] ends them (so a file of one newline holds no line).
+/// [`crate::parse_lines`] ends them (so a file of one newline holds no
+/// line), and are read one at a time.
 ///
 /// ```
 /// let err = lingo_data::read_pharaoh("no/such.align").unwrap_err();
@@ -74,16 +75,17 @@ pub fn parse_pharaoh(bytes: &[u8], path: impl AsRef<Path>) -> Result<Vec<Links>>
     read_pharaoh_from(bytes, path.as_ref())
 }
 
-/// [`read_pharaoh`] of any reader, line by line.
+/// [`read_pharaoh`] of any reader, line by line: the first line whose
+/// text or links are wrong is the error.
 fn read_pharaoh_from(reader: impl std::io::BufRead, path: &Path) -> Result<Vec<Links>> {
-    let lines = crate::read_lines_from(reader, path, MAX_PHARAOH_LINE)?;
-    lines
-        .iter()
-        .enumerate()
-        .map(|(index, line)| {
-            parse_pharaoh_line(line).map_err(|problem| Error::Row { path: path.to_owned(), line: index + 1, problem })
-        })
-        .collect()
+    let mut links = Vec::new();
+    crate::corpus::each_line(reader, path, MAX_PHARAOH_LINE, |index, line| {
+        let parsed =
+            line.and_then(|line| crate::corpus::checked_text(line, MAX_PHARAOH_LINE)).and_then(parse_pharaoh_line);
+        links.push(parsed.map_err(|problem| Error::Row { path: path.to_owned(), line: index + 1, problem })?);
+        Ok(())
+    })?;
+    Ok(links)
 }
 
 /// Checks `links` against the pair they belong to: every link must name

@@ -378,7 +378,7 @@ pub const MAX_LINE_SEARCH: usize = 1 << 20;
 /// [`RowProblem::TooLong`] with its length, and only a few bytes more than
 /// that are kept in memory; one with no end in [`MAX_LINE_SEARCH`] bytes stops the
 /// reading with [`RowProblem::NoLineEnd`].
-fn each_line(
+pub(crate) fn each_line(
     mut reader: impl std::io::BufRead,
     path: &Path,
     max_line_bytes: usize,
@@ -440,7 +440,7 @@ fn each_line(
 
 /// One line (without its `\n`, its `\r` removed) as text, if it is text:
 /// UTF-8, not too long, without control characters other than tab.
-fn checked_text(line: &[u8], max_line_bytes: usize) -> std::result::Result<&str, RowProblem> {
+pub(crate) fn checked_text(line: &[u8], max_line_bytes: usize) -> std::result::Result<&str, RowProblem> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.len() > max_line_bytes {
         return Err(RowProblem::TooLong { bytes: line.len(), max: max_line_bytes });

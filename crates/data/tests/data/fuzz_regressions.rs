@@ -40,3 +40,12 @@ fn a_byte_order_mark_wider_than_the_line_limit_is_still_removed() {
     assert_eq!(lingo_data::parse_lines(bytes, "fuzz.txt", 0).unwrap(), Vec::<String>::new());
     assert_eq!(lingo_data::parse_lines(b"\xEF\xBB\xBFab\r\n", "fuzz.txt", 2).unwrap(), ["ab"]);
 }
+
+/// Line 1 is `0`, not a link, and line 2 is not UTF-8. The reader checked
+/// every line's text before it read any link, so it named line 2: the
+/// first bad line, of either kind, is now the error.
+#[test]
+fn pharaoh_names_the_first_bad_line_whatever_is_wrong_with_it() {
+    let err = parse_pharaoh(&fixture("pharaoh-crash-abe6493417"), "fuzz.align").unwrap_err();
+    assert_eq!(err.to_string(), "fuzz.align:1: `0` is not a link `i-j` (source word i, target word j, counted from 0)");
+}
