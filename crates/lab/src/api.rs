@@ -170,7 +170,7 @@ impl Default for Watch {
 pub const SAMPLE_CORPUS: &str = "data/eng-spa-sample.tsv";
 
 /// Reads a run request: the lesson's own request, and `watch`. A corpus
-/// run's `settings.data.path` is a file inside `root`.
+/// run's `settings.data.path` (and `alignments`) is a file inside `root`.
 pub(crate) fn read_request(
     body: &[u8],
     root: &std::path::Path,
@@ -204,20 +204,24 @@ pub(crate) fn read_request(
     Ok((request, Every { steps: watch.steps, snapshots: watch.snapshots, measures: true }))
 }
 
-/// Puts the corpus a run reads, a name inside `root` (the sample by
-/// default), in `request` as its absolute path.
+/// Puts the files a corpus run reads, names inside `root`, in `request`
+/// as absolute paths: the corpus (the sample by default) and, when asked
+/// for, its word links.
 fn confine_corpus(request: &mut serde_json::Value, root: &std::path::Path) -> Result<(), ApiError> {
-    const FIELD: &str = "settings.data.path";
     let Some(settings) = request.get_mut("settings").and_then(|s| s.as_object_mut()) else { return Ok(()) };
     let data = settings.entry("data").or_insert_with(|| serde_json::json!({}));
     let Some(data) = data.as_object_mut() else { return Ok(()) }; // the lesson names the wrong type
-    let name = match data.get("path") {
-        None | Some(serde_json::Value::Null) => SAMPLE_CORPUS,
-        Some(serde_json::Value::String(name)) => name.as_str(),
-        Some(other) => return Err(ApiError::bad_request(FIELD, format!("must be a file name, got {other}"))),
-    };
-    let path = files::to_read(root, FIELD, name)?;
-    data.insert("path".into(), serde_json::Value::String(path.display().to_string()));
+    for (key, default) in [("path", Some(SAMPLE_CORPUS)), ("alignments", None)] {
+        let field = format!("settings.data.{key}");
+        let name = match (data.get(key), default) {
+            (None | Some(serde_json::Value::Null), None) => continue,
+            (None | Some(serde_json::Value::Null), Some(default)) => default,
+            (Some(serde_json::Value::String(name)), _) => name.as_str(),
+            (Some(other), _) => return Err(ApiError::bad_request(&field, format!("must be a file name, got {other}"))),
+        };
+        let path = files::to_read(root, &field, name)?;
+        data.insert(key.into(), serde_json::Value::String(path.display().to_string()));
+    }
     Ok(())
 }
 

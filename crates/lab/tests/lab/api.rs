@@ -609,6 +609,29 @@ fn a_corpus_run_reads_a_file_of_the_labs_directory_and_writes_its_own_there() {
 }
 
 #[test]
+fn a_corpus_run_reads_word_links_of_the_labs_directory_only() {
+    let server = Server::start();
+    write_corpus(&server, "cats.tsv", 200);
+    std::fs::write(server.dir.path().join("cats.align"), "0-0 1-1 2-2\n".repeat(200)).unwrap();
+    let settings = |alignments: serde_json::Value| {
+        json!({"data": {"path": "cats.tsv", "alignments": alignments, "test_size": 10, "valid_size": 10, "tokenizer": "word"},
+               "model": {"emb": 16, "hidden": 16}, "train": {"rounds": 1, "round_size": 100}, "decode": {"beam": 1}})
+    };
+    // A file outside, a way out, one that is not there, not a name: refused before any run, naming the field.
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    for alignments in [json!(outside.path()), json!("../cats.align"), json!("missing.align"), json!(["cats.align"])] {
+        let body = json!({"lesson": "train", "settings": settings(alignments.clone())});
+        let (status, err) = server.post("/api/runs", &body.to_string());
+        assert_eq!((status, err["field"].as_str().unwrap()), (400, "settings.data.alignments"), "{alignments}: {err}");
+    }
+    let id = server.start_run(&json!({"lesson": "train", "settings": settings(json!("cats.align"))}));
+    let events = server.events(id, "", None);
+    let finished = events.iter().find(|(_, e)| kind(e) == "finished").expect("the run finished");
+    let aer = &finished.1["results"]["summary"]["test_aer"];
+    assert_eq!(aer["sure"], 30, "three links for each of 10 test pairs: {aer}");
+}
+
+#[test]
 fn a_client_that_goes_away_stops_nothing() {
     let server = Server::start();
     let request = small_ablation(&["dot"], 3, json!({"steps": 1, "snapshots": 2}));
