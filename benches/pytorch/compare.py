@@ -26,6 +26,14 @@ the machine hits both sides alike:
                 and a real-data one: `cargo bench -p lingo-nn --bench
                 transformer` against `transformer.py` (milliseconds; the
                 same model, batch and steps)
+  ct2           (not run unless asked, and alone: the other side is
+                CTranslate2, not PyTorch) `lingo translate --input
+                CT2_INPUT --beam 1|5` of the Transformer CT2_CHECKPOINT
+                against the same weights in CTranslate2 float32
+                (`tools/lingo_ct2.py convert`, greedy outputs checked
+                identical first), `ct2_translate.py` on lingo's tokens of
+                the same sources: sentences per second of whole processes,
+                loading included, at 1 and 2 threads
   engspa        (not run unless asked: it takes twice --engspa-budget and
                 more per round) `lingo train --data ENGSPA_DATA --time-budget
                 B --export-splits` against `engspa.py` on the splits lingo
@@ -69,6 +77,7 @@ Usage (from anywhere; cargo runs in the repository):
     python3 benches/pytorch/compare.py --rounds 5 --json     # one JSON object
     python3 benches/pytorch/compare.py --workloads sort --epochs 2
     python3 benches/pytorch/compare.py --workloads engspa --rounds 3    # about an hour: seeds 0, 1, 2
+    python3 benches/pytorch/compare.py --workloads ct2 --ct2-checkpoint run/model.ckpt --ct2-input sources.txt
     python3 benches/pytorch/compare.py --table saved.json    # the table of a saved --json run
 """
 
@@ -89,7 +98,7 @@ sys.path.insert(0, HERE)
 import attention  # noqa: E402  (imports torch only when asked)
 
 WORKLOADS = ["ablation", "sort", "attention", "transformer"]  # the default; engspa only when asked
-ALL_WORKLOADS = WORKLOADS + ["engspa"]
+ALL_WORKLOADS = WORKLOADS + ["engspa", "ct2"]
 ABLATION_TOTAL = "ablation: three trainings"
 SORT_EPOCH = "sort-study epoch"
 ENGSPA_PAIRS = "engspa: training pairs/s"
@@ -98,8 +107,9 @@ ENGSPA_CHRF = "engspa: chrF at the budget"
 ENGSPA_OWN_BLEU = "engspa: BLEU by lingo's own scorer"
 ENGSPA_GREEDY = "engspa: greedy translation"
 ENGSPA_BEAM = "engspa: beam-5 translation"
+CT2_ROWS = [f"ct2: {search}, {t} thread{'s' * (t > 1)}" for t in (1, 2) for search in ("greedy", "beam 5")]
 # Rates (higher is better): lingo is faster by lingo / PyTorch.
-RATES = {ENGSPA_PAIRS, ENGSPA_GREEDY, ENGSPA_BEAM}
+RATES = {ENGSPA_PAIRS, ENGSPA_GREEDY, ENGSPA_BEAM, *CT2_ROWS}
 # Scores: the row compares them by the difference lingo - PyTorch.
 SCORES = {ENGSPA_BLEU, ENGSPA_CHRF, ENGSPA_OWN_BLEU}
 UNITS = {ENGSPA_PAIRS: "1/s", ENGSPA_GREEDY: "1/s", ENGSPA_BEAM: "1/s", ENGSPA_BLEU: "BLEU", ENGSPA_CHRF: "chrF", ENGSPA_OWN_BLEU: "BLEU"}
@@ -108,7 +118,7 @@ UNITS = {ENGSPA_PAIRS: "1/s", ENGSPA_GREEDY: "1/s", ENGSPA_BEAM: "1/s", ENGSPA_B
 # also needs lingo's BLEU to reach LINGO_BLEU.
 GOALS = [(ABLATION_TOTAL, 3.0), (SORT_EPOCH, 5.0), ("attention ", 1.0),
          ("transformer train_step/small", 2.0), ("transformer train_step/real", 1.5), ("transformer greedy/", 2.0),
-         ("transformer beam5/", 2.0), (ENGSPA_BLEU, 8.0), (ENGSPA_GREEDY, 3.0), (ENGSPA_BEAM, 3.0)]
+         ("transformer beam5/", 2.0), (ENGSPA_BLEU, 8.0), (ENGSPA_GREEDY, 3.0), (ENGSPA_BEAM, 3.0), ("ct2: ", 1.0)]
 LINGO_BLEU = 25.0
 # `lingo train`'s recipe, given to both sides so that they train alike
 # whatever either's defaults; the warm-up (500 steps) and the clipping
@@ -122,6 +132,8 @@ def goal(name):
 
 
 def unit(name):
+    if name in CT2_ROWS:
+        return "1/s"
     return "ms" if name.startswith(("attention ", "transformer ")) else UNITS.get(name, "s")
 
 
@@ -148,14 +160,15 @@ def json_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
 
-def build_lingo():
-    """Builds the `lingo` binary and the attention bench in release; returns the binary's path."""
+def build_lingo(benches=True):
+    """Builds the `lingo` binary (and the benches the workloads run) in release; returns the binary's path."""
     binary = None
     for msg in json_lines(run(["cargo", "build", "--release", "--bin", "lingo", "--message-format=json-render-diagnostics"])):
         if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["target"]["name"] == "lingo":
             binary = msg["executable"]
-    run(["cargo", "bench", "-p", "lingo-attention", "--no-run"])
-    run(["cargo", "bench", "-p", "lingo-nn", "--bench", "transformer", "--no-run"])
+    if benches:
+        run(["cargo", "bench", "-p", "lingo-attention", "--no-run"])
+        run(["cargo", "bench", "-p", "lingo-nn", "--bench", "transformer", "--no-run"])
     if binary is None:
         raise RuntimeError("cargo built no `lingo` executable")
     return binary
@@ -209,6 +222,50 @@ class Lingo:
             run(self.cmd("translate", "--checkpoint", os.path.join(out, "model.ckpt"), "--beam", beam, "--input", sources, json=False))
             rates[name] = len(lines(sources)) / (time.perf_counter() - start)
         return {ENGSPA_PAIRS: final.get("pairs_per_second"), ENGSPA_BLEU: bleu, ENGSPA_CHRF: chrf, ENGSPA_OWN_BLEU: final.get("bleu"), **rates}
+
+
+    def ct2(self):
+        """Sentences per second of whole `lingo translate --input` processes, greedy and beam 5, 1 and 2 threads."""
+        a, rates = self.args, {}
+        for row in CT2_ROWS:
+            threads, beam = ("1" if ", 1 thread" in row else "2"), ("1" if "greedy" in row else "5")
+            cmd = [self.binary, "translate", "--checkpoint", a.ct2_checkpoint, "--input", a.ct2_input, "--beam", beam, "--threads", threads]
+            start = time.perf_counter()
+            run(cmd)
+            rates[row] = len(lines(a.ct2_input)) / (time.perf_counter() - start)
+        return rates
+
+
+class Ct2:
+    """CTranslate2's side of the ct2 workload: `ct2_translate.py`, a whole process each."""
+
+    def __init__(self, args):
+        self.args = args
+
+    def ct2(self):
+        a, rates = self.args, {}
+        for row in CT2_ROWS:
+            threads, beam = ("1" if ", 1 thread" in row else "2"), ("1" if "greedy" in row else "5")
+            cmd = [sys.executable, os.path.join(HERE, "ct2_translate.py"), "--model", a.ct2_model, "--input", a.ct2_tokens,
+                   "--beam", beam, "--threads", threads]
+            start = time.perf_counter()
+            run(cmd)
+            rates[row] = len(lines(a.ct2_tokens)) / (time.perf_counter() - start)
+        return rates
+
+
+def ct2_setup(args, binary):
+    """Exports and converts --ct2-checkpoint into the work directory, checks that greedy outputs are
+    identical (`tools/lingo_ct2.py check`), and writes lingo's tokens of --ct2-input for CTranslate2."""
+    exported, args.ct2_model = os.path.join(args.engspa_workdir, "export"), os.path.join(args.engspa_workdir, "ct2")
+    run([binary, "export", "--checkpoint", args.ct2_checkpoint, "--out", exported])
+    tool = [sys.executable, os.path.join(ROOT, "tools", "lingo_ct2.py")]
+    run(tool + ["convert", exported, args.ct2_model])
+    print(run(tool + ["check", exported, args.ct2_model, "--checkpoint", args.ct2_checkpoint, "--input", args.ct2_input]).strip(), file=sys.stderr)
+    translated = json_lines(run([binary, "translate", "--checkpoint", args.ct2_checkpoint, "--input", args.ct2_input, "--beam", "1", "--json"]))
+    args.ct2_tokens = os.path.join(args.engspa_workdir, "tokens.txt")
+    with open(args.ct2_tokens, "w", encoding="utf-8") as f:
+        f.writelines(" ".join(t for t in line["source_tokens"] if t not in ("<sos>", "<eos>")) + "\n" for line in translated)
 
 
 class PyTorch:
@@ -302,7 +359,7 @@ def rows(samples):
 
 
 def header(when, rounds, threads, torch_version, loads):
-    version = f"PyTorch {torch_version}" if torch_version else "PyTorch not installed"
+    version = (torch_version if torch_version.startswith("CTranslate2") else f"PyTorch {torch_version}") if torch_version else "PyTorch not installed"
     return (f"\n{when}, {rounds} rounds, {threads} threads, {version}; medians over rounds\n"
             f"1-minute load average before each round and at the end: {', '.join(f'{l:.2f}' for l in loads)}")
 
@@ -336,6 +393,8 @@ def main():
     ap.add_argument("--engspa-budget", type=float, default=480, help="seconds of training for each side of engspa (default 480)")
     ap.add_argument("--engspa-data", default=os.path.join(os.path.dirname(ROOT), "shared", "data", "eng-spa.tsv"),
                     help="the corpus of engspa (default ../shared/data/eng-spa.tsv beside the repository)")
+    ap.add_argument("--ct2-checkpoint", help="ct2: a Transformer's model.ckpt (lingo train --model transformer)")
+    ap.add_argument("--ct2-input", help="ct2: sentences to translate, one per line")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     ap.add_argument("--table", metavar="FILE", help="print the table of a run saved with --json, measuring nothing")
     args = ap.parse_args()
@@ -349,6 +408,15 @@ def main():
     if unknown or args.rounds < 1 or args.threads < 1:
         ap.error(f"unknown workload {unknown[0]!r}" if unknown else "--rounds and --threads must be at least 1")
     args.engspa_data = os.path.abspath(args.engspa_data)  # lingo runs in the repository, not here
+    if "ct2" in args.workloads:
+        if args.workloads != ["ct2"]:
+            ap.error("ct2 runs alone: its other side is CTranslate2, not PyTorch")
+        if not (args.ct2_checkpoint and args.ct2_input):
+            ap.error("ct2 needs --ct2-checkpoint and --ct2-input")
+        if importlib.util.find_spec("ctranslate2") is None:
+            print("CTranslate2 is not installed (pip install ctranslate2 safetensors): the ct2 workload compares with it.", file=sys.stderr)
+            return 1
+        args.ct2_checkpoint, args.ct2_input = os.path.abspath(args.ct2_checkpoint), os.path.abspath(args.ct2_input)
     if "engspa" in args.workloads:
         if not os.path.isfile(args.engspa_data):
             ap.error(f"--engspa-data: no file {args.engspa_data}")
@@ -356,23 +424,27 @@ def main():
             print("sacrebleu is not installed (pip install sacrebleu): the engspa workload scores both sides with it.", file=sys.stderr)
             return 1
 
-    try:
-        import torch
-    except ImportError:
-        torch = None
-        print("PyTorch is not installed (pip install torch): measuring lingo's side only.", file=sys.stderr)
+    ct2 = args.workloads == ["ct2"]
+    torch = None
+    if not ct2:
+        try:
+            import torch
+        except ImportError:
+            print("PyTorch is not installed (pip install torch): measuring lingo's side only.", file=sys.stderr)
     try:
         with tempfile.TemporaryDirectory(prefix="lingo-engspa-") as args.engspa_workdir:
-            lingo = Lingo(build_lingo(), args)
-            pytorch = PyTorch(torch, args) if torch else None
-            samples, loads = measure(args, lingo, pytorch)
+            lingo = Lingo(build_lingo(benches=not ct2), args)
+            if ct2:
+                ct2_setup(args, lingo.binary)
+            other = Ct2(args) if ct2 else PyTorch(torch, args) if torch else None
+            samples, loads = measure(args, lingo, other)
     except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 
     table = rows(samples)
     when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    version = torch.__version__ if torch else None
+    version = f"CTranslate2 {importlib.import_module('ctranslate2').__version__}" if ct2 else torch.__version__ if torch else None
     loads = [l[0] for l in loads]
     if args.json:
         print(json.dumps({"date": when, "torch": version, "threads": args.threads, "rounds": args.rounds,
@@ -380,7 +452,9 @@ def main():
                           "load_average_1min": loads, "rows": table, "samples": samples}))
     else:
         print_table(table, header(when, args.rounds, args.threads, version, loads))
-        if not torch:
+        if ct2:
+            print("ct2: the PyTorch column is CTranslate2 (float32, the same weights); rates, lingo / CTranslate2")
+        elif not torch:
             print("PyTorch is not installed (pip install torch): lingo's side only.")
     return 0
 
