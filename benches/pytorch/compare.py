@@ -377,6 +377,8 @@ def print_table(table, header):
     if any(r["workload"].startswith("engspa: ") for r in table):
         print(f"engspa: rows in 1/s are rates, their ratio is lingo / PyTorch; BLEU and chrF compare by lingo - PyTorch "
               f"(sacrebleu, lowercased, the same test pairs), and the BLEU goal also needs lingo's to reach {LINGO_BLEU:g}")
+    if any(r["workload"].startswith("ct2: ") for r in table):
+        print("ct2: the PyTorch column is CTranslate2 (float32, the same weights); rates, their ratio lingo / CTranslate2")
     judged = [r for r in table if r["met"] is not None]
     if judged:
         print(f"goals met: {sum(r['met'] for r in judged)} of {len(judged)}")
@@ -452,9 +454,7 @@ def main():
                           "load_average_1min": loads, "rows": table, "samples": samples}))
     else:
         print_table(table, header(when, args.rounds, args.threads, version, loads))
-        if ct2:
-            print("ct2: the PyTorch column is CTranslate2 (float32, the same weights); rates, lingo / CTranslate2")
-        elif not torch:
+        if not ct2 and not torch:
             print("PyTorch is not installed (pip install torch): lingo's side only.")
     return 0
 
