@@ -70,12 +70,11 @@ fn best_continuations(logits: &ndarray::ArrayD<f32>, bases: &[Option<f32>], k: u
     let logits = logits.as_standard_layout();
     let mut out = vec![Vec::new(); bases.len()];
     out.par_chunks_mut(8).zip(bases.par_chunks(8)).enumerate().for_each(|(chunk, (out, bases))| {
-        let mut scratch = Vec::new();
         for (i, (best, base)) in out.iter_mut().zip(bases).enumerate() {
             let Some(base) = *base else { continue };
             let row = logits.row(chunk * 8 + i);
             let row = row.as_slice().expect("a standard-layout row");
-            *best = top_k(row, lingo_kernels::math::log_sum_exp(row, &mut scratch), base, k);
+            *best = top_k(row, lingo_kernels::math::log_sum_exp(row), base, k);
         }
     });
     out
