@@ -832,8 +832,21 @@ impl Seq2Seq {
     /// assert!((loss - 10_f32.ln()).abs() < 0.5);   // near chance before training
     /// ```
     pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
-        let (features, _) = self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
-        output_loss(&features, (self.out.weight().tensor(), self.out.bias().map(Param::tensor)), batch, label_smoothing)
+        Ok(self.loss_and_weights(batch, label_smoothing, mode)?.0)
+    }
+
+    /// [`loss`](Self::loss) and the attention's weights of the same pass
+    /// (the mean over heads for `multi_head`; `None` without attention).
+    fn loss_and_weights(
+        &self,
+        batch: &Batch,
+        label_smoothing: f32,
+        mode: Mode<'_>,
+    ) -> Result<(Tensor, Option<Tensor>)> {
+        let (features, attended) =
+            self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
+        let out = (self.out.weight().tensor(), self.out.bias().map(Param::tensor));
+        Ok((output_loss(&features, out, batch, label_smoothing)?, attended.map(|a| a.weights)))
     }
 }
 
@@ -924,10 +937,7 @@ impl EncoderDecoder for Seq2Seq {
         _head: usize,
         mode: Mode<'_>,
     ) -> Result<(Tensor, Option<Tensor>)> {
-        let (features, attended) =
-            self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
-        let out = (self.out.weight().tensor(), self.out.bias().map(Param::tensor));
-        Ok((output_loss(&features, out, batch, label_smoothing)?, attended.map(|a| a.weights)))
+        self.loss_and_weights(batch, label_smoothing, mode)
     }
 
     fn attention(&self, batch: &Batch) -> Result<Option<Array3<f32>>> {

@@ -920,9 +920,14 @@ impl Transformer {
     /// assert!(loss.is_finite() && loss > 0.0);
     /// ```
     pub fn loss(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<Tensor> {
-        let features =
-            self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?.features;
-        output_loss(&features, (self.out_weight().tensor(), Some(self.out_bias.tensor())), batch, label_smoothing)
+        Ok(self.loss_and_decoded(batch, label_smoothing, mode)?.0)
+    }
+
+    /// [`loss`](Self::loss) and the teacher-forced pass it came from.
+    fn loss_and_decoded(&self, batch: &Batch, label_smoothing: f32, mode: Mode<'_>) -> Result<(Tensor, Decoded)> {
+        let d = self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
+        let out = (self.out_weight().tensor(), Some(self.out_bias.tensor()));
+        Ok((output_loss(&d.features, out, batch, label_smoothing)?, d))
     }
 }
 
@@ -1031,13 +1036,7 @@ impl EncoderDecoder for Transformer {
         if head >= self.config.heads {
             return Err(invalid("head", format!("guided alignment's head {head} of {} heads", self.config.heads)));
         }
-        let d = self.output_features(&batch.src, &batch.src_lens, &batch.tgt_in, &batch.tgt_lens, mode)?;
-        let loss = output_loss(
-            &d.features,
-            (self.out_weight().tensor(), Some(self.out_bias.tensor())),
-            batch,
-            label_smoothing,
-        )?;
+        let (loss, d) = self.loss_and_decoded(batch, label_smoothing, mode)?;
         // (batch, heads, tgt_len, src_len) → head `head`'s (batch, tgt_len, src_len)
         let &[b, _, t, s] = d.last_cross.shape() else { unreachable!("heads' weights are 4-d") };
         Ok((loss, Some(d.last_cross.narrow(1, head, 1)?.reshape(&[b, t, s])?)))
