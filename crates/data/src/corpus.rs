@@ -245,8 +245,12 @@ impl Corpus {
     /// ```
     pub fn split<R: Rng + ?Sized>(&self, fractions: SplitFractions, rng: &mut R) -> Result<Split> {
         let [train, valid, test] = self.split_indices(fractions, rng)?;
-        let part = |indices: Vec<usize>| Corpus { pairs: indices.into_iter().map(|i| self.pairs[i].clone()).collect() };
-        Ok(Split { train: part(train), valid: part(valid), test: part(test) })
+        Ok(Split { train: self.gather(&train), valid: self.gather(&valid), test: self.gather(&test) })
+    }
+
+    /// The pairs at `indices`, in their order (a part of a split).
+    pub(crate) fn gather(&self, indices: &[usize]) -> Corpus {
+        Corpus { pairs: indices.iter().map(|&i| self.pairs[i].clone()).collect() }
     }
 
     /// [`Corpus::split`] as the indices of the pairs of each part, `[train,

@@ -207,8 +207,7 @@ fn prepare_parts(corpus: Corpus, links: Option<Vec<Links>>, config: &PrepareConf
     let n = corpus.len() as f64;
     let fractions = SplitFractions { valid: config.valid_size as f64 / n, test: config.test_size as f64 / n };
     let [train, valid, test] = corpus.split_indices(fractions, &mut StdRng::seed_from_u64(config.split_seed))?;
-    let part = |indices: &[usize]| Corpus { pairs: indices.iter().map(|&i| corpus.pairs[i].clone()).collect() };
-    let split = Split { train: part(&train), valid: part(&valid), test: part(&test) };
+    let split = Split { train: corpus.gather(&train), valid: corpus.gather(&valid), test: corpus.gather(&test) };
     let tokenizer = match config.tokenizer {
         TokenizerKind::Word => TextTokenizer::Word(WordTokenizer::lowercased()),
         TokenizerKind::Bpe => {
