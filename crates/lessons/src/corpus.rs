@@ -38,8 +38,8 @@ use std::time::Instant;
 use clap::Args;
 use lingo_attention::Scorer;
 use lingo_data::{
-    AerScore, AlignmentErrorRate, Batch, BleuScore, Example, PrepareConfig, Prepared, Tokenizer, TokenizerKind, Wrap,
-    corpus_bleu, corpus_chrf, word_alignment,
+    AerScore, AlignmentErrorRate, Batch, BleuScore, PrepareConfig, Prepared, Tokenizer, TokenizerKind, corpus_bleu,
+    corpus_chrf, word_alignment,
 };
 use lingo_nn::{
     Activation, Algorithm, AnyConfig, AnyModel, BeamConfig, Checkpoint, CheckpointSpec, EncoderDecoder, EpochReport,
@@ -1313,18 +1313,10 @@ impl CorpusRun<'_, '_> {
     fn test_alignment(&self, translator: &Translator) -> Result<Option<AerScore>> {
         let (data, tokenizer) = (&self.data, translator.tokenizer());
         let Some(links) = &data.test_links else { return Ok(None) };
-        let mut aer = AlignmentErrorRate::new();
-        for (pairs, links) in data.test.pairs.chunks(64).zip(links.chunks(64)) {
-            let examples: Vec<Example> = pairs
-                .iter()
-                .map(|p| {
-                    let mut tgt = Vec::new();
-                    translator.tgt_vocab().encode_text(&p.tgt, tokenizer, Wrap::SosEos, &mut tgt);
-                    Example { src: translator.encode(&p.src), tgt }
-                })
-                .collect();
-            let batch = Batch::from_examples(&examples)?;
-            let head = self.settings.train.guided_head;
+        let examples = data.test.encode(tokenizer, translator.src_vocab(), tokenizer, translator.tgt_vocab());
+        let (head, mut aer) = (self.settings.train.guided_head, AlignmentErrorRate::new());
+        for ((pairs, links), examples) in data.test.pairs.chunks(64).zip(links.chunks(64)).zip(examples.chunks(64)) {
+            let batch = Batch::from_examples(examples)?;
             let (_, attention) = no_grad(|| translator.model().loss_and_attention(&batch, 0.0, head, Mode::Eval))?;
             let Some(attention) = attention else { return Ok(None) };
             let weights = attention.data(); // (batch, tgt_len, src_len)
