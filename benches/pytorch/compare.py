@@ -107,7 +107,10 @@ ENGSPA_CHRF = "engspa: chrF at the budget"
 ENGSPA_OWN_BLEU = "engspa: BLEU by lingo's own scorer"
 ENGSPA_GREEDY = "engspa: greedy translation"
 ENGSPA_BEAM = "engspa: beam-5 translation"
-CT2_ROWS = [f"ct2: {search}, {t} thread{'s' * (t > 1)}" for t in (1, 2) for search in ("greedy", "beam 5")]
+# Each row of the ct2 workload with its threads and beam size.
+CT2_SEARCHES = {f"ct2: {search}, {t} thread{'s' * (t > 1)}": (str(t), beam)
+                for t in (1, 2) for search, beam in (("greedy", "1"), ("beam 5", "5"))}
+CT2_ROWS = list(CT2_SEARCHES)
 # Rates (higher is better): lingo is faster by lingo / PyTorch.
 RATES = {ENGSPA_PAIRS, ENGSPA_GREEDY, ENGSPA_BEAM, *CT2_ROWS}
 # Scores: the row compares them by the difference lingo - PyTorch.
@@ -227,8 +230,7 @@ class Lingo:
     def ct2(self):
         """Sentences per second of whole `lingo translate --input` processes, greedy and beam 5, 1 and 2 threads."""
         a, rates = self.args, {}
-        for row in CT2_ROWS:
-            threads, beam = ("1" if ", 1 thread" in row else "2"), ("1" if "greedy" in row else "5")
+        for row, (threads, beam) in CT2_SEARCHES.items():
             cmd = [self.binary, "translate", "--checkpoint", a.ct2_checkpoint, "--input", a.ct2_input, "--beam", beam, "--threads", threads]
             start = time.perf_counter()
             run(cmd)
@@ -244,8 +246,7 @@ class Ct2:
 
     def ct2(self):
         a, rates = self.args, {}
-        for row in CT2_ROWS:
-            threads, beam = ("1" if ", 1 thread" in row else "2"), ("1" if "greedy" in row else "5")
+        for row, (threads, beam) in CT2_SEARCHES.items():
             cmd = [sys.executable, os.path.join(HERE, "ct2_translate.py"), "--model", a.ct2_model, "--input", a.ct2_tokens,
                    "--beam", beam, "--threads", threads]
             start = time.perf_counter()
