@@ -31,7 +31,7 @@ fn main() {
 
 fn write_tokens(corpus: &str, src: &str, tgt: &str) -> Result<(), Box<dyn std::error::Error>> {
     let loaded = Corpus::read_tsv(corpus, &ReadOptions { lenient: true, ..ReadOptions::default() })?;
-    let lines = loaded.lines.last().copied().unwrap_or(0).max(loaded.skipped.last().map_or(0, |s| s.line));
+    let lines = loaded.corpus.len() + loaded.skipped.len();
     let (mut src_lines, mut tgt_lines) = (vec![String::new(); lines], vec![String::new(); lines]);
     let words = WordTokenizer::lowercased();
     for (pair, &line) in loaded.corpus.pairs.iter().zip(&loaded.lines) {
