@@ -25,7 +25,6 @@ Needs `pip install ctranslate2 safetensors numpy`; lingo's tests never do.
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -34,6 +33,8 @@ import numpy as np
 from ctranslate2.converters.converter import Converter
 from ctranslate2.specs import common_spec, transformer_spec
 from safetensors.numpy import load_file
+
+from lingo_cli import lingo_greedy
 
 FORMAT = "lingo-translator/1"
 ACTIVATIONS = {
@@ -118,16 +119,6 @@ def linear(spec, tensors, name):
 
 def norm(spec, tensors, name):
     spec.gamma, spec.beta = tensors[f"{name}.weight"], tensors[f"{name}.bias"]
-
-
-def lingo_greedy(checkpoint, sources, threads):
-    """`lingo translate --json` (greedy) on the lines of `sources`: one JSON object per line."""
-    root = Path(__file__).resolve().parent.parent
-    cmd = ["cargo", "run", "--quiet", "--release", "--bin", "lingo", "--", "translate", "--checkpoint",
-           str(Path(checkpoint).resolve()), "--input", str(Path(sources).resolve()), "--beam", "1", "--json",
-           "--threads", str(threads)]
-    out = subprocess.run(cmd, cwd=root, check=True, capture_output=True, text=True).stdout
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 def check(args):
