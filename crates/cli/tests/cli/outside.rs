@@ -1283,6 +1283,67 @@ fn export_then_import_gives_the_same_model_and_never_overwrites_unasked() {
     assert!(lingo_in(dir.path(), &overwrite).status.success());
 }
 
+/// The loss `lingo probe` reports for a model unchanged, on `pairs.tsv` in `dir`.
+fn probed_loss(dir: &std::path::Path, checkpoint: &str) -> f64 {
+    let out = lingo_in(dir, &["probe", "--json", "--checkpoint", checkpoint, "--data", "pairs.tsv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let unchanged = json_lines(&out).into_iter().find(|line| line["probe"] == "unchanged").unwrap();
+    unchanged["loss"].as_f64().unwrap()
+}
+
+#[test]
+fn a_model_two_pytorch_processes_trained_on_comes_back_to_translate_and_probe() {
+    // tools/lingo_ddp.py fixture: the lingo-exported Transformer of `start`, trained on by
+    // DistributedDataParallel (two gloo processes) on the same reversal task, then saved.
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../nn/tests/fixtures/export");
+    let (start, ddp) =
+        (fixtures.join("lingo/transformer_pre_learned_tied"), fixtures.join("ddp/transformer_pre_learned_tied"));
+    let dir = tempfile::tempdir().unwrap();
+    for (from, to) in [(&start, "start.ckpt"), (&ddp, "ddp.ckpt")] {
+        let out = lingo_in(dir.path(), &["import", from.to_str().unwrap(), "--out", to]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+
+    // lingo translates PyTorch's batch as PyTorch's own greedy search did.
+    let reference: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ddp.join("pytorch.json")).unwrap()).unwrap();
+    let config: serde_json::Value = serde_json::from_slice(&std::fs::read(ddp.join("config.json")).unwrap()).unwrap();
+    let word =
+        |id: &serde_json::Value| config["tgt_vocab"][id.as_u64().unwrap() as usize].as_str().unwrap().to_string();
+    let words = |ids: &serde_json::Value| {
+        let ids = ids.as_array().unwrap();
+        ids[1..ids.len() - 1].iter().map(word).collect::<Vec<_>>().join(" ") // without <sos> and <eos>
+    };
+    let sources: String = reference["batch"].as_array().unwrap().iter().map(|p| words(&p["src"]) + "\n").collect();
+    std::fs::write(dir.path().join("sources.txt"), sources).unwrap();
+    let args = ["translate", "--json", "--beam", "1", "--checkpoint", "ddp.ckpt", "--input", "sources.txt"];
+    let out = lingo_in(dir.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ours: Vec<Vec<String>> = json_lines(&out)
+        .iter()
+        .map(|line| line["tokens"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect())
+        .collect();
+    let pytorch: Vec<Vec<String>> = reference["greedy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|ids| ids.as_array().unwrap().iter().map(word).collect())
+        .collect();
+    assert_eq!(ours, pytorch);
+
+    // The loss lingo measures on fresh pairs of the task fell from where lingo stopped.
+    let pairs: String = (0..40_usize)
+        .map(|i| {
+            let src: Vec<String> = (0..1 + i % 5).map(|j| format!("w{}", (i * 7 + j * 3) % 8)).collect();
+            let tgt: Vec<String> = src.iter().rev().cloned().collect();
+            format!("{}\t{}\n", src.join(" "), tgt.join(" "))
+        })
+        .collect();
+    std::fs::write(dir.path().join("pairs.tsv"), pairs).unwrap();
+    let (before, after) = (probed_loss(dir.path(), "start.ckpt"), probed_loss(dir.path(), "ddp.ckpt"));
+    assert!(after < before, "loss {before} before PyTorch's training, {after} after");
+}
+
 #[test]
 fn alignments_of_a_model_without_attention_are_refused_before_translating() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,9 @@
 //!   --example export_fixtures`), which PyTorch loaded; lingo's logits match
 //!   the ones PyTorch computed on them, and exporting again gives the
 //!   committed bytes;
+//! - `fixtures/export/ddp/<case>/`: one of those, trained on by PyTorch's
+//!   DistributedDataParallel on two processes (`tools/lingo_ddp.py
+//!   fixture`), held to PyTorch as the first kind;
 //! - round trips through safetensors keep every bit.
 
 use std::path::{Path, PathBuf};
@@ -77,6 +80,15 @@ fn pytorch_trained_models_give_pytorchs_logits_and_translations() {
     for dir in cases {
         matches_pytorch(&dir);
     }
+}
+
+#[test]
+fn a_model_pytorch_trained_on_two_processes_gives_pytorchs_logits_and_translations() {
+    // tools/lingo_ddp.py fixture: lingo's exported Transformer, trained on by
+    // DistributedDataParallel with two gloo processes.
+    let cases = cases("ddp");
+    assert_eq!(cases.len(), 1);
+    matches_pytorch(&cases[0]);
 }
 
 #[test]
