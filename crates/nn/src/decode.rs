@@ -10,9 +10,11 @@
 //! prepared source) as soon as it is done, so a batch of sentences of
 //! different lengths costs what its unfinished sentences cost, and both cut
 //! a batch into groups of [`ROWS_PER_GROUP`] sentences decoded side by side
-//! on rayon's threads. An output does not depend on the batch it was
-//! decoded in, except in the last bits: a product's kernel depends on its
-//! number of rows.
+//! on rayon's threads. Beam search's first step reads one row per input,
+//! since its K beams are still the one empty beam; the K rows of each input
+//! start from that step's K best continuations. An output does not depend
+//! on the batch it was decoded in, except in the last bits: a product's
+//! kernel depends on its number of rows.
 
 use lingo_data::{EOS, SOS};
 use lingo_tensor::no_grad;
@@ -546,9 +548,10 @@ fn beam_group<M: EncoderDecoder>(
     }
     no_grad(|| {
         let (batch, k) = (src.nrows(), cfg.beam_size);
-        // Row b·K + j is beam j of input b; all K rows start as copies of the source.
-        let (mut ctx, mut state) = model.start(src, src_lens, k)?;
-        // At the start only beam 0 is real; the others are copies kept out of the race.
+        // The first step reads one row per input, its one empty beam; the step's
+        // K continuations then become K rows: row b·K + j is beam j of input b.
+        let (mut ctx, mut state) = model.start(src, src_lens, 1)?;
+        let mut rows = 1;
         let empty = Beam { tokens: vec![], log_prob: 0.0, attention: vec![] };
         let mut inputs: Vec<Beams> = src_lens
             .iter()
@@ -560,23 +563,24 @@ fn beam_group<M: EncoderDecoder>(
                 trace: traced.then(BeamTrace::default),
             })
             .collect();
-        // Rows i·K .. i·K + K of a step belong to input active[i]; a done input's rows are dropped.
+        // Rows i·rows .. (i + 1)·rows of a step belong to input active[i]; a done input's rows are dropped.
         let mut active: Vec<usize> = (0..batch).collect();
         for _ in 0..max_len {
-            let (prev, bases) = step_inputs(&inputs, &active, k);
+            let (prev, bases) = step_inputs(&inputs, &active, rows);
             let step = model.step(&ctx, &state, &prev)?;
-            // The K best of each row's (batch·K, vocab) logits, as its beam's log p so far plus the token's.
+            // The K best of each row's (batch·rows, vocab) logits, as its beam's log p so far plus the token's.
             let best = best_continuations(step.logits.data(), &bases, k);
             // The coverage penalty reads the attention even when the output does not keep it.
             let weights = step.weights.as_ref().filter(|_| with_attention || cfg.beta > 0.0);
-            let (parents, going) = advance(&mut inputs, &active, &best, weights, cfg);
+            let (parents, going) = advance(&mut inputs, &active, &best, rows, weights, cfg);
             if going.is_empty() {
                 break;
             }
             // Each row of the next step goes on from the decoder state of the beam it continues.
             state = step.state.select_rows(&parents)?;
-            if going.len() < active.len() {
-                ctx = drop_done(&ctx, &mut active, &going, k)?;
+            if going.len() < active.len() || rows < k {
+                ctx = regroup(&ctx, &mut active, &going, rows, k)?;
+                rows = k;
             }
         }
         let mut outputs: Vec<(Vec<Hypothesis>, Option<BeamTrace>)> = inputs
@@ -593,24 +597,26 @@ fn beam_group<M: EncoderDecoder>(
     })
 }
 
-/// What each of the step's `(batch·K)` rows continues: its beam's last token
-/// (`<sos>` before the first) and log-probability so far, or `<sos>` and
-/// `None` for a row without a beam (an input may have fewer than K live).
-fn step_inputs(inputs: &[Beams], active: &[usize], k: usize) -> (Vec<usize>, Vec<Option<f32>>) {
-    let rows: Vec<Option<&Beam>> = (0..active.len() * k).map(|row| inputs[active[row / k]].live.get(row % k)).collect();
+/// What each of the step's `(batch·rows)` rows continues: its beam's last
+/// token (`<sos>` before the first) and log-probability so far, or `<sos>`
+/// and `None` for a row without a beam (an input may have fewer than K live).
+fn step_inputs(inputs: &[Beams], active: &[usize], rows: usize) -> (Vec<usize>, Vec<Option<f32>>) {
+    let rows: Vec<Option<&Beam>> =
+        (0..active.len() * rows).map(|row| inputs[active[row / rows]].live.get(row % rows)).collect();
     let prev = rows.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
     let bases = rows.iter().map(|beam| beam.map(|beam| beam.log_prob)).collect();
     (prev, bases)
 }
 
 /// One step of every active input: its beams expanded by their best
-/// continuations `best` (`(batch·K)` rows of `(log p, token)`) and pruned to
-/// K. Returns the row each row of the next step continues (K per input still
-/// going) and the places in `active` of the inputs still going.
+/// continuations `best` (`rows` rows of `(log p, token)` per input) and
+/// pruned to K. Returns the row each row of the next step continues (K per
+/// input still going) and the places in `active` of the inputs still going.
 fn advance(
     inputs: &mut [Beams],
     active: &[usize],
     best: &[Vec<(f32, usize)>],
+    rows: usize,
     weights: Option<&lingo_tensor::Tensor>,
     cfg: BeamConfig,
 ) -> (Vec<usize>, Vec<usize>) {
@@ -618,8 +624,8 @@ fn advance(
     let (mut parents, mut going) = (Vec::with_capacity(active.len() * k), Vec::with_capacity(active.len()));
     for (i, &b) in active.iter().enumerate() {
         let input = &mut inputs[b];
-        let candidates = input.candidates(&best[i * k..(i + 1) * k]);
-        let mut next_parents = input.prune(&candidates, i * k, weights, cfg);
+        let candidates = input.candidates(&best[i * rows..(i + 1) * rows]);
+        let mut next_parents = input.prune(&candidates, i * rows, weights, cfg);
         if !input.done(cfg) {
             // Keep K rows per input: pad with the last parent (never read again).
             next_parents.resize(k, *next_parents.last().expect("a live input has a beam"));
@@ -630,12 +636,13 @@ fn advance(
     (parents, going)
 }
 
-/// Drops the inputs that are done from the batch: their places in `active`
-/// and the K rows each holds of the source, so they cost nothing more.
-fn drop_done<C: SelectRows>(ctx: &C, active: &mut Vec<usize>, going: &[usize], k: usize) -> Result<C> {
-    let rows: Vec<usize> = going.iter().flat_map(|&i| i * k..(i + 1) * k).collect();
+/// The source rows of the next step: K for each input still going (its
+/// `rows` rows repeated, after the first step's one), none for the inputs
+/// that are done, which so cost nothing more; `active` keeps their places.
+fn regroup<C: SelectRows>(ctx: &C, active: &mut Vec<usize>, going: &[usize], rows: usize, k: usize) -> Result<C> {
+    let next: Vec<usize> = going.iter().flat_map(|&i| (0..k).map(move |j| i * rows + j % rows)).collect();
     *active = going.iter().map(|&i| active[i]).collect();
-    ctx.select_rows(&rows)
+    ctx.select_rows(&next)
 }
 
 impl Beams {
