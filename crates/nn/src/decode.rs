@@ -9,12 +9,12 @@
 //! Both drop an input's rows from the batch (its decoder state and its
 //! prepared source) as soon as it is done, so a batch of sentences of
 //! different lengths costs what its unfinished sentences cost, and both cut
-//! a batch into groups of [`ROWS_PER_GROUP`] sentences decoded side by side
-//! on rayon's threads. Beam search's first step reads one row per input,
-//! since its K beams are still the one empty beam; the K rows of each input
-//! start from that step's K best continuations. An output does not depend
-//! on the batch it was decoded in, except in the last bits: a product's
-//! kernel depends on its number of rows.
+//! a batch into even groups of at most [`ROWS_PER_GROUP`] sentences decoded
+//! side by side on rayon's threads. Beam search's first step reads one row
+//! per input, since its K beams are still the one empty beam; the K rows of
+//! each input start from that step's K best continuations. An output does
+//! not depend on the batch it was decoded in, except in the last bits: a
+//! product's kernel depends on its number of rows.
 
 use lingo_data::{EOS, SOS};
 use lingo_tensor::no_grad;
@@ -106,28 +106,33 @@ pub fn greedy_decode<M: EncoderDecoder>(
     in_groups(src, src_lens, |src, src_lens| greedy_group(model, src, src_lens, max_len, with_attention))
 }
 
-/// Sentences one thread decodes together: a larger batch is cut into
-/// groups of this many rows, decoded side by side on rayon's threads, each
-/// group's products on its own thread (one batch on two threads met at
-/// every product of every step). Fixed, so that an output's bits do not
-/// depend on the thread count.
+/// The most sentences one thread decodes together: a larger batch is cut
+/// into groups of at most this many rows, decoded side by side on rayon's
+/// threads, each group's products on its own thread (one batch on two
+/// threads met at every product of every step). The groups depend on the
+/// batch alone, so that an output's bits do not depend on the thread count.
 pub const ROWS_PER_GROUP: usize = 32;
 
-/// `decode` on each group of [`ROWS_PER_GROUP`] rows of `src`, in parallel;
-/// the outputs in row order.
+/// `decode` on each group of `src`'s rows, in parallel; the outputs in row
+/// order. The fewest groups of at most [`ROWS_PER_GROUP`] rows, of sizes
+/// within one of each other: 51 rows are 25 + 26, not 32 + 19, which would
+/// leave one of two threads idle for a third of the batch.
 fn in_groups<H: Send>(
     src: &Array2<usize>,
     src_lens: &[usize],
     decode: impl Fn(&Array2<usize>, &[usize]) -> Result<Vec<H>> + Sync,
 ) -> Result<Vec<H>> {
-    if src.nrows() <= ROWS_PER_GROUP {
+    let n = src.nrows();
+    if n <= ROWS_PER_GROUP {
         return decode(src, src_lens);
     }
-    let starts: Vec<usize> = (0..src.nrows()).step_by(ROWS_PER_GROUP).collect();
-    let groups = starts
-        .par_iter()
-        .map(|&start| {
-            let rows = start..(start + ROWS_PER_GROUP).min(src.nrows());
+    let groups = n.div_ceil(ROWS_PER_GROUP);
+    // Group g starts at ⌊g·n / groups⌋.
+    let bounds: Vec<usize> = (0..=groups).map(|g| g * n / groups).collect();
+    let groups = bounds
+        .par_windows(2)
+        .map(|w| {
+            let rows = w[0]..w[1];
             decode(&src.slice(ndarray::s![rows.clone(), ..]).to_owned(), &src_lens[rows])
         })
         .collect::<Result<Vec<_>>>()?;
