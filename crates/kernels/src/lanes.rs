@@ -67,14 +67,26 @@ pub fn sum(xs: &[f32]) -> f32 {
     fold(xs, 0.0, |s, x| s + x, |s, t| s + t)
 }
 
-/// `max_i x_i` in eight lanes (exact in any order); `-∞` for an empty slice.
+/// `max_i x_i` (exact in any order); `-∞` for an empty slice. In 32 lanes,
+/// not eight: each maximum of one vector waits for the one before (a
+/// compare and a blend keep `f32::max`'s NaN rule), so four vectors side by
+/// side keep the unit busy.
 ///
 /// ```
 /// assert_eq!(lingo_kernels::lanes::max(&[1.0, 9.0, -3.0]), 9.0);
 /// ```
 #[inline(always)]
 pub fn max(xs: &[f32]) -> f32 {
-    fold(xs, f32::NEG_INFINITY, f32::max, f32::max)
+    if crate::reference() {
+        return xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    }
+    let mut acc = [f32::NEG_INFINITY; 32];
+    let blocks = xs.chunks_exact(32);
+    let tail = blocks.remainder().iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    for block in blocks {
+        acc.iter_mut().zip(block).for_each(|(a, &x)| *a = a.max(x));
+    }
+    acc.into_iter().fold(tail, f32::max)
 }
 
 /// `Σ_i x_i y_i` in eight `f32` lanes. The slices must have the same length.
@@ -98,7 +110,7 @@ mod tests {
 
     #[test]
     fn lanes_agree_with_the_plain_running_fold() {
-        for n in [0, 1, 7, 8, 9, 16, 63, 1000] {
+        for n in [0, 1, 7, 8, 9, 16, 31, 32, 33, 63, 1000] {
             let (x, y) = (ramp(n), ramp(n + 3)[3..].to_vec());
             let plain_sum: f64 = x.iter().map(|&v| f64::from(v)).sum();
             let plain_dot: f64 = x.iter().zip(&y).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum();
