@@ -890,16 +890,13 @@ impl Transformer {
             layers.push(out.kv);
             cross_w.push(out.weights.1);
         }
-        let features = self.decoder_norm.forward(&y)?;
+        // (batch, 1, d) -> (batch, d) before the output layer, whose rows are
+        // twenty times wider: a reshape copies, so it copies the narrow side.
+        let features = self.decoder_norm.forward(&y)?.reshape(&[batch, self.config.d_model])?;
         let logits = self.out_weight().linear(&features, Some(self.out_bias.tensor()))?;
-        let vocab = logits.shape()[2];
         // (layers, heads, batch, 1, src_len) without the one target position
         let cross_weights = stack_layers(cross_w)?.index_axis_move(Axis(3), 0);
-        Ok(TransformerStep {
-            logits: logits.reshape(&[batch, vocab])?,
-            cross_weights,
-            state: DecoderState { layers, order: None },
-        })
+        Ok(TransformerStep { logits, cross_weights, state: DecoderState { layers, order: None } })
     }
 
     /// The output layer's weight: its own, or the target embedding when tied.
