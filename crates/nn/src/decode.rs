@@ -606,10 +606,10 @@ fn beam_group<M: EncoderDecoder>(
 /// token (`<sos>` before the first) and log-probability so far, or `<sos>`
 /// and `None` for a row without a beam (an input may have fewer than K live).
 fn step_inputs(inputs: &[Beams], active: &[usize], rows: usize) -> (Vec<usize>, Vec<Option<f32>>) {
-    let rows: Vec<Option<&Beam>> =
+    let beams: Vec<Option<&Beam>> =
         (0..active.len() * rows).map(|row| inputs[active[row / rows]].live.get(row % rows)).collect();
-    let prev = rows.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
-    let bases = rows.iter().map(|beam| beam.map(|beam| beam.log_prob)).collect();
+    let prev = beams.iter().map(|beam| beam.and_then(|beam| beam.tokens.last().copied()).unwrap_or(SOS)).collect();
+    let bases = beams.iter().map(|beam| beam.map(|beam| beam.log_prob)).collect();
     (prev, bases)
 }
 
@@ -774,4 +774,22 @@ fn finish(beam: Beam, cfg: BeamConfig, src_len: usize) -> Hypothesis {
         + coverage_penalty(attention.as_ref(), src_len, cfg.beta)
         + cfg.gamma * beam.tokens.len() as f32;
     Hypothesis { score, log_prob: beam.log_prob, attention, tokens: beam.tokens }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_is_cut_into_the_fewest_even_groups() {
+        let sizes = |n: usize| {
+            let src = Array2::<usize>::zeros((n, 3));
+            in_groups(&src, &vec![3; n], |src, _| Ok(vec![src.nrows()])).unwrap()
+        };
+        assert_eq!(sizes(32), [32]);
+        assert_eq!(sizes(33), [16, 17]);
+        assert_eq!(sizes(51), [25, 26]);
+        assert_eq!(sizes(64), [32, 32]);
+        assert_eq!(sizes(256), [32; 8]);
+    }
 }
