@@ -8,7 +8,8 @@
 //! last `len mod 8` elements) added last. The order depends only on the
 //! length, so the bits are the same on every run and every thread; they
 //! differ from the plain running sum (the reference, `LINGO_KERNELS=reference`)
-//! in the last bits.
+//! in the last bits. The maximum, exact in any order, takes 32 lanes
+//! ([`max`]).
 
 /// `xs` and `ys` folded pairwise with `step` in eight lanes (pair `i` into
 /// lane `i mod 8`), the lanes then joined in order with `join`, and the

@@ -314,8 +314,8 @@ fn add_each(sum: &mut [f32], x: &[f32]) {
 /// `log Σ_i e^{x_i}` of a non-empty slice, as `m + log Σ_i e^{x_i - m}` with
 /// `m = max x`, so that no exponential overflows: a softmax's normaliser.
 /// Two passes, nothing written: the max, then the exponentials summed as
-/// they are made. The fast version takes both in eight lanes ([`lanes`]);
-/// the reference in one running fold each.
+/// they are made. The fast version takes both in lanes ([`lanes::max`],
+/// [`lanes::fold`]); the reference in one running fold each.
 ///
 /// ```
 /// let z = [1.0_f32, 2.0, 3.0];
@@ -336,8 +336,8 @@ pub fn log_sum_exp(xs: &[f32]) -> f32 {
     log_sum_exp_lanes(xs)
 }
 
-/// [`log_sum_exp_lanes`] compiled for AVX2, a function of its own: inside
-/// [`vectorized`]'s closure it was not inlined, and ran in four lanes.
+/// [`log_sum_exp_lanes`] compiled for AVX2, a function of its own: too large
+/// for [`vectorized`]'s closure to be inlined, it would run in four lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn log_sum_exp_avx2(xs: &[f32]) -> f32 {
