@@ -69,16 +69,21 @@ def lines(path):
     return (text[:-1] if text.endswith("\n") else text).split("\n") if text else []
 
 
+def index(vocab):
+    """Token -> id of a vocabulary listed by id."""
+    return {token: i for i, token in enumerate(vocab)}
+
+
 def read_split(path, vocabs):
     """(src ids, tgt ids) per line of a splits TSV, `<sos>` and `<eos>` around each side as lingo
     encodes them; a token outside the vocabulary is `<unk>`, as in lingo."""
-    index = [{token: i for i, token in enumerate(v)} for v in vocabs]
+    indices = [index(v) for v in vocabs]
     pairs = []
     for n, line in enumerate(lines(path), 1):
         sides = line.split("\t")
         if len(sides) != 2:
             raise SystemExit(f"{path}:{n}: expected `source<TAB>target` tokens, found {len(sides)} field(s)")
-        pairs.append(tuple([SOS] + [ix.get(t, 1) for t in side.split()] + [EOS] for ix, side in zip(index, sides)))
+        pairs.append(tuple([SOS] + [ix.get(t, 1) for t in side.split()] + [EOS] for ix, side in zip(indices, sides)))
     return pairs
 
 
@@ -240,8 +245,7 @@ def check(args):
         sources = Path(tmp) / "sources.txt"
         sources.write_text("".join(line + "\n" for line in lines(args.input)[:args.limit]), encoding="utf-8")
         lingo = lingo_greedy(args.checkpoint, sources, args.threads)
-    tgt_index = {token: i for i, token in enumerate(config["tgt_vocab"])}
-    src_index = {token: i for i, token in enumerate(config["src_vocab"])}
+    src_index, tgt_index = index(config["src_vocab"]), index(config["tgt_vocab"])
     same = cut = 0
     for n, line in enumerate(lingo):
         src = torch.tensor([[src_index.get(t, 1) for t in line["source_tokens"]]])
