@@ -60,9 +60,9 @@
 //! | 10 | `src/ops/norm.rs` | 98 | layer norm, its rows through `lingo_kernels::norm` (the plain one, composed from these ops, is lingo-nn's) |
 //! | 11 | `src/ops/loss.rs` | 117 | cross-entropy over logits |
 //! | 12 | `src/cells.rs` | 150 | the LSTM and GRU cells composed from ops |
-//! | 13 | `src/fused/lstm.rs` | 289 | the LSTM sequence with its backward derived by hand |
-//! | 14 | `src/fused/gru.rs` | 321 | the GRU sequence, likewise |
-//! | 15 | `src/fused/mod.rs` | 198 | what both fused sequences share: padding, the input projection, the weight gradients |
+//! | 13 | `src/fused/lstm.rs` | 313 | the LSTM sequence with its backward derived by hand |
+//! | 14 | `src/fused/gru.rs` | 345 | the GRU sequence, likewise |
+//! | 15 | `src/fused/mod.rs` | 217 | what both fused sequences share: padding, the input projection, the weight gradients |
 //!
 //! The fast inner loops these call by name (products, vectorized
 //! activations, softmax rows, dropout masks) are [`lingo_kernels`]', each
@@ -73,9 +73,9 @@
 //! | file | lines | what |
 //! |---|---|---|
 //! | `src/values.rs` | 195 | constructors (`zeros`, `from_vec`, `randn`, ...) and readers (`shape`, `to_vec`, `item`, ...) |
-//! | `src/param.rs` | 320 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
+//! | `src/param.rs` | 347 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
 //! | `src/ops/fused.rs` | 248 | compositions fused for speed: `linear_cross_entropy`, `add_layer_norm`, `select_cat` |
-//! | `src/fused/layout.rs` | 265 | the fused sequences' argument checks, buffer layout and per-step products |
+//! | `src/fused/layout.rs` | 272 | the fused sequences' argument checks, buffer layout and per-step products |
 //! | `src/fused/tokens.rs` | 148 | token input to a first recurrent layer through a product table |
 //! | `src/gradcheck.rs` | 276 | [`check_gradients`] and [`check_fused`] |
 //! | `src/init.rs` | 195 | weight initialisers (Xavier, orthogonal), each from a seeded RNG |

@@ -132,9 +132,36 @@ impl Param {
         if is_grad_enabled() || self.value.ndim() != 2 {
             return x.linear(&self.value, bias);
         }
-        let pack = || Panels::new(self.value.data().view().into_dimensionality::<Ix2>().expect("rank 2, checked").t());
-        let panels = || self.packed.get_or_init(pack).as_ref();
+        let panels = || self.packed_t();
         Ok(Tensor::new(affine(x, &self.value, bias, Some(&panels))?))
+    }
+
+    /// `Wᵀ` packed for the products' panel path, for ops that multiply by
+    /// `Wᵀ` themselves (the fused recurrences, `x·W_ihᵀ` and `h·W_hhᵀ`):
+    /// made on first use and kept, as for [`Param::linear`]. `None` where a
+    /// graph is recorded (training changes the values), for a parameter
+    /// that is not a matrix, and where the panel path does not run (CPUs
+    /// without AVX-512, the reference kernels).
+    ///
+    /// ```
+    /// use lingo_tensor::{Param, no_grad};
+    /// let w = Param::new("w", ndarray::Array2::<f32>::ones((4, 3)).into_dyn());
+    /// assert!(w.panels().is_none()); // a graph would be recorded
+    /// if let Some(p) = no_grad(|| w.panels().map(|p| p.dim())) {
+    ///     assert_eq!(p, (3, 4)); // Wᵀ
+    /// }
+    /// ```
+    pub fn panels(&self) -> Option<&Panels> {
+        if is_grad_enabled() || self.value.ndim() != 2 {
+            return None;
+        }
+        self.packed_t()
+    }
+
+    /// `valueᵀ` packed, made on first call (a rank-2 value only).
+    fn packed_t(&self) -> Option<&Panels> {
+        let pack = || Panels::new(self.value.data().view().into_dimensionality::<Ix2>().expect("rank 2, checked").t());
+        self.packed.get_or_init(pack).as_ref()
     }
 
     /// Replaces the values with `data` of the same shape (loading a checkpoint).

@@ -32,6 +32,7 @@
 //! products against one `matrixmultiply` call; the figures are in
 //! `docs/performance.md`.
 
+use std::borrow::Cow;
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
@@ -155,14 +156,34 @@ pub fn gemm_new(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> A
 #[derive(Debug)]
 pub struct Prepared<'b> {
     plain: CowArray<'b, f32, Ix2>,
-    panels: Option<panel_tiles::Packed>,
+    panels: Option<Cow<'b, panel_tiles::Packed>>,
 }
 
 impl<'b> Prepared<'b> {
     /// `b`, with its panels when it will meet more than one product.
     pub fn new(b: CowArray<'b, f32, Ix2>, products: usize) -> Prepared<'b> {
-        let panels = if products > 1 { panel_tiles::Packed::new(b.view()) } else { None };
+        let panels = if products > 1 { panel_tiles::Packed::new(b.view()).map(Cow::Owned) } else { None };
         Prepared { plain: b, panels }
+    }
+
+    /// `b` with the panels its owner keeps (`panels` must be `b` packed, as
+    /// [`Panels::new`] packs it): no product with it packs, not even the first.
+    ///
+    /// ```
+    /// use lingo_kernels::gemm::{Panels, Prepared, gemm_prepared};
+    /// let b = ndarray::Array2::from_shape_fn((64, 96), |(i, j)| (i * 96 + j) as f32 / 1e3);
+    /// let a = ndarray::Array2::from_elem((48, 64), 0.5_f32);
+    /// let panels = Panels::new(b.view());
+    /// let mut c = ndarray::Array2::zeros((48, 96));
+    /// match &panels {
+    ///     Some(p) => gemm_prepared(1.0, a.view(), &Prepared::with_panels(b.view().into(), p), 0.0, c.view_mut()),
+    ///     None => gemm_prepared(1.0, a.view(), &Prepared::new(b.view().into(), 2), 0.0, c.view_mut()),
+    /// }
+    /// assert_eq!(c, lingo_kernels::gemm_new(1.0, a.view(), b.view()));
+    /// ```
+    pub fn with_panels(b: CowArray<'b, f32, Ix2>, panels: &'b Panels) -> Prepared<'b> {
+        debug_assert_eq!(panels.dim(), b.dim());
+        Prepared { plain: b, panels: Some(Cow::Borrowed(panels)) }
     }
 
     /// Whether the operand was also packed into panels: on CPUs with
@@ -187,7 +208,7 @@ impl<'b> Prepared<'b> {
 /// [`gemm`] with a [`Prepared`] right operand: the same product and bits,
 /// without packing `b` when the product takes the panel path.
 pub fn gemm_prepared(alpha: f32, a: ArrayView2<'_, f32>, b: &Prepared<'_>, beta: f32, c: ArrayViewMut2<'_, f32>) {
-    gemm_with_panels(alpha, a, b.view(), || b.panels.as_ref(), beta, c);
+    gemm_with_panels(alpha, a, b.view(), || b.panels.as_deref(), beta, c);
 }
 
 /// `b (k, n)` in the panels the AVX-512 path reads, made once and read by

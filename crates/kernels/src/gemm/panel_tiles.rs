@@ -80,7 +80,7 @@ thread_local! {
 
 /// A right operand `B (k, n)` packed once, every block along `k`, for many
 /// products with it: a recurrent weight meets every step of a sequence.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Packed {
     dim: (usize, usize),
     /// Block after block along `k`; in each, `⌈n / NR⌉` panels of `kc × NR`.

@@ -1,5 +1,5 @@
 //! Multi-layer, optionally bidirectional LSTM and GRU layers on the fused
-//! sequence ops [`lstm_sequence`] and [`gru_sequence`].
+//! sequence ops [`lstm_sequence`](lingo_tensor::fused::lstm_sequence) and [`gru_sequence`](lingo_tensor::fused::gru_sequence).
 //!
 //! # What one forward pass computes
 //!
@@ -22,7 +22,7 @@
 
 use lingo_tensor::{
     Param, RnnWeights, Tensor,
-    fused::{SeqInput, gru_sequence, lstm_sequence},
+    fused::{SeqInput, WeightPanels, gru_sequence_packed, lstm_sequence_packed},
 };
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -263,8 +263,8 @@ impl Rnn {
         &self.config
     }
 
-    /// The weights of one layer and direction, ready for [`lstm_sequence`] /
-    /// [`gru_sequence`] (or the cells); errors when either is out of range.
+    /// The weights of one layer and direction, ready for [`lstm_sequence`](lingo_tensor::fused::lstm_sequence) /
+    /// [`gru_sequence`](lingo_tensor::fused::gru_sequence) (or the cells); errors when either is out of range.
     ///
     /// ```
     /// use lingo_nn::{Init, Rnn, RnnConfig, RnnKind};
@@ -368,17 +368,20 @@ impl Rnn {
             for dir in 0..dirs {
                 let (k, reverse) = (layer * dirs + dir, dir == 1);
                 let w = self.weights(layer, reverse)?;
+                // Packed once and kept where no graph is recorded (decoding: one call per step).
+                let [w_ih, w_hh, ..] = &self.cells[k];
+                let panels = WeightPanels { weight_ih: w_ih.panels(), weight_hh: w_hh.panels() };
                 let h0 = entry(initial.map(|s| &s.h), k)?;
                 match kind {
                     RnnKind::Lstm => {
                         let c0 = entry(initial.and_then(|s| s.c.as_ref()), k)?;
-                        let out = lstm_sequence(input, &h0, &c0, lengths, reverse, w)?;
+                        let out = lstm_sequence_packed(input, &h0, &c0, lengths, reverse, w, panels)?;
                         outputs.push(out.output);
                         h_n.push(out.h_n);
                         c_n.push(out.c_n);
                     }
                     RnnKind::Gru => {
-                        let out = gru_sequence(input, &h0, lengths, reverse, w)?;
+                        let out = gru_sequence_packed(input, &h0, lengths, reverse, w, panels)?;
                         outputs.push(out.output);
                         h_n.push(out.h_n);
                     }

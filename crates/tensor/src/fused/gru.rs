@@ -36,7 +36,7 @@ use super::layout::{
     recurrent_weight, recurrent_weight_t, resolve, step_rows,
 };
 use super::lstm::as_one_step;
-use super::{H0, SeqInput, input_projection, weight_grads};
+use super::{H0, SeqInput, WeightPanels, input_projection, weight_grads};
 use crate::cells::RnnWeights;
 use crate::error::Result;
 use crate::tensor::{BackwardMulti, Tensor};
@@ -161,8 +161,32 @@ pub fn gru_sequence<'a>(
     reverse: bool,
     w: RnnWeights<'_>,
 ) -> Result<GruOutput> {
+    gru_sequence_packed(x, h0, lengths, reverse, w, WeightPanels::default())
+}
+
+/// [`gru_sequence`] with the weights' panels packed by their owner (see
+/// [`WeightPanels`]): the same op and bits, without packing the weights
+/// at each call, which decoding makes once per step.
+///
+/// ```
+/// use lingo_tensor::{RnnWeights, Tensor, fused::{WeightPanels, gru_sequence, gru_sequence_packed}};
+/// let (w_ih, w_hh, b) = (Tensor::full(&[6, 3], 0.1), Tensor::full(&[6, 2], 0.2), Tensor::zeros(&[6]));
+/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
+/// let (x, h0) = (Tensor::ones(&[1, 2, 3]), Tensor::zeros(&[1, 2]));
+/// let packed = gru_sequence_packed(&x, &h0, &[2], false, w, WeightPanels::default()).unwrap();
+/// assert_eq!(packed.h_n.to_vec(), gru_sequence(&x, &h0, &[2], false, w).unwrap().h_n.to_vec());
+/// ```
+pub fn gru_sequence_packed<'a>(
+    x: impl Into<SeqInput<'a>>,
+    h0: &Tensor,
+    lengths: &[usize],
+    reverse: bool,
+    w: RnnWeights<'_>,
+    panels: WeightPanels<'_>,
+) -> Result<GruOutput> {
     let (x, source, d) = resolve("gru_sequence", x.into(), &[h0], lengths, &w, 3)?;
-    let (output, h_n, saved) = forward(&x, &source, d, h0, Steps { lengths: lengths.to_vec(), reverse }, w);
+    let steps = Steps { lengths: lengths.to_vec(), reverse };
+    let (output, h_n, saved) = forward(&x, &source, d, h0, steps, (w, panels));
     let outputs = vec![output.into_dyn(), d.state(h_n)];
     let inputs = source.recorded_inputs(&x, &[h0], &w);
     let results = Tensor::from_op_multi("gru_sequence", outputs, inputs, move |bw| backward(bw, &saved, &source));
@@ -188,15 +212,15 @@ fn forward(
     d: Dims,
     h0: &Tensor,
     steps: Steps,
-    w: RnnWeights<'_>,
+    (w, panels): (RnnWeights<'_>, WeightPanels<'_>),
 ) -> (Array3<f32>, Vec<f32>, Saved) {
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 3 * n_h;
     let b_ih = flat_vec(w.bias_ih.data());
     // x̂ = x·W_ihᵀ + b_ih for all steps at once: it does not depend on the recurrence.
-    let xp = input_projection(x, source, &d, matrix(w.weight_ih), &b_ih);
+    let xp = input_projection(x, source, &d, (matrix(w.weight_ih), panels.weight_ih), &b_ih);
     let xp = xp.as_slice().expect("freshly allocated");
-    let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
+    let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time, panels.weight_hh);
     let b_hh = w.bias_hh.data().view().into_shape_with_order((1, n_g)).expect("same element count");
 
     let mut saved = Saved {

@@ -11,7 +11,7 @@ use crate::cells::RnnWeights;
 use crate::error::{Result, bad_arg, mismatch};
 use crate::tensor::Tensor;
 use crate::values::flat_vec;
-use lingo_kernels::gemm::{Prepared, gemm_prepared};
+use lingo_kernels::gemm::{Panels, Prepared, gemm_prepared};
 
 /// Sizes of one sequence call, after validation.
 #[derive(Debug, Clone, Copy)]
@@ -134,15 +134,22 @@ pub(crate) fn gemm_rows(
 /// more than one step (in that layout `gemm` reads the weight row by row
 /// without packing it (see the `gemm` module docs); given the transposed view, it
 /// would make that copy itself at every step), and packed for the panel
-/// path where it runs. For a single step the view is passed as it is. All
-/// give the same bits.
-pub(crate) fn recurrent_weight_t(w_hh: ArrayView2<'_, f32>, steps: usize) -> Prepared<'_> {
+/// path where it runs (or given `panels`, the owner's packing of it). For
+/// a single step the view is passed as it is. All give the same bits.
+pub(crate) fn recurrent_weight_t<'a>(
+    w_hh: ArrayView2<'a, f32>,
+    steps: usize,
+    panels: Option<&'a Panels>,
+) -> Prepared<'a> {
     let w_hh_t = if steps > 1 {
         CowArray::from(lingo_kernels::gemm::row_major(w_hh.reversed_axes()))
     } else {
         CowArray::from(w_hh.reversed_axes())
     };
-    Prepared::new(w_hh_t, steps)
+    match panels {
+        Some(panels) => Prepared::with_panels(w_hh_t, panels),
+        None => Prepared::new(w_hh_t, steps),
+    }
 }
 
 /// `W_hh (G·H, H)` for the backward steps' products `dh_{t-1} = da_t·W_hh`,

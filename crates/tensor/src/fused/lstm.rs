@@ -35,7 +35,7 @@ use super::layout::{
     Dims, Slots, Source, Steps, active_rows, add_output_grad, as_matrix, final_grad, gemm_rows, matrix, output_grad,
     recurrent_weight, recurrent_weight_t, resolve, step_rows, step_rows_mut,
 };
-use super::{H0, SeqInput, input_projection, weight_grads};
+use super::{H0, SeqInput, WeightPanels, input_projection, weight_grads};
 use crate::cells::RnnWeights;
 use crate::error::Result;
 use crate::tensor::{BackwardMulti, Tensor};
@@ -132,9 +132,33 @@ pub fn lstm_sequence<'a>(
     reverse: bool,
     w: RnnWeights<'_>,
 ) -> Result<LstmOutput> {
+    lstm_sequence_packed(x, h0, c0, lengths, reverse, w, WeightPanels::default())
+}
+
+/// [`lstm_sequence`] with the weights' panels packed by their owner (see
+/// [`WeightPanels`]): the same op and bits, without packing the weights
+/// at each call, which decoding makes once per step.
+///
+/// ```
+/// use lingo_tensor::{RnnWeights, Tensor, fused::{WeightPanels, lstm_sequence, lstm_sequence_packed}};
+/// let (w_ih, w_hh, b) = (Tensor::full(&[8, 3], 0.1), Tensor::full(&[8, 2], 0.2), Tensor::zeros(&[8]));
+/// let w = RnnWeights { weight_ih: &w_ih, weight_hh: &w_hh, bias_ih: &b, bias_hh: &b };
+/// let (x, h0) = (Tensor::ones(&[1, 2, 3]), Tensor::zeros(&[1, 2]));
+/// let packed = lstm_sequence_packed(&x, &h0, &h0, &[2], false, w, WeightPanels::default()).unwrap();
+/// assert_eq!(packed.h_n.to_vec(), lstm_sequence(&x, &h0, &h0, &[2], false, w).unwrap().h_n.to_vec());
+/// ```
+pub fn lstm_sequence_packed<'a>(
+    x: impl Into<SeqInput<'a>>,
+    h0: &Tensor,
+    c0: &Tensor,
+    lengths: &[usize],
+    reverse: bool,
+    w: RnnWeights<'_>,
+    panels: WeightPanels<'_>,
+) -> Result<LstmOutput> {
     let (x, source, d) = resolve("lstm_sequence", x.into(), &[h0, c0], lengths, &w, 4)?;
     let steps = Steps { lengths: lengths.to_vec(), reverse };
-    let (output, (h_n, c_n), saved) = forward(&x, &source, d, (h0, c0), steps, w);
+    let (output, (h_n, c_n), saved) = forward(&x, &source, d, (h0, c0), steps, (w, panels));
     let outputs = vec![output.into_dyn(), d.state(h_n), d.state(c_n)];
     let inputs = source.recorded_inputs(&x, &[h0, c0], &w);
     let results = Tensor::from_op_multi("lstm_sequence", outputs, inputs, move |bw| backward(bw, &saved, &source));
@@ -161,15 +185,15 @@ fn forward(
     d: Dims,
     (h0, c0): (&Tensor, &Tensor),
     steps: Steps,
-    w: RnnWeights<'_>,
+    (w, panels): (RnnWeights<'_>, WeightPanels<'_>),
 ) -> (Array3<f32>, (Vec<f32>, Vec<f32>), Saved) {
     let (n_b, n_t, n_h) = (d.batch, d.time, d.hidden);
     let n_g = 4 * n_h;
     // b_ih and b_hh both add to a, so they are added once, to the input projection.
     let bias = flat_vec(&(w.bias_ih.data() + w.bias_hh.data()));
-    let xp = input_projection(x, source, &d, matrix(w.weight_ih), &bias);
+    let xp = input_projection(x, source, &d, (matrix(w.weight_ih), panels.weight_ih), &bias);
     let xp = xp.as_slice().expect("freshly allocated");
-    let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time);
+    let w_hh_t = recurrent_weight_t(matrix(w.weight_hh), d.time, panels.weight_hh);
 
     let cells = n_b * n_t * n_h;
     let mut saved = Saved {

@@ -54,14 +54,14 @@ mod layout;
 pub mod lstm;
 mod tokens;
 
-pub use gru::{GruOutput, gru_cell, gru_sequence};
-pub use lstm::{LstmOutput, lstm_cell, lstm_sequence};
+pub use gru::{GruOutput, gru_cell, gru_sequence, gru_sequence_packed};
+pub use lstm::{LstmOutput, lstm_cell, lstm_sequence, lstm_sequence_packed};
 
 use ndarray::{Array2, ArrayD, ArrayView2, Axis};
 
 use crate::tensor::Tensor;
 use layout::{Dims, Source, matrix, rows};
-use lingo_kernels::gemm::{gemm, gemm_new};
+use lingo_kernels::gemm::{Panels, gemm_new, gemm_with_panels};
 
 /// What a sequence op reads at each step.
 ///
@@ -96,6 +96,23 @@ pub enum SeqInput<'a> {
     },
 }
 
+/// A layer's weights already packed for the products' panel path,
+/// `W_ihᵀ` and `W_hhᵀ` as [`Param::panels`](crate::Param::panels) keeps
+/// them: decoding runs a sequence op for every step it takes, and would
+/// otherwise pack both weights at every one. `None` packs as usual.
+///
+/// ```
+/// let none = lingo_tensor::fused::WeightPanels::default();
+/// assert!(none.weight_ih.is_none() && none.weight_hh.is_none());
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WeightPanels<'a> {
+    /// `W_ihᵀ (I, G·H)` packed, for the input projection `X·W_ihᵀ`.
+    pub weight_ih: Option<&'a Panels>,
+    /// `W_hhᵀ (H, G·H)` packed, for the per-step products `h_{t-1}·W_hhᵀ`.
+    pub weight_hh: Option<&'a Panels>,
+}
+
 impl<'a> From<&'a Tensor> for SeqInput<'a> {
     fn from(x: &'a Tensor) -> SeqInput<'a> {
         SeqInput::Dense(x)
@@ -104,19 +121,21 @@ impl<'a> From<&'a Tensor> for SeqInput<'a> {
 
 /// The input projection for every step at once, `xp = X·W_ihᵀ + bias`,
 /// `(batch·time, G·H)`: one GEMM instead of one per step (for a
-/// [`Source::Table`], through the product table).
+/// [`Source::Table`], through the product table). `panels`: `W_ihᵀ`
+/// packed, if its owner keeps it so.
 pub(crate) fn input_projection(
     x: &Tensor,
     source: &Source,
     d: &Dims,
-    w_ih: ArrayView2<'_, f32>,
+    (w_ih, panels): (ArrayView2<'_, f32>, Option<&Panels>),
     bias: &[f32],
 ) -> Array2<f32> {
     let n_g = w_ih.nrows();
     match source {
         Source::Dense => {
             let mut xp = Array2::from_shape_fn((d.batch * d.time, n_g), |(_, j)| bias[j]);
-            gemm(1.0, rows(x.data(), d.batch * d.time, d.input).view(), w_ih.t(), 1.0, xp.view_mut());
+            let x = rows(x.data(), d.batch * d.time, d.input);
+            gemm_with_panels(1.0, x.view(), w_ih.t(), || panels, 1.0, xp.view_mut());
             xp
         }
         Source::Table { ids, features, .. } => tokens::projection(matrix(x), ids, features.as_ref(), d, w_ih, bias),

@@ -1,11 +1,14 @@
 //! The fused LSTM and GRU sequences held to their plain form: the cells
 //! composed from tensor ops (differentiated by the tape)
 //! stepped over each row's valid positions, forwards and backwards. Same outputs and final states, and the same
-//! gradient for every input, with a loss that reads every output.
+//! gradient for every input, with a loss that reads every output. And the
+//! sequences given their weights' panels packed once (decoding) held to the
+//! same sequences packing as they go: the same bits.
 
 use lingo_tensor::{
-    FusedCheck, RnnWeights, Tensor, check_fused,
-    fused::{gru_sequence, lstm_sequence},
+    FusedCheck, Param, RnnWeights, Tensor, check_fused,
+    fused::{WeightPanels, gru_sequence, gru_sequence_packed, lstm_sequence, lstm_sequence_packed},
+    no_grad,
 };
 use lingo_tensor::{gru_cell, lstm_cell};
 use ndarray::ArrayD;
@@ -109,5 +112,44 @@ fn lstm_sequence_equals_its_cells() {
                 })
             }
         });
+    }
+}
+
+/// Both sequences at a size whose products take the panel path (on CPUs
+/// that have it), over padded rows, one step and several, both directions:
+/// with the parameters' own panels and without, bit for bit.
+#[test]
+fn sequences_on_packed_weights_give_the_same_bits() {
+    let (batch, input, hidden) = (40, 48, 32);
+    let lengths: Vec<usize> = (0..batch).map(|b| 1 + b % 5).collect();
+    for gates in [3, 4] {
+        let param = |name, shape: &[usize], seed| Param::new(name, values(shape, seed));
+        let (w_ih, w_hh) = (param("w_ih", &[gates * hidden, input], 11), param("w_hh", &[gates * hidden, hidden], 12));
+        let (b_ih, b_hh) = (param("b_ih", &[gates * hidden], 13), param("b_hh", &[gates * hidden], 14));
+        let w = RnnWeights {
+            weight_ih: w_ih.tensor(),
+            weight_hh: w_hh.tensor(),
+            bias_ih: b_ih.tensor(),
+            bias_hh: b_hh.tensor(),
+        };
+        let h0 = Tensor::new(values(&[batch, hidden], 15));
+        for (time, reverse) in [(1, false), (5, false), (5, true)] {
+            let x = Tensor::new(values(&[batch, time, input], 16));
+            let lengths: Vec<usize> = lengths.iter().map(|&n| n.min(time)).collect();
+            let run = |panels: WeightPanels<'_>| {
+                let out = if gates == 4 {
+                    let out = lstm_sequence_packed(&x, &h0, &h0, &lengths, reverse, w, panels).unwrap();
+                    [out.output, out.h_n, out.c_n].map(|t| t.to_vec()).concat()
+                } else {
+                    let out = gru_sequence_packed(&x, &h0, &lengths, reverse, w, panels).unwrap();
+                    [out.output, out.h_n].map(|t| t.to_vec()).concat()
+                };
+                out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            };
+            let (packed, plain) = no_grad(|| {
+                (run(WeightPanels { weight_ih: w_ih.panels(), weight_hh: w_hh.panels() }), run(WeightPanels::default()))
+            });
+            assert_eq!(packed, plain, "gates {gates}, time {time}, reverse {reverse}");
+        }
     }
 }
