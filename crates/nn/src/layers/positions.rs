@@ -11,7 +11,9 @@
 //! attention can learn relative positions from absolute ones.
 
 use lingo_tensor::Tensor;
-use ndarray::{Array2, ArrayD, Axis, IxDyn};
+use std::sync::Arc;
+
+use ndarray::{Array2, ArrayD, Axis, IxDyn, s};
 use serde::{Deserialize, Serialize};
 
 use super::{Embedding, positive};
@@ -46,15 +48,10 @@ pub enum PositionKind {
 /// assert!((pe[[1, 2]] - 0.01_f32.sin()).abs() < 1e-7);                   // 1 / 10000^(2/4)
 /// ```
 pub fn sinusoidal_positions(len: usize, d: usize) -> Array2<f32> {
-    sinusoids(0, len, d)
-}
-
-/// Rows `start..start + len` of the sinusoid table.
-fn sinusoids(start: usize, len: usize, d: usize) -> Array2<f32> {
     // Each feature's rate is the same in every row: computed once.
     let rates: Vec<f64> = (0..d).map(|j| 10000_f64.powf(-((j - j % 2) as f64) / d as f64)).collect();
-    Array2::from_shape_fn((len, d), |(i, j)| {
-        let angle = (start + i) as f64 * rates[j];
+    Array2::from_shape_fn((len, d), |(pos, j)| {
+        let angle = pos as f64 * rates[j];
         (if j % 2 == 0 { angle.sin() } else { angle.cos() }) as f32
     })
 }
@@ -75,15 +72,11 @@ fn sinusoids(start: usize, len: usize, d: usize) -> Array2<f32> {
 /// ```
 #[derive(Debug, Clone)]
 pub enum Positions {
-    /// The fixed sinusoids of positions `0..max_len`, `d` features each,
-    /// computed for the rows a call needs: a table that is not stored
-    /// costs no memory a saved model would have to justify.
-    Sinusoidal {
-        /// The most positions a sequence may have.
-        max_len: usize,
-        /// Features per position.
-        d: usize,
-    },
+    /// The fixed `(max_len, d)` table of [`sinusoidal_positions`], made
+    /// once with the model (a decoding step would otherwise compute its
+    /// row's `d` sines and cosines again); not a parameter, so no
+    /// checkpoint stores it.
+    Sinusoidal(Arc<Array2<f32>>),
     /// A learned table.
     Learned(Embedding),
 }
@@ -123,7 +116,7 @@ impl Positions {
         positive("maximum positions", max_len)?;
         positive("position dimension", d)?;
         Ok(match kind {
-            PositionKind::Sinusoidal => Positions::Sinusoidal { max_len, d },
+            PositionKind::Sinusoidal => Positions::Sinusoidal(Arc::new(sinusoidal_positions(max_len, d))),
             PositionKind::Learned => Positions::Learned(Embedding::build(prefix, max_len, d, None, weights)?),
         })
     }
@@ -138,7 +131,7 @@ impl Positions {
     /// ```
     pub fn max_len(&self) -> usize {
         match self {
-            Positions::Sinusoidal { max_len, .. } => *max_len,
+            Positions::Sinusoidal(table) => table.nrows(),
             Positions::Learned(embedding) => embedding.weight().shape()[0],
         }
     }
@@ -168,7 +161,9 @@ impl Positions {
             ));
         }
         let table = match self {
-            &Positions::Sinusoidal { d, .. } => Tensor::new(sinusoids(start, len, d).insert_axis(Axis(0)).into_dyn()),
+            Positions::Sinusoidal(table) => {
+                Tensor::new(table.slice(s![start..start + len, ..]).insert_axis(Axis(0)).to_owned().into_dyn())
+            }
             Positions::Learned(embedding) => {
                 let ids = ArrayD::from_shape_fn(IxDyn(&[1, len]), |i| start + i[1]);
                 embedding.forward(ids.view())?
@@ -181,7 +176,7 @@ impl Positions {
 lingo_tensor::module!(
     Positions,
     match self {
-        Positions::Sinusoidal { .. } => [],
+        Positions::Sinusoidal(_) => [],
         Positions::Learned(embedding) => [embedding],
     }
 );
