@@ -78,7 +78,14 @@ impl Tensor {
         }
         let mut shape = ids.shape().to_vec();
         shape.push(dim);
-        let out = self.data().select(Axis(0), &flat).into_shape_with_order(IxDyn(&shape)).expect("same element count");
+        // Row by row as slices: `select` on a dynamic-rank array copies element by element.
+        let table = self.data().as_standard_layout();
+        let table = table.as_slice().expect("standard layout");
+        let mut out = Vec::with_capacity(flat.len() * dim);
+        for &id in &flat {
+            out.extend_from_slice(&table[id * dim..(id + 1) * dim]);
+        }
+        let out = ArrayD::from_shape_vec(IxDyn(&shape), out).expect("same element count");
         Ok(Tensor::from_op("embedding", out, vec![self.clone()], move |b| {
             let mut g = ArrayD::zeros(b.input(0).raw_dim());
             let rows = b.grad.view().into_shape_with_order((flat.len(), dim)).expect("same element count");
