@@ -1,12 +1,13 @@
 //! `gemm` and its reference loop against a triple loop in f64, on both sides of the size at
 //! which it stops packing (`SMALL_MACS`), for every combination of
 //! transposed operands and for the `β` values that behave differently;
-//! `gemm_uninit` against `gemm` with `β = 0`, bit for bit.
+//! `gemm_uninit` against `gemm` with `β = 0`, and `gemm_bias_new` against
+//! `gemm` onto rows of the bias, bit for bit.
 
 use std::mem::MaybeUninit;
 
 use lingo_kernels::cpu::GEMM_MACS;
-use lingo_kernels::gemm::{Prepared, gemm_prepared};
+use lingo_kernels::gemm::{Panels, Prepared, gemm_bias_new, gemm_prepared};
 use lingo_kernels::{SMALL_MACS, gemm, gemm_uninit};
 use ndarray::{Array2, ArrayView2, CowArray};
 
@@ -255,6 +256,28 @@ fn a_prepared_operand_gives_the_bits_of_the_plain_one() {
                 pool.install(|| gemm_prepared(0.75, a.view(), &prepared, beta, whole.view_mut()));
                 let same = |x: &Array2<f32>| plain.iter().zip(x).all(|(p, x)| p.to_bits() == x.to_bits());
                 assert!(same(&split) && same(&whole), "{m}x{k}x{n} tb={tb} β={beta}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_product_onto_its_bias_has_the_bits_of_one_onto_rows_of_it() {
+    // Every path (direct, dot and row tiles, panels: blocks along k, shared
+    // by rows and by columns), b plain and packed, one thread and the pool.
+    for &(m, k, n) in &[(300, 200, 100), (20, 520, 1100), (64, 384, 1536), (1, 300, 64), (5, 7, 9), (33, 64, 40)] {
+        for tb in [false, true] {
+            let (a, b) = (matrix(m, k, 1, false), matrix(k, n, 2, tb));
+            let bias: Vec<f32> = matrix(1, n, 3, false).into_iter().collect();
+            let mut rows = Array2::from_shape_fn((m, n), |(_, j)| bias[j]);
+            gemm(1.0, a.view(), b.view(), 1.0, rows.view_mut());
+            let panels = Panels::new(b.view());
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+            for packed in [None, panels.as_ref()] {
+                let shared = gemm_bias_new(a.view(), b.view(), || packed, &bias);
+                let alone = pool.install(|| gemm_bias_new(a.view(), b.view(), || packed, &bias));
+                let same = |x: &Array2<f32>| rows.iter().zip(x).all(|(r, x)| r.to_bits() == x.to_bits());
+                assert!(same(&shared) && same(&alone), "{m}x{k}x{n} tb={tb} packed={}", packed.is_some());
             }
         }
     }

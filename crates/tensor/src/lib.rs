@@ -55,7 +55,7 @@
 //! | 5 | `src/ops/reduce.rs` | 91 | sums and means |
 //! | 6 | `src/ops/shape.rs` | 261 | reshape, permute, cat, narrow, split: gradients routed back |
 //! | 7 | `src/ops/index.rs` | 117 | index_select, embedding, masked_fill: gradients scattered back |
-//! | 8 | `src/ops/matmul.rs` | 174 | matmul and linear through `lingo_kernels::gemm` |
+//! | 8 | `src/ops/matmul.rs` | 172 | matmul and linear through `lingo_kernels::gemm` |
 //! | 9 | `src/ops/softmax.rs` | 65 | softmax and log-softmax |
 //! | 10 | `src/ops/norm.rs` | 98 | layer norm, its rows through `lingo_kernels::norm` (the plain one, composed from these ops, is lingo-nn's) |
 //! | 11 | `src/ops/loss.rs` | 117 | cross-entropy over logits |

@@ -207,16 +207,23 @@ pub(crate) unsafe fn gemm(alpha: f32, a: ArrayView2<'_, f32>, b: Rhs<'_>, beta: 
                     for (jr, b_panel) in (jc..jc + nc).step_by(NR).zip(b_panels.chunks_exact(kc * NR)) {
                         let cols = NR.min(n - jr);
                         let c_tile = (c.ptr.wrapping_offset(ir as isize * c.strides[0] + jr as isize), c.strides[0]);
+                        // What the tile adds to: C, or at the first block the row C starts as.
+                        let from = match c.init {
+                            Some(row) if pc == 0 => (row.wrapping_add(jr), 0),
+                            _ => (c_tile.0.cast_const(), c_tile.1),
+                        };
                         // SAFETY: `applies` checked for AVX-512; the tile's rows of A
                         // hold `kc` floats at their step, the panel of B `kc` steps
                         // of NR floats, 64-byte aligned; the tile's `rows × cols`
-                        // elements lie inside `c` (the caller's promise).
+                        // elements lie inside `c`, and `init` holds `n` floats
+                        // (the caller's promise).
                         #[cfg(target_arch = "x86_64")]
                         unsafe {
+                            let (a_tile, b_panel, size) = (a_tile, b_panel.as_ptr(), (rows, cols));
                             if cols == NR {
-                                avx512::tile::<false>(kc, a_tile, b_panel.as_ptr(), alpha, beta, c_tile, (rows, cols));
+                                avx512::tile::<false>(kc, a_tile, b_panel, (alpha, beta), from, c_tile, size);
                             } else {
-                                avx512::tile::<true>(kc, a_tile, b_panel.as_ptr(), alpha, beta, c_tile, (rows, cols));
+                                avx512::tile::<true>(kc, a_tile, b_panel, (alpha, beta), from, c_tile, size);
                             }
                         }
                     }
@@ -309,22 +316,24 @@ mod avx512 {
     use super::{MR, NR};
     use std::arch::x86_64::*;
 
-    /// One tile: `C[..rows, ..cols] ← α·A_panel·B_panel + β·C` over `kc`
-    /// steps; `c`: the tile's first element and the distance between rows.
+    /// One tile: `C[..rows, ..cols] ← α·A_panel·B_panel + β·F` over `kc`
+    /// steps, `F` read from `from` (`C` itself, or a row every row starts
+    /// as: row distance 0); `from`, `c`: the first element and the
+    /// distance between rows.
     ///
     /// # Safety
     ///
     /// AVX-512F must be available; each of `a`'s rows must hold `kc`
     /// floats `step` apart, and `b` `kc · NR` floats, 64-byte aligned; `c`
-    /// must have `rows ≤ MR` rows of `cols ≤ NR` writable floats (read too
-    /// unless `beta` is 0).
+    /// must have `rows ≤ MR` rows of `cols ≤ NR` writable floats, and
+    /// `from` as many readable ones unless `beta` is 0.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn tile<const EDGE: bool>(
         kc: usize,
         (a, step): ([*const f32; MR], usize),
         b: *const f32,
-        alpha: f32,
-        beta: f32,
+        (alpha, beta): (f32, f32),
+        (from, rsf): (*const f32, isize),
         (c, rsc): (*mut f32, isize),
         (rows, cols): (usize, usize),
     ) {
@@ -354,7 +363,8 @@ mod avx512 {
                 let value = if beta == 0.0 {
                     _mm512_mul_ps(alpha_v, acc_rv)
                 } else {
-                    _mm512_fmadd_ps(alpha_v, acc_rv, _mm512_mul_ps(unsafe { _mm512_maskz_loadu_ps(mask, out) }, beta_v))
+                    let f = unsafe { _mm512_maskz_loadu_ps(mask, from.offset(r as isize * rsf).add(16 * v)) };
+                    _mm512_fmadd_ps(alpha_v, acc_rv, _mm512_mul_ps(f, beta_v))
                 };
                 unsafe { _mm512_mask_storeu_ps(out, mask, value) };
             }

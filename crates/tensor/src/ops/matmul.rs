@@ -8,7 +8,7 @@ use ndarray::{Array2, Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
 
 use crate::error::{Result, bad_shape, mismatch};
 use crate::tensor::Tensor;
-use lingo_kernels::gemm::{Panels, gemm, gemm_new, gemm_with_panels};
+use lingo_kernels::gemm::{Panels, gemm, gemm_bias_new, gemm_new, gemm_with_panels};
 
 /// Views a 2-D or 3-D array as `(batch, rows, cols)`; a 2-D one has batch 1.
 fn as_batched(a: &ArrayD<f32>) -> ArrayView3<'_, f32> {
@@ -149,12 +149,10 @@ pub(crate) fn affine<'p>(
     let x2 = flat_rows(x.data(), rows, n_in);
     let w = weight.data().view().into_dimensionality::<Ix2>().expect("rank checked before");
     let y = match (bias, panels) {
-        // y = b, then y += x·Wᵀ
+        // y = x·Wᵀ + b, each row
         (Some(b), panels) => {
             let b: Vec<f32> = b.data().iter().copied().collect();
-            let mut y = Array2::from_shape_vec((rows, n_out), b.repeat(rows)).expect("rows · n_out values");
-            gemm_with_panels(1.0, x2.view(), w.t(), || panels.and_then(|p| p()), 1.0, y.view_mut());
-            y
+            gemm_bias_new(x2.view(), w.t(), || panels.and_then(|p| p()), &b)
         }
         (None, None) => gemm_new(1.0, x2.view(), w.t()),
         (None, Some(panels)) => {
