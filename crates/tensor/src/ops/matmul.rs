@@ -151,8 +151,8 @@ pub(crate) fn affine<'p>(
     let y = match (bias, panels) {
         // y = x·Wᵀ + b, each row
         (Some(b), panels) => {
-            let b: Vec<f32> = b.data().iter().copied().collect();
-            gemm_bias_new(x2.view(), w.t(), || panels.and_then(|p| p()), &b)
+            let b = b.data().as_standard_layout(); // a slice, not a walk over a dynamic-rank array
+            gemm_bias_new(x2.view(), w.t(), || panels.and_then(|p| p()), b.as_slice().expect("standard layout"))
         }
         (None, None) => gemm_new(1.0, x2.view(), w.t()),
         (None, Some(panels)) => {
