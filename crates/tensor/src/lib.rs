@@ -73,7 +73,7 @@
 //! | file | lines | what |
 //! |---|---|---|
 //! | `src/values.rs` | 195 | constructors (`zeros`, `from_vec`, `randn`, ...) and readers (`shape`, `to_vec`, `item`, ...) |
-//! | `src/param.rs` | 347 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
+//! | `src/param.rs` | 399 | named parameters (with their weights packed for inference), [`Module`], [`module!`] |
 //! | `src/ops/fused.rs` | 248 | compositions fused for speed: `linear_cross_entropy`, `add_layer_norm`, `select_cat` |
 //! | `src/fused/layout.rs` | 272 | the fused sequences' argument checks, buffer layout and per-step products |
 //! | `src/fused/tokens.rs` | 148 | token input to a first recurrent layer through a product table |

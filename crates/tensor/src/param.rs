@@ -2,10 +2,11 @@
 //! checkpoints and gradient clipping find the weights of a model.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lingo_kernels::gemm::Panels;
-use ndarray::{ArrayD, Ix2};
+use ndarray::{ArrayD, ArrayView2, Axis, Ix2, Slice, s};
 
 use crate::error::{Result, mismatch};
 use crate::ops::affine;
@@ -32,7 +33,12 @@ pub struct Param {
     /// `valueᵀ` packed for the products of inference ([`Param::linear`]),
     /// made on first use; a fresh one whenever the values change.
     packed: Arc<OnceLock<Option<Panels>>>,
+    /// Blocks of rows packed likewise ([`Param::linear_rows`]).
+    packed_rows: Arc<Mutex<Vec<RowsPacked>>>,
 }
+
+/// Rows of a parameter and their transpose packed (`None` where the panel path does not run).
+type RowsPacked = (Range<usize>, Arc<Option<Panels>>);
 
 impl Param {
     /// A parameter holding `data`.
@@ -42,7 +48,7 @@ impl Param {
     /// assert_eq!(p.shape(), &[4]);
     /// ```
     pub fn new(name: impl Into<String>, data: ArrayD<f32>) -> Param {
-        Param { name: name.into(), value: Tensor::variable(data), packed: Arc::default() }
+        Param { name: name.into(), value: Tensor::variable(data), packed: Arc::default(), packed_rows: Arc::default() }
     }
 
     /// The parameter's full name.
@@ -80,7 +86,12 @@ impl Param {
     /// assert_eq!((grads.len(), grads.get(&x).unwrap()[[0]]), (1, 2.0));
     /// ```
     pub fn frozen(&self) -> Param {
-        Param { name: self.name.clone(), value: self.value.detach(), packed: Arc::default() }
+        Param {
+            name: self.name.clone(),
+            value: self.value.detach(),
+            packed: Arc::default(),
+            packed_rows: Arc::default(),
+        }
     }
 
     /// The parameter's shape.
@@ -103,7 +114,7 @@ impl Param {
     /// assert_eq!(p.tensor().to_vec(), vec![3.0, 3.0]);
     /// ```
     pub fn update(&mut self, f: impl FnOnce(&mut ArrayD<f32>)) {
-        self.packed = Arc::default(); // packed from the old values
+        (self.packed, self.packed_rows) = (Arc::default(), Arc::default()); // packed from the old values
         match self.value.data_mut_if_unique() {
             Some(data) => f(data),
             None => {
@@ -133,7 +144,32 @@ impl Param {
             return x.linear(&self.value, bias);
         }
         let panels = || self.packed_t();
-        Ok(Tensor::new(affine(x, &self.value, bias, Some(&panels))?))
+        Ok(Tensor::new(affine(x, self.value.data().view(), bias, Some(&panels))?))
+    }
+
+    /// `x·W[rows]ᵀ + b`: [`Param::linear`] with rows `rows` of this
+    /// parameter as the weight, one block of a stacked weight (an
+    /// attention's `q` rows of `in_proj_weight`, or its `k` and `v` rows).
+    /// Where no graph is recorded the rows are read in place and packed
+    /// once, as [`Param::linear`] packs the whole; the bits of
+    /// `x.linear(&w.narrow(0, rows.start, rows.len())?, b)` either way.
+    ///
+    /// ```
+    /// use lingo_tensor::{Param, Tensor, no_grad};
+    /// let w = Param::new("w", ndarray::arr2(&[[1.0_f32, 2.0], [0.0, -1.0], [3.0, 1.0]]).into_dyn());
+    /// let x = Tensor::from_vec(vec![3.0, 4.0], &[1, 2]).unwrap();
+    /// let rows = no_grad(|| w.linear_rows(&x, 1..3, None)).unwrap();
+    /// assert_eq!(rows.to_vec(), vec![-4.0, 13.0]);
+    /// assert_eq!(w.linear_rows(&x, 1..3, None).unwrap().to_vec(), rows.to_vec()); // recorded: the same
+    /// assert!(w.linear_rows(&x, 2..4, None).is_err());
+    /// ```
+    pub fn linear_rows(&self, x: &Tensor, rows: Range<usize>, bias: Option<&Tensor>) -> Result<Tensor> {
+        if is_grad_enabled() || self.value.ndim() != 2 || rows.start > rows.end || rows.end > self.shape()[0] {
+            return x.linear(&self.value.narrow(0, rows.start, rows.len())?, bias);
+        }
+        let panels = self.packed_rows_t(rows.clone());
+        let w = self.value.data().slice_axis(Axis(0), Slice::from(rows));
+        Ok(Tensor::new(affine(x, w, bias, Some(&|| panels.as_ref().as_ref()))?))
     }
 
     /// `Wᵀ` packed for the products' panel path, for ops that multiply by
@@ -160,8 +196,24 @@ impl Param {
 
     /// `valueᵀ` packed, made on first call (a rank-2 value only).
     fn packed_t(&self) -> Option<&Panels> {
-        let pack = || Panels::new(self.value.data().view().into_dimensionality::<Ix2>().expect("rank 2, checked").t());
+        let pack = || Panels::new(self.matrix().t());
         self.packed.get_or_init(pack).as_ref()
+    }
+
+    /// `value[rows]ᵀ` packed, made on the first call for those rows.
+    fn packed_rows_t(&self, rows: Range<usize>) -> Arc<Option<Panels>> {
+        let mut kept = self.packed_rows.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, panels)) = kept.iter().find(|(r, _)| *r == rows) {
+            return Arc::clone(panels);
+        }
+        let panels = Arc::new(Panels::new(self.matrix().slice(s![rows.clone(), ..]).t()));
+        kept.push((rows, Arc::clone(&panels)));
+        panels
+    }
+
+    /// The value as a matrix (a rank-2 value only).
+    fn matrix(&self) -> ArrayView2<'_, f32> {
+        self.value.data().view().into_dimensionality::<Ix2>().expect("rank 2, checked")
     }
 
     /// Replaces the values with `data` of the same shape (loading a checkpoint).

@@ -142,12 +142,13 @@ impl MultiheadAttention {
         self.heads
     }
 
-    /// Rows `[start, start + len)` of the input projection: `(W, b)` of one
-    /// or more of q, k, v.
-    fn rows(&self, start: usize, len: usize) -> Result<(Tensor, Tensor)> {
-        let d = self.dim();
-        let (w, b) = (self.in_proj_weight.tensor(), self.in_proj_bias.tensor());
-        Ok((w.narrow(0, start * d, len * d)?, b.narrow(0, start * d, len * d)?))
+    /// `x·W[rows]ᵀ + b[rows]` for parts `[start, start + len)` of the input
+    /// projection (0: q, 1: k, 2: v); the weight's rows read in place when
+    /// decoding ([`Param::linear_rows`](lingo_tensor::Param::linear_rows)).
+    fn project_rows(&self, x: &Tensor, start: usize, len: usize) -> Result<Tensor> {
+        let rows = start * self.dim()..(start + len) * self.dim();
+        let b = self.in_proj_bias.tensor().narrow(0, rows.start, rows.len())?;
+        Ok(self.in_proj_weight.linear_rows(x, rows, Some(&b))?)
     }
 
     /// `q`, `k` and `v` of self-attention over `x (batch, len, d)`, with one product.
@@ -174,8 +175,7 @@ impl MultiheadAttention {
     /// assert_eq!(attn.project_query(&lingo_tensor::Tensor::ones(&[2, 1, 4])).unwrap().shape(), &[2, 1, 4]);
     /// ```
     pub fn project_query(&self, x: &Tensor) -> Result<Tensor> {
-        let (w, b) = self.rows(0, 1)?;
-        Ok(x.linear(&w, Some(&b))?)
+        self.project_rows(x, 0, 1)
     }
 
     /// `(k, v)` of `memory (batch, src_len, d)` with one product: what every
@@ -189,8 +189,7 @@ impl MultiheadAttention {
     /// assert_eq!((k.shape(), v.shape()), (&[2, 7, 4][..], &[2, 7, 4][..]));
     /// ```
     pub fn project_memory(&self, memory: &Tensor) -> Result<(Tensor, Tensor)> {
-        let (w, b) = self.rows(1, 2)?;
-        let kv = memory.linear(&w, Some(&b))?;
+        let kv = self.project_rows(memory, 1, 2)?;
         let [k, v]: [Tensor; 2] = kv.split(2, &[self.dim(); 2])?.try_into().expect("two parts");
         Ok((k, v))
     }

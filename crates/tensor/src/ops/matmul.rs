@@ -4,7 +4,7 @@
 //! For `C = A·B` the backward rules are `dA = dC·Bᵀ` and `dB = Aᵀ·dC`; the
 //! transposes are stride swaps, never copies.
 
-use ndarray::{Array2, Array3, ArrayD, ArrayView3, Axis, CowArray, Ix2, Ix3};
+use ndarray::{Array2, Array3, ArrayD, ArrayView3, ArrayViewD, Axis, CowArray, Ix2, Ix3};
 
 use crate::error::{Result, bad_shape, mismatch};
 use crate::tensor::Tensor;
@@ -103,7 +103,7 @@ impl Tensor {
     /// assert!(x.linear(&Tensor::zeros(&[3, 5]), None).is_err());
     /// ```
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
-        let out = affine(self, weight, bias, None)?;
+        let out = affine(self, weight.data().view(), bias, None)?;
         let (rows, n_in, n_out) = (self.len() / weight.shape()[1].max(1), weight.shape()[1], weight.shape()[0]);
         let mut inputs = vec![self.clone(), weight.clone()];
         inputs.extend(bias.cloned());
@@ -133,7 +133,7 @@ impl Tensor {
 /// [`Param::linear`](crate::Param::linear)): the same bits.
 pub(crate) fn affine<'p>(
     x: &Tensor,
-    weight: &Tensor,
+    weight: ArrayViewD<'_, f32>,
     bias: Option<&Tensor>,
     panels: Option<&dyn Fn() -> Option<&'p Panels>>,
 ) -> Result<ArrayD<f32>> {
@@ -147,7 +147,7 @@ pub(crate) fn affine<'p>(
     }
     let rows = x.len() / n_in.max(1);
     let x2 = flat_rows(x.data(), rows, n_in);
-    let w = weight.data().view().into_dimensionality::<Ix2>().expect("rank checked before");
+    let w = weight.into_dimensionality::<Ix2>().expect("rank checked before");
     let y = match (bias, panels) {
         // y = x·Wᵀ + b, each row
         (Some(b), panels) => {

@@ -205,7 +205,8 @@ fn dropout_masks_come_from_one_key_and_drop_about_p() {
 fn a_weight_used_for_inference_gives_the_bits_of_training_and_follows_updates() {
     // Products big enough for the packed path (where the CPU has it), with
     // and without a bias: under `no_grad` `Param::linear` keeps `Wᵀ` packed,
-    // so the second call reads the kept panels; an update must drop them.
+    // so the second call reads the kept panels (`linear_rows` those of its
+    // rows); an update must drop them.
     let value = |i: usize| ((i * 37 % 101) as f32 / 50.0 - 1.0) * 0.3;
     let x = Tensor::new(ArrayD::from_shape_fn(vec![96, 160], |ix| value(ix[0] * 160 + ix[1] + 5)));
     let mut w = Param::new("w", ArrayD::from_shape_fn(vec![200, 160], |ix| value(ix[0] * 160 + ix[1])));
@@ -217,6 +218,16 @@ fn a_weight_used_for_inference_gives_the_bits_of_training_and_follows_updates() 
             for _ in 0..2 {
                 let inferred = bits(no_grad(|| w.linear(&x, bias).unwrap()));
                 assert!(inferred == recorded, "round {round}, bias {}: inference differs", bias.is_some());
+            }
+            // Blocks of rows (an attention's q, or k and v, of one stacked weight), packed apart.
+            for rows in [32..96, 64..200] {
+                let b_rows = bias.map(|b| b.narrow(0, rows.start, rows.len()).unwrap());
+                let w_rows = w.tensor().narrow(0, rows.start, rows.len()).unwrap();
+                let recorded = bits(x.linear(&w_rows, b_rows.as_ref()).unwrap());
+                for _ in 0..2 {
+                    let inferred = bits(no_grad(|| w.linear_rows(&x, rows.clone(), b_rows.as_ref()).unwrap()));
+                    assert!(inferred == recorded, "rows {rows:?}, round {round}: inference differs");
+                }
             }
             let kept = w.clone(); // shares the panels until one of them changes
             let kept_bits = bits(no_grad(|| kept.linear(&x, bias).unwrap()));
