@@ -11,7 +11,7 @@
 //! attention can learn relative positions from absolute ones.
 
 use lingo_tensor::Tensor;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ndarray::{Array2, ArrayD, Axis, IxDyn, s};
 use serde::{Deserialize, Serialize};
@@ -72,11 +72,20 @@ pub fn sinusoidal_positions(len: usize, d: usize) -> Array2<f32> {
 /// ```
 #[derive(Debug, Clone)]
 pub enum Positions {
-    /// The fixed `(max_len, d)` table of [`sinusoidal_positions`], made
-    /// once with the model (a decoding step would otherwise compute its
-    /// row's `d` sines and cosines again); not a parameter, so no
-    /// checkpoint stores it.
-    Sinusoidal(Arc<Array2<f32>>),
+    /// The fixed sinusoids of positions `0..max_len`, `d` features each
+    /// ([`sinusoidal_positions`]): made for the rows calls have needed and
+    /// kept (a decoding step would otherwise compute its row's `d` sines
+    /// and cosines again), never for all `max_len` at once, since a saved
+    /// configuration may name any number of positions. Not a parameter:
+    /// no checkpoint stores them.
+    Sinusoidal {
+        /// The most positions a sequence may have.
+        max_len: usize,
+        /// Features per position.
+        d: usize,
+        /// The rows made so far, `(rows, d)`.
+        made: Arc<Mutex<Array2<f32>>>,
+    },
     /// A learned table.
     Learned(Embedding),
 }
@@ -116,7 +125,7 @@ impl Positions {
         positive("maximum positions", max_len)?;
         positive("position dimension", d)?;
         Ok(match kind {
-            PositionKind::Sinusoidal => Positions::Sinusoidal(Arc::new(sinusoidal_positions(max_len, d))),
+            PositionKind::Sinusoidal => Positions::Sinusoidal { max_len, d, made: Arc::default() },
             PositionKind::Learned => Positions::Learned(Embedding::build(prefix, max_len, d, None, weights)?),
         })
     }
@@ -131,7 +140,7 @@ impl Positions {
     /// ```
     pub fn max_len(&self) -> usize {
         match self {
-            Positions::Sinusoidal(table) => table.nrows(),
+            Positions::Sinusoidal { max_len, .. } => *max_len,
             Positions::Learned(embedding) => embedding.weight().shape()[0],
         }
     }
@@ -161,8 +170,13 @@ impl Positions {
             ));
         }
         let table = match self {
-            Positions::Sinusoidal(table) => {
-                Tensor::new(table.slice(s![start..start + len, ..]).insert_axis(Axis(0)).to_owned().into_dyn())
+            Positions::Sinusoidal { max_len, d, made } => {
+                let mut made = made.lock().unwrap_or_else(PoisonError::into_inner);
+                if made.nrows() < start + len {
+                    // Twice the rows asked for, so a decoding's later steps seldom make more.
+                    *made = sinusoidal_positions((2 * (start + len)).min(*max_len), *d);
+                }
+                Tensor::new(made.slice(s![start..start + len, ..]).insert_axis(Axis(0)).to_owned().into_dyn())
             }
             Positions::Learned(embedding) => {
                 let ids = ArrayD::from_shape_fn(IxDyn(&[1, len]), |i| start + i[1]);
@@ -176,7 +190,7 @@ impl Positions {
 lingo_tensor::module!(
     Positions,
     match self {
-        Positions::Sinusoidal(_) => [],
+        Positions::Sinusoidal { .. } => [],
         Positions::Learned(embedding) => [embedding],
     }
 );
