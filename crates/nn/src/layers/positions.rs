@@ -10,9 +10,9 @@
 //! `PE(pos + k)` is a fixed linear map of `PE(pos)` for every offset `k`:
 //! attention can learn relative positions from absolute ones.
 
-use lingo_tensor::Tensor;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use lingo_tensor::Tensor;
 use ndarray::{Array2, ArrayD, Axis, IxDyn, s};
 use serde::{Deserialize, Serialize};
 
