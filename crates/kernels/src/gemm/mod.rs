@@ -232,18 +232,38 @@ pub fn gemm_with_panels<'p>(
         && let Some(panels) = panels()
     {
         debug_assert_eq!(panels.dim(), b.dim());
-        let out = Out::new(c.as_mut_ptr(), c.dim(), c.strides());
         // SAFETY: `c` is a unique view of written floats, so `Out` describes
-        // memory the kernel may read and write and no operand aliases; each
-        // block writes only its part of it.
-        let block = |rows: Range<usize>, cols, c| unsafe {
-            panel_tiles::gemm(alpha, a.slice(s![rows, ..]), panel_tiles::Rhs::Packed(panels, cols), beta, c)
-        };
-        // SAFETY: as above.
-        unsafe { shared((a.nrows(), k, b.ncols()), out, block) };
+        // memory the kernel may read and write and no operand aliases.
+        unsafe { panel_product(alpha, a, b, Some(panels), beta, Out::new(c.as_mut_ptr(), c.dim(), c.strides())) };
         return;
     }
     gemm(alpha, a, b, beta, c);
+}
+
+/// The panel path's product into `c`, shared between threads as [`shared`]
+/// cuts it: `b` read from its `panels`, or packed as the product goes.
+///
+/// # Safety
+///
+/// As for [`product`]; with `c.init`, `init` holds `b.ncols()` floats.
+unsafe fn panel_product(
+    alpha: f32,
+    a: ArrayView2<'_, f32>,
+    b: ArrayView2<'_, f32>,
+    panels: Option<&Panels>,
+    beta: f32,
+    c: Out,
+) {
+    let block = |rows: Range<usize>, cols: Range<usize>, c| {
+        let rhs = match panels {
+            Some(p) => panel_tiles::Rhs::Packed(p, cols),
+            None => panel_tiles::Rhs::View(b.slice(s![.., cols])),
+        };
+        // SAFETY: the caller's promise, for the block `shared` hands out.
+        unsafe { panel_tiles::gemm(alpha, a.slice(s![rows, ..]), rhs, beta, c) }
+    };
+    // SAFETY: the caller's promise; each block writes only its part of `c`.
+    unsafe { shared((a.nrows(), a.ncols(), b.ncols()), c, block) }
 }
 
 /// `a · b + bias`, `bias` added to every row: a linear layer's `x·Wᵀ + b`,
@@ -271,22 +291,13 @@ pub fn gemm_bias_new<'p>(
     let row_major = [n as isize, 1];
     if let (Path::Kernel(Kernel::Panels), true, false) = (Path::of(a, b, &row_major), k > 0, crate::reference()) {
         let mut c = Array2::uninit((m, n));
-        let panels = panels();
         let out = Out::new(c.as_mut_ptr().cast(), c.dim(), c.strides()).starting_as(bias);
-        // SAFETY: `c` is a fresh array no operand aliases; with `init` every
-        // tile reads `bias` where it would read `C` at the first block along
-        // `k` and writes each element there, so no element is read before it
-        // is written; each block writes only its part.
-        let block = |rows: Range<usize>, cols: Range<usize>, c| unsafe {
-            let rhs = match panels {
-                Some(p) => panel_tiles::Rhs::Packed(p, cols),
-                None => panel_tiles::Rhs::View(b.slice(s![.., cols])),
-            };
-            panel_tiles::gemm(1.0, a.slice(s![rows, ..]), rhs, 1.0, c)
-        };
-        // SAFETY: as above; afterwards every element is written.
+        // SAFETY: `c` is a fresh array no operand aliases, `bias` holds `n`
+        // floats; with `init` every tile reads `bias` where it would read `C`
+        // at the first block along `k` and writes each element there, so no
+        // element is read before it is written, and afterwards all are.
         return unsafe {
-            shared((m, k, n), out, block);
+            panel_product(1.0, a, b, panels(), 1.0, out);
             c.assume_init()
         };
     }
